@@ -1,0 +1,57 @@
+#pragma once
+// Decodes one SSE event's data into an AG-UI event. Per AG-UI 1.1 the data is
+// always one JSON event, whatever the SSE `event:` field said.
+//
+// Sequence data (our wire extension, see docs/wire.md) is read from
+// `metadata.seq` / `metadata.baseSeq` / `metadata.epoch` / `metadata.digest`,
+// falling back to top-level `seq` / `base_seq` (some backends send those;
+// @ag-ui/client strips unknown top-level fields but keeps `metadata`).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "options.h"
+
+namespace agui_sync {
+
+// The largest integer a JS number represents exactly; seqs beyond it are malformed.
+constexpr uint64_t kMaxSeq = (uint64_t{1} << 53) - 1;
+
+enum class EventClass { StateSnapshot, StateDelta, Other };
+
+struct SeqInfo {
+  std::optional<uint64_t> seq;
+  std::optional<uint64_t> baseSeq;
+  std::optional<std::string> epoch;   // sender incarnation; a change means "counting restarted"
+  std::optional<std::string> digest;  // "sha256:<hex>" of the whole state after this event
+};
+
+struct DecodedEvent {
+  EventClass cls = EventClass::Other;
+  std::string type;
+  nlohmann::json doc;  // the whole event
+  SeqInfo seq;
+};
+
+struct DecodeError {
+  std::string code;      // invalid-json | invalid-event | invalid-seq | invalid-patch | limit-exceeded
+  std::string message;
+  bool stateEvent = false;  // the event was (or may have been) a state event: an update was lost
+};
+
+// Nesting depth of JSON text without parsing it (strings are skipped), stopping
+// early once `limit` is exceeded. Lets a depth bomb be refused in O(bytes) with
+// no recursion and no allocation.
+size_t scanDepth(std::string_view text, size_t limit);
+
+// Best guess whether undecodable text was a state event, so that losing it
+// triggers a resync. Errs on the side of "yes".
+bool mayBeStateEvent(std::string_view text);
+
+// Returns true and fills `out`, or false and fills `err`. Never throws.
+bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& out, DecodeError& err);
+
+}  // namespace agui_sync

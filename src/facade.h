@@ -1,0 +1,68 @@
+#pragma once
+// String-in/string-out facade over SyncEngine for language bindings (embind).
+// Plain C++: no Emscripten types, so the native suite tests it too.
+//
+// Contract (all returned strings are JSON; nothing here throws):
+//   Facade(optionsJson)  options: {reorderWindow, reorderBytes, maxGapEvents,
+//                        maxEventBytes, maxDepth, maxStateBytes, initialState}
+//                        Unknown keys are ignored; bad values -> initError().
+//   initError()          "" when the options were valid, else a message.
+//   inputBuffer(n)       pointer to a scratch buffer of at least n bytes that the
+//                        binding fills (memcpy) before calling feedInput(n).
+//   feedInput(n)/feed()  -> Result (below) for the bytes.
+//   end()                -> Result: the stream ended (pending gap -> resync).
+//   reset()              a new connection starts; keeps state, lastSeq, lastEventId.
+//   stateJson()          the whole state (used once at load; never per delta).
+//   metricsJson()        Metrics object (see metrics.h).
+//   statusJson()         Result with no outcomes.
+//
+// Result = {"outcomes":[Outcome...], "status":"synced"|"unverified"|"resyncing",
+//           "lastSeq":n|null, "lastEventId":s|null, "pending":n,
+//           "resync":null|{"reason","lastSeq","lastEventId"}}
+// Outcome =
+//   {"kind":"applied","type":"STATE_SNAPSHOT"|"STATE_DELTA","seq":n|null,
+//    "changedPaths":[...],"event":<event JSON verbatim>}
+//   {"kind":"resync","reason":s,"lastSeq":n|null,"lastEventId":s|null,"detail":s}
+//   {"kind":"event","event":<event JSON verbatim>}
+//   {"kind":"ignored","reason":s,"seq":n|null}
+//   {"kind":"error","code":s,"message":s}
+// An applied delta's `event.delta` is guaranteed to apply cleanly to the state
+// produced by the previous applied outcome, so a mirror (the JS wrapper) can
+// rebuild only the touched paths instead of re-reading the whole state.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace agui_sync {
+
+class SyncEngine;
+
+class Facade {
+ public:
+  explicit Facade(const std::string& optionsJson);
+  ~Facade();
+  Facade(const Facade&) = delete;
+  Facade& operator=(const Facade&) = delete;
+
+  const std::string& initError() const { return initError_; }
+  uint8_t* inputBuffer(size_t n);
+  std::string feedInput(size_t n);
+  std::string feed(const std::string& bytes);
+  std::string end();
+  void reset();
+  std::string stateJson() const;
+  std::string metricsJson() const;
+  std::string statusJson() const;
+
+  SyncEngine& engine() { return *engine_; }
+
+ private:
+  std::string feedBytes(const uint8_t* p, size_t n);
+  std::unique_ptr<SyncEngine> engine_;
+  std::vector<uint8_t> input_;
+  std::string initError_;
+};
+
+}  // namespace agui_sync

@@ -1,0 +1,303 @@
+#include "json_patch.h"
+
+#include "json_measure.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+const char* patchStatusCode(PatchStatus s) {
+  switch (s) {
+    case PatchStatus::Ok: return "ok";
+    case PatchStatus::Malformed: return "invalid-patch";
+    case PatchStatus::Failed: return "patch-failed";
+    case PatchStatus::PreconditionFailed: return "precondition-failed";
+    case PatchStatus::LimitExceeded: return "limit-exceeded";
+  }
+  return "patch-failed";
+}
+
+namespace {
+
+const std::string* stringMember(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || !it->is_string()) return nullptr;
+  return it->get_ptr<const std::string*>();
+}
+
+PatchResult fail(PatchStatus s, size_t index, std::string msg) {
+  PatchResult r;
+  r.status = s;
+  r.opIndex = index;
+  r.message = "op " + std::to_string(index) + ": " + msg;
+  return r;
+}
+
+bool isOp(const std::string& op) {
+  return op == "add" || op == "remove" || op == "replace" || op == "move" || op == "copy" || op == "test";
+}
+
+// Is `prefix` a proper prefix of `path` (so moving prefix into path would nest it in itself)?
+bool properPrefix(const Tokens& prefix, const Tokens& path) {
+  if (prefix.size() >= path.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (prefix[i] != path[i]) return false;
+  return true;
+}
+
+int64_t memberOverhead(const json& parent, const std::string& key) {
+  return parent.is_object() ? static_cast<int64_t>(key.size() + 4) : 1;
+}
+
+}  // namespace
+
+PatchResult validatePatch(const json& ops) {
+  if (!ops.is_array()) return fail(PatchStatus::Malformed, 0, "a patch must be an array of operations");
+  size_t i = 0;
+  Tokens scratch;
+  std::string err;
+  for (const auto& op : ops) {
+    if (!op.is_object()) return fail(PatchStatus::Malformed, i, "operation is not an object");
+    const std::string* name = stringMember(op, "op");
+    if (!name || !isOp(*name)) return fail(PatchStatus::Malformed, i, "missing or unknown 'op'");
+    const std::string* path = stringMember(op, "path");
+    if (!path) return fail(PatchStatus::Malformed, i, "missing or non-string 'path'");
+    if (!parsePointer(*path, scratch, err)) return fail(PatchStatus::Malformed, i, err);
+    if (*name == "move" || *name == "copy") {
+      const std::string* from = stringMember(op, "from");
+      if (!from) return fail(PatchStatus::Malformed, i, "missing or non-string 'from'");
+      if (!parsePointer(*from, scratch, err)) return fail(PatchStatus::Malformed, i, err);
+    }
+    if ((*name == "add" || *name == "replace" || *name == "test") && op.find("value") == op.end())
+      return fail(PatchStatus::Malformed, i, "missing 'value'");
+    ++i;
+  }
+  return PatchResult{};
+}
+
+bool PatchTransaction::depthOk(const Tokens& path, const json& value, std::string& error) const {
+  if (maxDepth_ == 0 || !value.is_structured()) {
+    if (maxDepth_ != 0 && path.size() > maxDepth_) {
+      error = "path is deeper than the depth limit";
+      return false;
+    }
+    return true;
+  }
+  if (path.size() + valueDepth(value) > maxDepth_) {
+    error = "result would nest deeper than the depth limit (" + std::to_string(maxDepth_) + ")";
+    return false;
+  }
+  return true;
+}
+
+bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
+  if (!depthOk(path, value, error)) {
+    depthFailure_ = true;
+    return false;
+  }
+  if (path.empty()) {
+    sizeDelta_ += static_cast<int64_t>(approxSize(value)) - static_cast<int64_t>(approxSize(doc_));
+    undo_.push_back(Undo{UndoKind::Swap, {}, {}, 0, std::move(doc_)});
+    doc_ = std::move(value);
+    return true;
+  }
+  json* parent = resolvePointer(doc_, path, path.size() - 1, &error);
+  if (!parent) return false;
+  const std::string& last = path.back();
+  Tokens parentPath(path.begin(), path.end() - 1);
+  if (parent->is_object()) {
+    auto& obj = *parent->get_ptr<json::object_t*>();
+    int64_t added = static_cast<int64_t>(approxSize(value));
+    auto it = obj.find(last);
+    if (it != obj.end()) {
+      sizeDelta_ += added - static_cast<int64_t>(approxSize(it->second));
+      undo_.push_back(Undo{UndoKind::RestoreKey, std::move(parentPath), last, 0, std::move(it->second)});
+      it->second = std::move(value);
+    } else {
+      sizeDelta_ += added + memberOverhead(*parent, last);
+      obj.emplace(last, std::move(value));
+      undo_.push_back(Undo{UndoKind::EraseKey, std::move(parentPath), last, 0, json()});
+    }
+    return true;
+  }
+  if (parent->is_array()) {
+    auto& arr = *parent->get_ptr<json::array_t*>();
+    size_t idx = 0;
+    if (last == "-") {
+      idx = arr.size();
+    } else if (!parseArrayIndex(last, idx)) {
+      error = "invalid array index '" + last + "'";
+      return false;
+    } else if (idx > arr.size()) {
+      error = "array index " + last + " is past the end (size " + std::to_string(arr.size()) + ")";
+      return false;
+    }
+    sizeDelta_ += static_cast<int64_t>(approxSize(value)) + 1;
+    arr.insert(arr.begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
+    undo_.push_back(Undo{UndoKind::EraseIndex, std::move(parentPath), {}, idx, json()});
+    return true;
+  }
+  error = "cannot add a member to a scalar at " + formatPointer(path, path.size() - 1);
+  return false;
+}
+
+bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& error) {
+  if (path.empty()) {
+    error = "cannot remove the whole document";
+    return false;
+  }
+  json* parent = resolvePointer(doc_, path, path.size() - 1, &error);
+  if (!parent) return false;
+  const std::string& last = path.back();
+  Tokens parentPath(path.begin(), path.end() - 1);
+  if (parent->is_object()) {
+    auto& obj = *parent->get_ptr<json::object_t*>();
+    auto it = obj.find(last);
+    if (it == obj.end()) {
+      error = "no member '" + last + "' to remove";
+      return false;
+    }
+    sizeDelta_ -= static_cast<int64_t>(approxSize(it->second)) + memberOverhead(*parent, last);
+    json old = std::move(it->second);
+    obj.erase(it);
+    if (removed) *removed = old;  // copy only when a move needs the value
+    undo_.push_back(Undo{UndoKind::RestoreKey, std::move(parentPath), last, 0, std::move(old)});
+    return true;
+  }
+  if (parent->is_array()) {
+    auto& arr = *parent->get_ptr<json::array_t*>();
+    size_t idx = 0;
+    if (!parseArrayIndex(last, idx) || idx >= arr.size()) {
+      error = "array index '" + last + "' is not an existing element";
+      return false;
+    }
+    sizeDelta_ -= static_cast<int64_t>(approxSize(arr[idx])) + 1;
+    json old = std::move(arr[idx]);
+    arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(idx));
+    if (removed) *removed = old;
+    undo_.push_back(Undo{UndoKind::InsertIndex, std::move(parentPath), {}, idx, std::move(old)});
+    return true;
+  }
+  error = "cannot remove from a scalar at " + formatPointer(path, path.size() - 1);
+  return false;
+}
+
+bool PatchTransaction::replace(const Tokens& path, json value, std::string& error) {
+  if (!depthOk(path, value, error)) {
+    depthFailure_ = true;
+    return false;
+  }
+  json* target = resolvePointer(doc_, path, path.size(), &error);
+  if (!target) return false;
+  sizeDelta_ += static_cast<int64_t>(approxSize(value)) - static_cast<int64_t>(approxSize(*target));
+  undo_.push_back(Undo{UndoKind::Swap, path, {}, 0, std::move(*target)});
+  *target = std::move(value);
+  return true;
+}
+
+PatchResult PatchTransaction::applyOne(json& op, size_t index) {
+  const std::string& name = *stringMember(op, "op");
+  const std::string& pathText = *stringMember(op, "path");
+  Tokens path;
+  std::string error;
+  if (!parsePointer(pathText, path, error)) return fail(PatchStatus::Malformed, index, error);
+  bool ok = true;
+  depthFailure_ = false;
+
+  if (name == "test") {
+    const json* target = resolvePointer(doc_, path, path.size(), &error);
+    if (!target) return fail(PatchStatus::PreconditionFailed, index, "test: " + error);
+    // nlohmann's equality compares numbers by value and objects as sorted maps,
+    // which is exactly RFC 6902 section 4.6 equality.
+    if (!(*target == op["value"]))
+      return fail(PatchStatus::PreconditionFailed, index, "test: value at '" + pathText + "' differs");
+    return PatchResult{};
+  }
+
+  if (name == "add") {
+    ok = add(path, std::move(op["value"]), error);
+  } else if (name == "remove") {
+    ok = remove(path, nullptr, error);
+  } else if (name == "replace") {
+    ok = replace(path, std::move(op["value"]), error);
+  } else {  // move / copy
+    const std::string& fromText = *stringMember(op, "from");
+    Tokens from;
+    if (!parsePointer(fromText, from, error)) return fail(PatchStatus::Malformed, index, error);
+    if (name == "move") {
+      if (properPrefix(from, path)) return fail(PatchStatus::Failed, index, "move: cannot move a value into its own child");
+      if (from == path) {
+        // A move onto itself is a no-op, but the source must still exist.
+        if (!resolvePointer(doc_, from, from.size(), &error)) return fail(PatchStatus::Failed, index, "move: " + error);
+        return PatchResult{};
+      }
+      json value;
+      ok = remove(from, &value, error) && add(path, std::move(value), error);
+      if (ok) changed_.push_back(fromText);
+    } else {
+      const json* source = resolvePointer(doc_, from, from.size(), &error);
+      if (!source) return fail(PatchStatus::Failed, index, "copy: " + error);
+      json value = *source;  // a copy costs the copied subtree, which the patch asked for
+      ok = add(path, std::move(value), error);
+    }
+  }
+  if (!ok) return fail(depthFailure_ ? PatchStatus::LimitExceeded : PatchStatus::Failed, index, name + ": " + error);
+  changed_.push_back(pathText);
+  return PatchResult{};
+}
+
+PatchResult PatchTransaction::apply(json ops) {
+  PatchResult v = validatePatch(ops);
+  if (!v.ok()) return v;
+  size_t i = 0;
+  for (auto& op : *ops.get_ptr<json::array_t*>()) {
+    PatchResult r = applyOne(op, i++);
+    if (!r.ok()) {
+      rollback();
+      return r;
+    }
+  }
+  return PatchResult{};
+}
+
+void PatchTransaction::rollback() {
+  // Undo in reverse: each entry's parent path is valid again once every later
+  // entry is undone, because the document is back to the shape it had then.
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+    Undo& u = *it;
+    if (u.kind == UndoKind::Swap) {
+      json* target = resolvePointer(doc_, u.parent, u.parent.size());
+      if (target) *target = std::move(u.value);
+      continue;
+    }
+    json* parent = resolvePointer(doc_, u.parent, u.parent.size());
+    if (!parent) continue;  // unreachable: the shape is restored step by step
+    switch (u.kind) {
+      case UndoKind::EraseKey: parent->get_ptr<json::object_t*>()->erase(u.key); break;
+      case UndoKind::RestoreKey: (*parent->get_ptr<json::object_t*>())[u.key] = std::move(u.value); break;
+      case UndoKind::EraseIndex: {
+        auto& arr = *parent->get_ptr<json::array_t*>();
+        arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(u.index));
+        break;
+      }
+      case UndoKind::InsertIndex: {
+        auto& arr = *parent->get_ptr<json::array_t*>();
+        arr.insert(arr.begin() + static_cast<std::ptrdiff_t>(u.index), std::move(u.value));
+        break;
+      }
+      case UndoKind::Swap: break;
+    }
+  }
+  undo_.clear();
+  changed_.clear();
+  sizeDelta_ = 0;
+}
+
+PatchResult applyPatch(json& doc, const json& ops, size_t maxDepth) {
+  PatchTransaction tx(doc, maxDepth);
+  PatchResult r = tx.apply(ops);  // copies: the caller keeps its ops
+  if (r.ok()) tx.commit();
+  return r;
+}
+
+}  // namespace agui_sync

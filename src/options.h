@@ -1,0 +1,21 @@
+#pragma once
+// Engine limits and tuning. Every limit has a default chosen for real agent state
+// (documented in README.md, "Limits"); a breach is reported as `limit-exceeded`,
+// never a crash or an unbounded allocation.
+#include <cstddef>
+#include <cstdint>
+
+namespace agui_sync {
+
+struct Options {
+  // Reorder window: out-of-order deltas held while waiting for a gap to fill.
+  size_t reorderWindow = 64;            // events
+  size_t reorderBytes = 1u << 20;       // bytes of held event data
+  size_t maxGapEvents = 32;             // further state events a gap may outlive
+  // Input limits.
+  size_t maxEventBytes = 8u << 20;      // bytes of one SSE event's data
+  size_t maxDepth = 128;                // nesting depth of the state (and event envelope + 4)
+  size_t maxStateBytes = 64u << 20;     // approximate serialized size of the state
+};
+
+}  // namespace agui_sync

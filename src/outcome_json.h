@@ -1,0 +1,20 @@
+#pragma once
+// Serializes outcomes and engine status to the JSON protocol documented in
+// facade.h. Event JSON is embedded verbatim (it was validated by the parser), so
+// the cost is O(event bytes), never O(state).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "outcome.h"
+
+namespace agui_sync {
+
+class SyncEngine;
+
+void appendJsonString(std::string& out, std::string_view s);
+void appendOutcomeJson(std::string& out, const Outcome& o);
+// {"outcomes":[...],"status":...,"lastSeq":...,"lastEventId":...,"pending":n,"resync":...}
+std::string resultJson(const SyncEngine& engine, const std::vector<Outcome>& outcomes);
+
+}  // namespace agui_sync

@@ -1,0 +1,329 @@
+#include "receiver.h"
+
+#include "canonical_json.h"
+#include "json_measure.h"
+#include "json_patch.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kRecentCapacity = 256;
+// Bytes a STATE_SNAPSHOT envelope adds around the state: {"type":"STATE_SNAPSHOT","snapshot":...}
+constexpr uint64_t kSnapshotEnvelope = 40;
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Content identity of a delta for duplicate verification: its ops, not its
+// envelope, so a re-sent copy with other metadata still counts as the same.
+uint64_t deltaHash(const DecodedEvent& ev) {
+  auto it = ev.doc.find("delta");
+  return it == ev.doc.end() ? 0 : fnv1a(it->dump());
+}
+
+}  // namespace
+
+const char* statusName(SyncStatus s) {
+  switch (s) {
+    case SyncStatus::Synced: return "synced";
+    case SyncStatus::Unverified: return "unverified";
+    case SyncStatus::Resyncing: return "resyncing";
+  }
+  return "unverified";
+}
+
+Receiver::Receiver(const Options& options) : options_(options) {
+  metrics_.stateBytes = approxSize(state_);
+}
+
+void Receiver::setInitialState(json state) {
+  state_ = std::move(state);
+  metrics_.stateBytes = approxSize(state_);
+  status_ = SyncStatus::Unverified;
+  lastSeq_.reset();
+}
+
+void Receiver::emitIgnored(const char* reason, std::optional<uint64_t> seq, std::vector<Outcome>& out) {
+  Outcome o;
+  o.kind = OutcomeKind::Ignored;
+  o.reason = reason;
+  o.seq = seq;
+  out.push_back(std::move(o));
+}
+
+void Receiver::emitError(const std::string& code, std::string message, std::vector<Outcome>& out) {
+  ++metrics_.errors;
+  Outcome o;
+  o.kind = OutcomeKind::Error;
+  o.reason = code;
+  o.detail = std::move(message);
+  out.push_back(std::move(o));
+}
+
+void Receiver::requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out) {
+  if (status_ == SyncStatus::Resyncing) return;  // one request per episode; the first reason stands
+  status_ = SyncStatus::Resyncing;
+  resync_ = ResyncRequest{reason, lastSeq_, lastEventId_};
+  gapAge_ = 0;
+  ++metrics_.resyncs;
+  ++metrics_.resyncsByReason[reason];
+  Outcome o;
+  o.kind = OutcomeKind::Resync;
+  o.reason = reason;
+  o.detail = std::move(detail);
+  o.lastSeq = lastSeq_;
+  o.lastEventId = lastEventId_;
+  out.push_back(std::move(o));
+}
+
+void Receiver::remember(uint64_t seq, uint64_t hash) {
+  recent_.emplace_back(seq, hash);
+  if (recent_.size() > kRecentCapacity) recent_.pop_front();
+}
+
+void Receiver::onEvent(DecodedEvent event, std::string_view raw, std::vector<Outcome>& out) {
+  if (event.cls == EventClass::Other) {
+    Outcome o;
+    o.kind = OutcomeKind::Event;
+    o.type = event.type;
+    o.raw.assign(raw.data(), raw.size());
+    out.push_back(std::move(o));
+    return;
+  }
+  const bool gapWasOpen = !pending_.empty();
+  if (event.cls == EventClass::StateSnapshot) handleSnapshot(event, raw, out);
+  else handleDelta(event, raw, out);
+  // A gap may outlive only maxGapEvents further state events.
+  if (gapWasOpen && !pending_.empty() && status_ != SyncStatus::Resyncing &&
+      ++gapAge_ > options_.maxGapEvents) {
+    requestResync("gap", "missing seq " + (lastSeq_ ? std::to_string(*lastSeq_ + 1) : std::string("baseline")) +
+                             " did not arrive within " + std::to_string(options_.maxGapEvents) + " events",
+                  out);
+  }
+}
+
+void Receiver::onDecodeError(const DecodeError& error, std::vector<Outcome>& out) {
+  emitError(error.code, error.message, out);
+  if (error.stateEvent)
+    requestResync(error.code == "limit-exceeded" ? "limit-exceeded" : "malformed",
+                  "a state event was lost: " + error.message, out);
+}
+
+void Receiver::onStreamEnd(std::vector<Outcome>& out) {
+  if (!pending_.empty() && status_ != SyncStatus::Resyncing)
+    requestResync("gap", "the stream ended while " + std::to_string(pending_.size()) + " deltas waited for a gap",
+                  out);
+}
+
+void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out) {
+  const std::optional<uint64_t> seq = ev.seq.seq;
+  const bool epochChanged = ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_;
+  if (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && status_ != SyncStatus::Resyncing) {
+    ++metrics_.staleSnapshots;
+    emitIgnored("stale-snapshot", seq, out);
+    return;
+  }
+  json& snapshot = ev.doc["snapshot"];
+  const uint64_t bytes = approxSize(snapshot);
+  if (bytes > options_.maxStateBytes) {
+    emitError("limit-exceeded", "snapshot of ~" + std::to_string(bytes) + " bytes exceeds maxStateBytes", out);
+    requestResync("limit-exceeded", "snapshot over maxStateBytes", out);
+    return;
+  }
+  if (ev.seq.digest) {
+    ++metrics_.digestChecks;
+    if (stateDigest(snapshot) != *ev.seq.digest) {
+      requestResync("digest-mismatch", "snapshot content does not match its metadata.digest", out);
+      return;
+    }
+  }
+  const bool answeredResync = status_ == SyncStatus::Resyncing;
+  state_ = std::move(snapshot);
+  metrics_.stateBytes = bytes;
+  if (epochChanged || (ev.seq.epoch && !epoch_)) {
+    recent_.clear();
+    if (epochChanged) pending_.clear(), pendingBytes_ = 0;
+  }
+  if (ev.seq.epoch) epoch_ = ev.seq.epoch;
+  if (seq) {
+    lastSeq_ = seq;
+    status_ = SyncStatus::Synced;
+  } else {
+    lastSeq_.reset();
+    status_ = SyncStatus::Unverified;
+    pending_.clear();
+    pendingBytes_ = 0;
+  }
+  resync_.reset();
+  staleStreak_ = 0;
+  gapAge_ = 0;
+  ++metrics_.snapshots;
+  metrics_.snapshotBytes += raw.size();
+  if (answeredResync) {
+    ++metrics_.resyncSnapshots;
+    metrics_.resyncSnapshotBytes += raw.size();
+  }
+  Outcome o;
+  o.kind = OutcomeKind::Applied;
+  o.type = "STATE_SNAPSHOT";
+  o.seq = seq;
+  o.raw.assign(raw.data(), raw.size());
+  o.changedPaths.emplace_back("");
+  out.push_back(std::move(o));
+  drain(out);
+}
+
+void Receiver::handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out) {
+  if (!ev.seq.seq) {
+    if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", std::nullopt, out);
+    if (applyDelta(ev, raw, 0, out) && status_ == SyncStatus::Synced) status_ = SyncStatus::Unverified;
+    return;
+  }
+  const uint64_t seq = *ev.seq.seq, base = *ev.seq.baseSeq;
+  const uint64_t hash = deltaHash(ev);
+  if (ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_) {
+    if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", seq, out);
+    return requestResync("epoch-changed", "delta from epoch " + *ev.seq.epoch + ", state is from " + *epoch_, out);
+  }
+  if (lastSeq_ && seq <= *lastSeq_) return handleOld(seq, hash, out);
+  if (status_ == SyncStatus::Resyncing || !lastSeq_ || base > *lastSeq_) return hold(ev, raw, hash, out);
+  if (base < *lastSeq_)
+    return requestResync("stale-base",
+                         "delta " + std::to_string(base) + "->" + std::to_string(seq) + " straddles lastSeq " +
+                             std::to_string(*lastSeq_),
+                         out);
+  if (applyDelta(ev, raw, hash, out)) drain(out);
+}
+
+void Receiver::handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out) {
+  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
+    if (it->first != seq) continue;
+    if (it->second == hash) {
+      ++metrics_.duplicates;
+      return emitIgnored("duplicate", seq, out);
+    }
+    if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", seq, out);
+    return requestResync("seq-conflict", "seq " + std::to_string(seq) + " arrived again with different content", out);
+  }
+  // Too old (or skipped by a snapshot) to verify. Idempotent to ignore, but a long
+  // run of them means the counter went backwards under us.
+  ++metrics_.duplicates;
+  if (++staleStreak_ > options_.maxGapEvents && status_ != SyncStatus::Resyncing)
+    return requestResync("seq-regression",
+                         std::to_string(staleStreak_) + " consecutive events below lastSeq " +
+                             std::to_string(lastSeq_ ? *lastSeq_ : 0),
+                         out);
+  emitIgnored("duplicate", seq, out);
+}
+
+void Receiver::hold(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out) {
+  const uint64_t seq = *ev.seq.seq, base = *ev.seq.baseSeq;
+  const bool resyncing = status_ == SyncStatus::Resyncing;
+  auto existing = pending_.find(base);
+  if (existing != pending_.end()) {
+    const Held& h = existing->second;
+    if (*h.event.seq.seq == seq && h.hash == hash) {
+      ++metrics_.duplicates;
+      return emitIgnored("duplicate", seq, out);
+    }
+    if (resyncing) return emitIgnored("awaiting-snapshot", seq, out);
+    return requestResync("seq-conflict", "two different deltas claim baseSeq " + std::to_string(base), out);
+  }
+  if (pending_.size() >= options_.reorderWindow || pendingBytes_ + raw.size() > options_.reorderBytes) {
+    if (resyncing) return emitIgnored("awaiting-snapshot", seq, out);
+    return requestResync("gap", "reorder window full while waiting for seq " +
+                                    (lastSeq_ ? std::to_string(*lastSeq_ + 1) : std::string("baseline")),
+                         out);
+  }
+  if (pending_.empty()) gapAge_ = 0;
+  Held h{std::move(ev), std::string(raw), hash};
+  pendingBytes_ += h.raw.size();
+  pending_.emplace(base, std::move(h));
+  ++metrics_.held;
+  emitIgnored(resyncing ? "awaiting-snapshot" : "reordered", seq, out);
+}
+
+bool Receiver::applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out) {
+  PatchTransaction tx(state_, options_.maxDepth);
+  PatchResult r = tx.apply(std::move(ev.doc["delta"]));
+  if (!r.ok()) {
+    if (r.status == PatchStatus::Malformed || r.status == PatchStatus::LimitExceeded) {
+      emitError(patchStatusCode(r.status), r.message, out);
+      requestResync(r.status == PatchStatus::Malformed ? "malformed" : "limit-exceeded", r.message, out);
+    } else {
+      requestResync(patchStatusCode(r.status), r.message, out);
+    }
+    return false;
+  }
+  const int64_t newBytes = static_cast<int64_t>(metrics_.stateBytes) + tx.sizeDelta();
+  if (newBytes > static_cast<int64_t>(options_.maxStateBytes)) {
+    tx.rollback();
+    emitError("limit-exceeded", "state would grow to ~" + std::to_string(newBytes) + " bytes, over maxStateBytes", out);
+    requestResync("limit-exceeded", "delta would exceed maxStateBytes", out);
+    return false;
+  }
+  if (ev.seq.digest) {
+    // O(state), but the sender stamps a digest only every K events (see docs/wire.md).
+    ++metrics_.digestChecks;
+    if (stateDigest(state_) != *ev.seq.digest) {
+      tx.rollback();
+      requestResync("digest-mismatch", "state after seq " + std::to_string(ev.seq.seq.value_or(0)) +
+                                           " does not match the sender's digest",
+                    out);
+      return false;
+    }
+  }
+  tx.commit();
+  metrics_.stateBytes = newBytes < 0 ? 0 : static_cast<uint64_t>(newBytes);
+  ++metrics_.deltasApplied;
+  metrics_.deltaBytes += raw.size();
+  const uint64_t snapshotCost = metrics_.stateBytes + kSnapshotEnvelope;
+  if (snapshotCost > raw.size()) metrics_.deltaSavedBytes += snapshotCost - raw.size();
+  if (ev.seq.seq) {
+    lastSeq_ = ev.seq.seq;
+    remember(*ev.seq.seq, hash);
+  }
+  staleStreak_ = 0;
+  Outcome o;
+  o.kind = OutcomeKind::Applied;
+  o.type = "STATE_DELTA";
+  o.seq = ev.seq.seq;
+  o.raw.assign(raw.data(), raw.size());
+  o.changedPaths = tx.changedPaths();
+  out.push_back(std::move(o));
+  return true;
+}
+
+void Receiver::prunePending() {
+  // Held deltas whose base is behind lastSeq can never apply: either they are
+  // already contained in the state (seq <= lastSeq) or they straddle it.
+  while (!pending_.empty() && lastSeq_ && pending_.begin()->first < *lastSeq_) {
+    pendingBytes_ -= pending_.begin()->second.raw.size();
+    pending_.erase(pending_.begin());
+  }
+}
+
+void Receiver::drain(std::vector<Outcome>& out) {
+  while (lastSeq_ && status_ != SyncStatus::Resyncing) {
+    prunePending();
+    auto it = pending_.find(*lastSeq_);
+    if (it == pending_.end()) break;
+    Held h = std::move(it->second);
+    pendingBytes_ -= h.raw.size();
+    pending_.erase(it);
+    if (!applyDelta(h.event, h.raw, h.hash, out)) break;
+    ++metrics_.reordersHealed;
+  }
+  if (pending_.empty()) gapAge_ = 0;
+}
+
+}  // namespace agui_sync
