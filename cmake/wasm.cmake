@@ -1,0 +1,99 @@
+# WebAssembly build of agui-state-sync (included from CMakeLists.txt when the
+# toolchain is Emscripten: `emcmake cmake -S . -B build/wasm`).
+#
+# Produces the npm package's engine in js/wasm/:
+#   agui_sync.mjs   ES module factory (MODULARIZE + EXPORT_ES6), wasm embedded
+#                   as base64 (SINGLE_FILE) unless AGUI_WASM_SINGLE_FILE=OFF,
+#                   in which case agui_sync.wasm sits next to it.
+#
+# Facts this file depends on (see /work/shared/TOOLCHAIN.md):
+#  - never put /usr/include on the include path under em++, so nlohmann_json's
+#    CMake target is not used; a build-tree directory holding only a `nlohmann`
+#    symlink is used instead;
+#  - Emscripten's JS optimizer needs Debian's acorn: NODE_PATH=/usr/share/nodejs
+#    is injected into every link command below;
+#  - `emcmake` sets an emulator flag Node 20 rejects; it is overridden;
+#  - -sDYNAMIC_EXECUTION=0 keeps `new Function`/eval out of the glue, so the
+#    package runs under CSP `script-src 'self' 'wasm-unsafe-eval'`.
+
+set(AGUI_WASM_OUTPUT_DIR "${CMAKE_CURRENT_SOURCE_DIR}/js/wasm" CACHE PATH
+    "Where the WASM engine of the npm package is written")
+set(AGUI_WASM_OPT "-O3" CACHE STRING "Optimization level of the WASM build (-O3 or -Os)")
+option(AGUI_WASM_SINGLE_FILE "Embed the .wasm in the ES module as base64" ON)
+set(AGUI_NLOHMANN_INCLUDE_DIR "" CACHE PATH
+    "Directory that contains nlohmann/json.hpp (default: found under /usr/include)")
+set(AGUI_WASM_EXTRA_SOURCES "" CACHE STRING "Extra sources (development stubs only)")
+set(AGUI_NODE_PATH "/usr/share/nodejs" CACHE PATH "NODE_PATH for Emscripten's JS optimizer (acorn)")
+
+find_program(AGUI_NODE_EXECUTABLE node NO_CMAKE_FIND_ROOT_PATH)
+if(AGUI_NODE_EXECUTABLE)
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${AGUI_NODE_EXECUTABLE}" CACHE FILEPATH
+      "Node without the --experimental-wasm-threads flag emcmake adds" FORCE)
+endif()
+
+# --- nlohmann_json, without /usr/include -------------------------------------
+if(NOT AGUI_NLOHMANN_INCLUDE_DIR)
+  # The Emscripten toolchain confines find_* to its sysroot; look at the host
+  # explicitly (the header is only symlinked, never put on the include path).
+  foreach(dir /usr/include /usr/local/include)
+    if(EXISTS "${dir}/nlohmann/json.hpp")
+      set(AGUI_NLOHMANN_INCLUDE_DIR "${dir}" CACHE PATH "" FORCE)
+      break()
+    endif()
+  endforeach()
+endif()
+if(NOT EXISTS "${AGUI_NLOHMANN_INCLUDE_DIR}/nlohmann/json.hpp")
+  message(FATAL_ERROR "nlohmann/json.hpp not found (apt-get install nlohmann-json3-dev, "
+                      "or pass -DAGUI_NLOHMANN_INCLUDE_DIR=...)")
+endif()
+set(AGUI_WASM_INCLUDE_SHIM "${CMAKE_CURRENT_BINARY_DIR}/nlohmann-only-include")
+file(MAKE_DIRECTORY "${AGUI_WASM_INCLUDE_SHIM}")
+if(NOT EXISTS "${AGUI_WASM_INCLUDE_SHIM}/nlohmann")
+  file(CREATE_LINK "${AGUI_NLOHMANN_INCLUDE_DIR}/nlohmann" "${AGUI_WASM_INCLUDE_SHIM}/nlohmann"
+       COPY_ON_ERROR SYMBOLIC)
+endif()
+
+# --- the module ----------------------------------------------------------------
+add_executable(agui_sync_wasm
+  ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp
+  ${AGUI_CORE_SOURCES}
+  ${AGUI_WASM_EXTRA_SOURCES})
+target_include_directories(agui_sync_wasm PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/src
+  ${AGUI_WASM_INCLUDE_SHIM})
+# The core is exception-free; a stray throw becomes abort(), which the wrapper
+# reports as an Error. Exceptions off also keeps invoke_* trampolines away.
+target_compile_options(agui_sync_wasm PRIVATE ${AGUI_WASM_OPT} -fno-exceptions -Wall -Wextra)
+target_compile_definitions(agui_sync_wasm PRIVATE JSON_NOEXCEPTION)
+
+set(AGUI_WASM_LINK_OPTIONS
+  ${AGUI_WASM_OPT}
+  -fno-exceptions
+  --bind
+  -sMODULARIZE=1
+  -sEXPORT_ES6=1
+  -sEXPORT_NAME=createAguiSyncModule
+  -sENVIRONMENT=web,worker
+  -sALLOW_MEMORY_GROWTH=1
+  -sDYNAMIC_EXECUTION=0
+  -sFILESYSTEM=0
+  -sTEXTDECODER=2
+  -sINCOMING_MODULE_JS_API=[wasmBinary,locateFile,instantiateWasm,onAbort,print,printErr]
+)
+if(AGUI_WASM_SINGLE_FILE)
+  list(APPEND AGUI_WASM_LINK_OPTIONS -sSINGLE_FILE=1)
+endif()
+target_link_options(agui_sync_wasm PRIVATE ${AGUI_WASM_LINK_OPTIONS})
+
+set_target_properties(agui_sync_wasm PROPERTIES
+  OUTPUT_NAME agui_sync
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY "${AGUI_WASM_OUTPUT_DIR}"
+  # Emscripten's JS optimizer needs acorn, which Debian installs outside Node's path.
+  RULE_LAUNCH_LINK "${CMAKE_COMMAND} -E env NODE_PATH=${AGUI_NODE_PATH}")
+
+# A stale .wasm from a previous non-single-file build must not ship.
+if(AGUI_WASM_SINGLE_FILE)
+  add_custom_command(TARGET agui_sync_wasm POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -E rm -f "${AGUI_WASM_OUTPUT_DIR}/agui_sync.wasm")
+endif()
