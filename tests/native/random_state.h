@@ -1,6 +1,7 @@
 #pragma once
 // Seeded generators of agent-like states and valid random deltas, shared by
 // the property tests. Deterministic for a given seed.
+#include <optional>
 #include <random>
 #include <string>
 

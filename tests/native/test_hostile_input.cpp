@@ -115,9 +115,9 @@ TEST_CASE("hostile: duplicate keys resolve to the last one, as JSON.parse does",
 
 TEST_CASE("hostile: __proto__ / constructor / prototype are ordinary keys", "[hostile]") {
   Fixture f;
-  auto out = f.feed(delta(R"([{"op":"add","path":"/__proto__","value":{"polluted":true}},
-                              {"op":"add","path":"/constructor","value":{"prototype":{"x":1}}},
-                              {"op":"add","path":"/constructor/prototype/y","value":2}])"));
+  auto out = f.feed(delta(R"([{"op":"add","path":"/__proto__","value":{"polluted":true}},)"
+                          R"({"op":"add","path":"/constructor","value":{"prototype":{"x":1}}},)"
+                          R"({"op":"add","path":"/constructor/prototype/y","value":2}])"));
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == OutcomeKind::Applied);
   CHECK(f.engine.state()["__proto__"]["polluted"] == true);

@@ -32,7 +32,8 @@ struct Harness {
 
 json op(const char* path, json value) { return json::array({json{{"op", "replace"}, {"path", path}, {"value", value}}}); }
 
-const Outcome& only(const std::vector<Outcome>& v) {
+// By value: callers pass temporaries, so a reference would dangle.
+Outcome only(const std::vector<Outcome>& v) {
   REQUIRE(v.size() == 1);
   return v[0];
 }
@@ -41,12 +42,12 @@ const Outcome& only(const std::vector<Outcome>& v) {
 
 TEST_CASE("sequenced snapshot then in-order deltas", "[receiver]") {
   Harness h;
-  auto& o = only(h.send(snapshotEvent({{"n", 0}}, 1)));
+  auto o = only(h.send(snapshotEvent({{"n", 0}}, 1)));
   CHECK(o.kind == OutcomeKind::Applied);
   CHECK(o.type == "STATE_SNAPSHOT");
   CHECK(h.engine.status() == SyncStatus::Synced);
   CHECK(h.engine.lastSeq() == 1u);
-  auto& d = only(h.send(deltaEvent(op("/n", 1), 1, 2)));
+  auto d = only(h.send(deltaEvent(op("/n", 1), 1, 2)));
   CHECK(d.kind == OutcomeKind::Applied);
   CHECK(d.changedPaths == std::vector<std::string>{"/n"});
   CHECK(h.engine.state() == json{{"n", 1}});
@@ -61,7 +62,7 @@ TEST_CASE("unsequenced snapshot and delta leave the state unverified", "[receive
   CHECK(only(h.send(deltaEvent(op("/n", 1), std::nullopt, std::nullopt))).kind == OutcomeKind::Applied);
   CHECK(h.engine.status() == SyncStatus::Unverified);
   // A failing unsequenced delta is a resync, never a silent drop.
-  auto& r = only(h.send(deltaEvent(op("/missing", 1), std::nullopt, std::nullopt)));
+  auto r = only(h.send(deltaEvent(op("/missing", 1), std::nullopt, std::nullopt)));
   CHECK(r.kind == OutcomeKind::Resync);
   CHECK(r.reason == "patch-failed");
   CHECK(h.engine.state() == json{{"n", 1}});
@@ -83,7 +84,7 @@ TEST_CASE("stale snapshots are ignored, epochs restart the count", "[receiver]")
   json s1 = snapshotEvent({{"n", 1}}, 10);
   s1["metadata"]["epoch"] = "a";
   h.send(s1);
-  auto& st = only(h.send(snapshotEvent({{"n", 0}}, 3)));
+  auto st = only(h.send(snapshotEvent({{"n", 0}}, 3)));
   CHECK(st.kind == OutcomeKind::Ignored);
   CHECK(st.reason == "stale-snapshot");
   CHECK(h.engine.state() == json{{"n", 1}});
@@ -103,13 +104,13 @@ TEST_CASE("duplicates are ignored idempotently", "[receiver]") {
   h.send(snapshotEvent({{"n", 0}}, 1));
   json d = deltaEvent(op("/n", 1), 1, 2);
   h.send(d);
-  auto& dup = only(h.send(d));
+  auto dup = only(h.send(d));
   CHECK(dup.kind == OutcomeKind::Ignored);
   CHECK(dup.reason == "duplicate");
   CHECK(h.engine.metrics().duplicates == 1);
   CHECK(h.engine.state() == json{{"n", 1}});
   // Same seq, different content: the histories disagree.
-  auto& c = only(h.send(deltaEvent(op("/n", 5), 1, 2)));
+  auto c = only(h.send(deltaEvent(op("/n", 5), 1, 2)));
   CHECK(c.kind == OutcomeKind::Resync);
   CHECK(c.reason == "seq-conflict");
 }
@@ -118,13 +119,13 @@ TEST_CASE("out-of-order deltas are held and healed in order", "[receiver]") {
   Harness h;
   h.send(snapshotEvent({{"list", json::array()}}, 0));
   auto add = [](int v) { return json::array({json{{"op", "add"}, {"path", "/list/-"}, {"value", v}}}); };
-  auto& held = only(h.send(deltaEvent(add(3), 2, 3)));
+  auto held = only(h.send(deltaEvent(add(3), 2, 3)));
   CHECK(held.kind == OutcomeKind::Ignored);
   CHECK(held.reason == "reordered");
   CHECK(only(h.send(deltaEvent(add(2), 1, 2))).reason == "reordered");
   auto healed = h.send(deltaEvent(add(1), 0, 1));
   REQUIRE(healed.size() == 3);
-  for (auto& o : healed) CHECK(o.kind == OutcomeKind::Applied);
+  for (auto o : healed) CHECK(o.kind == OutcomeKind::Applied);
   CHECK(healed[2].seq == 3u);
   CHECK(h.engine.state()["list"] == json::array({1, 2, 3}));
   CHECK(h.engine.metrics().reordersHealed == 2);
@@ -140,7 +141,7 @@ TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[recei
     h.send(snapshotEvent({{"n", 0}}, 0));
     h.send(deltaEvent(op("/n", 2), 1, 2));
     h.send(deltaEvent(op("/n", 3), 2, 3));
-    auto& r = only(h.send(deltaEvent(op("/n", 4), 3, 4)));
+    auto r = only(h.send(deltaEvent(op("/n", 4), 3, 4)));
     CHECK(r.kind == OutcomeKind::Resync);
     CHECK(r.reason == "gap");
     CHECK(r.lastSeq == 0u);
@@ -150,8 +151,10 @@ TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[recei
   SECTION("age") {
     Harness h(o);
     h.send(snapshotEvent({{"n", 0}}, 0));
-    h.send(deltaEvent(op("/n", 2), 1, 2));
-    json dup = snapshotEvent({{"n", 0}}, 0);  // state events that do not fill the gap
+    json dup = deltaEvent(op("/n", 1), 0, 1);
+    h.send(dup);
+    h.send(deltaEvent(op("/n", 3), 2, 3));  // opens a gap at seq 2
+    // state events that do not fill the gap: re-sent copies of delta 1
     std::vector<Outcome> last;
     for (int i = 0; i < 3; ++i) last = h.send(dup);
     CHECK(h.engine.status() == SyncStatus::Synced);
@@ -164,7 +167,7 @@ TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[recei
     Harness h(o);
     h.send(snapshotEvent({{"n", 0}}, 0));
     h.send(deltaEvent(op("/n", 2), 1, 2));
-    auto& r = only(h.end());
+    auto r = only(h.end());
     CHECK(r.reason == "gap");
   }
 }
@@ -208,7 +211,7 @@ TEST_CASE("malformed input: error outcome, state untouched, resync when a state 
     CHECK(out[1].kind == OutcomeKind::Resync);
   }
   SECTION("invalid JSON of another event: just an error") {
-    auto& e = only(h.sendRaw("data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\n\n"));
+    auto e = only(h.sendRaw("data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\n\n"));
     CHECK(e.reason == "invalid-json");
     CHECK(h.engine.status() == SyncStatus::Synced);
   }
@@ -237,7 +240,7 @@ TEST_CASE("other AG-UI events and unknown types pass through unchanged", "[recei
   for (const char* e : {R"({"type":"RUN_STARTED","threadId":"t","runId":"r"})",
                         R"({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"})",
                         R"({"type":"SOMETHING_NEW","x":[1,2]})"}) {
-    auto& o = only(h.sendRaw(std::string("event: whatever\ndata: ") + e + "\n\n"));
+    auto o = only(h.sendRaw(std::string("event: whatever\ndata: ") + e + "\n\n"));
     CHECK(o.kind == OutcomeKind::Event);
     CHECK(o.raw == e);
   }
