@@ -22,9 +22,11 @@ struct SseItem {
   std::string type;         // Event: event type, "message" when no event field
   std::string data;         // Event: data lines joined with '\n' (valid UTF-8; invalid bytes -> U+FFFD)
                             // Comment: the comment text
+                            // InvalidRetry: the rejected field value
   std::string lastEventId;  // Event: the persistent last event id at dispatch
   uint64_t retry = 0;       // Retry: milliseconds
   bool oversized = false;   // Event: data exceeded maxEventBytes; `data` holds only a prefix
+                            // Comment: the comment line was longer; `data` is a prefix
 };
 
 class SseFramer {
@@ -32,6 +34,8 @@ class SseFramer {
   // maxEventBytes bounds the data buffer of one event and the length of one line.
   // Beyond it the event is still framed (so the stream stays in step) but marked
   // `oversized` and its data truncated to a prefix; nothing grows without bound.
+  // Values below 16 are raised to 16 so a field name always fits in the part of
+  // an oversized line that is kept (otherwise "data:" could go unrecognised).
   explicit SseFramer(size_t maxEventBytes = 1u << 20);
 
   // Consume a chunk; appends every item it completes to `out`, in stream order.
@@ -53,22 +57,30 @@ class SseFramer {
   const std::string& lastEventId() const { return dispatchedId_; }
   // Latest valid retry value, if any was ever received.
   std::optional<uint64_t> retry() const { return retry_; }
-  // True once any byte arrived since construction/reset (used for liveness).
+  // Bytes fed since construction/reset, BOM included: non-zero once any byte
+  // arrived on the current connection (used for liveness).
   uint64_t bytesSeen() const { return bytesSeen_; }
 
  private:
-  void processLine(const char* p, size_t n, std::vector<SseItem>& out);
+  // Bytes after BOM handling; does all the line splitting.
+  void feedBody(const uint8_t* p, size_t n, std::vector<SseItem>& out);
+  // One complete line without its terminator. `oversized` = the real line was
+  // longer than maxEventBytes and `p` holds only its first maxEventBytes bytes.
+  void processLine(const uint8_t* p, size_t n, bool oversized, std::vector<SseItem>& out);
   void dispatch(std::vector<SseItem>& out);
+  // Appends to the pending line, never letting it grow past maxEventBytes.
+  void appendToLine(const uint8_t* p, size_t n);
 
   size_t maxEventBytes_;
-  std::string line_;          // partial line carried across chunks
-  bool lineOversized_ = false;
+  std::string line_;          // partial line carried across chunks (<= maxEventBytes_)
+  bool lineOversized_ = false;  // the partial line lost bytes beyond maxEventBytes_
   bool pendingCR_ = false;    // last chunk ended with CR: a following LF belongs to it
   size_t bomMatched_ = 0;     // bytes of a leading BOM matched so far
   bool bomDone_ = false;
-  std::string data_;
+  std::string data_;          // data lines joined with '\n' (no trailing LF), <= maxEventBytes_
   bool dataSeen_ = false;     // at least one data field in this event
-  bool dataOversized_ = false;
+  bool dataOversized_ = false;   // data_ was truncated: later data lines are not appended
+  bool eventOversized_ = false;  // some line of this event exceeded the limit
   std::string eventType_;
   std::string idBuffer_;
   std::string dispatchedId_;
