@@ -1,5 +1,7 @@
 #include "facade.h"
 
+#include "approval_guard.h"
+#include "canonical_json.h"
 #include "json_measure.h"
 #include "outcome_json.h"
 #include "sync_engine.h"
@@ -26,6 +28,7 @@ bool readLimit(const json& opts, const char* name, size_t& target, std::string& 
 
 Facade::Facade(const std::string& optionsJson) {
   Options options;
+  GuardOptions guardOptions;
   json opts = optionsJson.empty() ? json::object() : json::parse(optionsJson, nullptr, false);
   json initial;
   bool hasInitial = false;
@@ -38,6 +41,11 @@ Facade::Facade(const std::string& optionsJson) {
         readLimit(opts, "maxEventBytes", options.maxEventBytes, initError_) &&
         readLimit(opts, "maxDepth", options.maxDepth, initError_) &&
         readLimit(opts, "maxStateBytes", options.maxStateBytes, initError_);
+    size_t staleAfter = guardOptions.staleAfterMs;
+    if (initError_.empty() && readLimit(opts, "staleAfterMs", staleAfter, initError_))
+      guardOptions.staleAfterMs = staleAfter;
+    auto trust = opts.find("trustUnsequenced");
+    if (trust != opts.end() && trust->is_boolean()) guardOptions.trustUnsequenced = trust->get<bool>();
     auto it = opts.find("initialState");
     if (initError_.empty() && it != opts.end() && !it->is_null()) {
       if (valueDepth(*it) > options.maxDepth) initError_ = "initialState nests deeper than maxDepth";
@@ -50,6 +58,7 @@ Facade::Facade(const std::string& optionsJson) {
   }
   engine_ = std::make_unique<SyncEngine>(options);
   if (hasInitial) engine_->setInitialState(std::move(initial));
+  guard_ = std::make_unique<ApprovalGuard>(*engine_, guardOptions);
 }
 
 Facade::~Facade() = default;
@@ -87,5 +96,87 @@ std::string Facade::stateJson() const { return engine_->state().dump(); }
 std::string Facade::metricsJson() const { return metricsToJson(engine_->metrics()); }
 
 std::string Facade::statusJson() const { return resultJson(*engine_, {}); }
+
+namespace {
+
+uint64_t toMs(double ms) { return ms > 0 ? static_cast<uint64_t>(ms) : 0; }
+
+std::string refusal(const std::string& reason) {
+  std::string out = "{\"ok\":false,\"reason\":";
+  appendJsonString(out, reason);
+  return out + "}";
+}
+
+json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+bool approvalFromJson(const json& j, Approval& a) {
+  if (!j.is_object()) return false;
+  auto path = j.find("path");
+  auto digest = j.find("digest");
+  if (path == j.end() || !path->is_string() || digest == j.end() || !digest->is_string()) return false;
+  a.path = *path->get_ptr<const std::string*>();
+  a.digest = *digest->get_ptr<const std::string*>();
+  return true;
+}
+
+}  // namespace
+
+void Facade::noteActivity(double nowMs) { guard_->noteActivity(toMs(nowMs)); }
+
+std::string Facade::guardView(const std::string& path) const {
+  ViewToken token;
+  GuardResult r = guard_->view(path, nullptr, &token);
+  if (!r.ok) return refusal(r.reason);
+  return json{{"ok", true}, {"token", {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}}}}
+      .dump();
+}
+
+std::string Facade::guardApprove(const std::string& tokenJson, double nowMs) const {
+  json t = json::parse(tokenJson, nullptr, false);
+  if (t.is_discarded() || !t.is_object()) return refusal("invalid-token");
+  auto path = t.find("path");
+  auto digest = t.find("digest");
+  if (path == t.end() || !path->is_string() || digest == t.end() || !digest->is_string())
+    return refusal("invalid-token");
+  ViewToken token{*path->get_ptr<const std::string*>(), std::nullopt, *digest->get_ptr<const std::string*>()};
+  auto seq = t.find("seq");
+  if (seq != t.end() && seq->is_number_unsigned()) token.seq = seq->get<uint64_t>();
+  Approval a;
+  GuardResult r = guard_->approve(token, toMs(nowMs), &a);
+  if (!r.ok) return refusal(r.reason);
+  return json{{"ok", true},
+              {"approval",
+               {{"path", a.path},
+                {"seq", optionalSeq(a.seq)},
+                {"viewedSeq", optionalSeq(a.viewedSeq)},
+                {"digest", a.digest},
+                {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}}}}
+      .dump();
+}
+
+std::string Facade::guardBlocker(double nowMs) const { return guard_->blocker(toMs(nowMs)); }
+
+std::string Facade::canonicalize(const std::string& jsonText) {
+  const Options limits;
+  if (scanDepth(jsonText, limits.maxDepth) > limits.maxDepth)
+    return R"({"ok":false,"error":"value nests deeper than 128 levels"})";
+  json v = json::parse(jsonText, nullptr, false);
+  if (v.is_discarded()) return R"({"ok":false,"error":"not valid JSON"})";
+  std::string canonical = canonicalJson(v);
+  std::string out = "{\"ok\":true,\"canonical\":";
+  appendJsonString(out, canonical);
+  out += ",\"digest\":";
+  appendJsonString(out, stateDigest(v));
+  return out + "}";
+}
+
+bool Facade::verify(const std::string& approvalJson, const std::string& stateJson) {
+  Approval a;
+  if (!approvalFromJson(json::parse(approvalJson, nullptr, false), a)) return false;
+  if (scanDepth(stateJson, Options{}.maxDepth * 4) > Options{}.maxDepth * 4) return false;
+  json state = json::parse(stateJson, nullptr, false);
+  if (state.is_discarded()) return false;
+  return verifyApproval(a, state);
+}
 
 }  // namespace agui_sync

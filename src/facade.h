@@ -4,7 +4,8 @@
 //
 // Contract (all returned strings are JSON; nothing here throws):
 //   Facade(optionsJson)  options: {reorderWindow, reorderBytes, maxGapEvents,
-//                        maxEventBytes, maxDepth, maxStateBytes, initialState}
+//                        maxEventBytes, maxDepth, maxStateBytes, initialState,
+//                        staleAfterMs, trustUnsequenced}
 //                        Unknown keys are ignored; bad values -> initError().
 //   initError()          "" when the options were valid, else a message.
 //   inputBuffer(n)       pointer to a scratch buffer of at least n bytes that the
@@ -15,6 +16,14 @@
 //   stateJson()          the whole state (used once at load; never per delta).
 //   metricsJson()        Metrics object (see metrics.h).
 //   statusJson()         Result with no outcomes.
+//   noteActivity(nowMs)  bytes or a heartbeat arrived (feeds the guard's staleness clock).
+//   guardView(path)      {"ok":true,"token":{"path","seq","digest"}} | {"ok":false,"reason"}
+//   guardApprove(tokenJson, nowMs)
+//                        {"ok":true,"approval":{"path","seq","viewedSeq","digest","epoch"}}
+//                        | {"ok":false,"reason"}
+//   guardBlocker(nowMs)  "" when approvals are possible, else the reason.
+// Static helpers (no engine): canonicalize(jsonText) -> {"ok","canonical","digest"}
+//   | {"ok":false,"error"}; verify(approvalJson, stateJson) -> "true" | "false".
 //
 // Result = {"outcomes":[Outcome...], "status":"synced"|"unverified"|"resyncing",
 //           "lastSeq":n|null, "lastEventId":s|null, "pending":n,
@@ -38,6 +47,7 @@
 namespace agui_sync {
 
 class SyncEngine;
+class ApprovalGuard;
 
 class Facade {
  public:
@@ -56,11 +66,20 @@ class Facade {
   std::string metricsJson() const;
   std::string statusJson() const;
 
+  void noteActivity(double nowMs);
+  std::string guardView(const std::string& path) const;
+  std::string guardApprove(const std::string& tokenJson, double nowMs) const;
+  std::string guardBlocker(double nowMs) const;
+
+  static std::string canonicalize(const std::string& jsonText);
+  static bool verify(const std::string& approvalJson, const std::string& stateJson);
+
   SyncEngine& engine() { return *engine_; }
 
  private:
   std::string feedBytes(const uint8_t* p, size_t n);
   std::unique_ptr<SyncEngine> engine_;
+  std::unique_ptr<ApprovalGuard> guard_;
   std::vector<uint8_t> input_;
   std::string initError_;
 };

@@ -6,11 +6,14 @@
 // Properties:
 //  (1) whenever the status is `synced`, the state equals the sender's state at lastSeq;
 //  (2) every resync, answered by a snapshot, converges to the sender's state;
-//  (3) a stream that ends with a gap pending asks for a resync (never silent).
+//  (3) a stream that ends with a gap pending asks for a resync (never silent);
+//  (4) the approval guard never approves a digest that differs from the sender's
+//      value at the approval's seq.
 #include <catch2/catch.hpp>
 
 #include <map>
 
+#include "approval_guard.h"
 #include "random_state.h"
 #include "sync_engine.h"
 
@@ -28,6 +31,7 @@ struct WireEvent {
 
 struct Totals {
   uint64_t schedules = 0, applied = 0, resyncs = 0, healed = 0, duplicates = 0, syncedChecks = 0;
+  uint64_t approvals = 0, refusals = 0, changedRefusals = 0;
 };
 
 void runSchedule(uint32_t seed, Totals& totals) {
@@ -63,6 +67,10 @@ void runSchedule(uint32_t seed, Totals& totals) {
   o.reorderWindow = static_cast<size_t>(r.uniform(1, 8));
   o.maxGapEvents = static_cast<size_t>(r.uniform(1, 6));
   SyncEngine engine(o);
+  ApprovalGuard guard(engine, GuardOptions{});
+  uint64_t nowMs = 0;
+  std::optional<ViewToken> token;
+  const std::string guardedPath = sender.contains("proposal") ? "/proposal" : "";
   uint64_t senderNow = 0;
   std::vector<Outcome> out;
 
@@ -107,6 +115,7 @@ void runSchedule(uint32_t seed, Totals& totals) {
       size_t n = std::min(bytes.size() - pos, static_cast<size_t>(r.uniform(1, 64)));
       out.clear();
       engine.feed(reinterpret_cast<const uint8_t*>(bytes.data() + pos), n, out);
+      guard.noteActivity(nowMs += 10);
       pos += n;
       resync = scan(out) || resync;
       checkSynced();
@@ -119,6 +128,26 @@ void runSchedule(uint32_t seed, Totals& totals) {
     }
     if (resync || engine.status() == SyncStatus::Resyncing) answerResync();
     totals.healed = engine.metrics().reordersHealed;
+    // A person looks at the proposal now and clicks Approve a little later.
+    if (r.chance(0.4)) {
+      ViewToken t;
+      if (guard.view(guardedPath, nullptr, &t).ok) token = t;
+    }
+    if (token && r.chance(0.4)) {
+      Approval a;
+      GuardResult g = guard.approve(*token, nowMs, &a);
+      if (g.ok) {
+        ++totals.approvals;
+        INFO("seed " << seed << " approval at seq " << (a.seq ? *a.seq : 0));
+        REQUIRE(a.seq);
+        REQUIRE(a.digest == digestAt(history.at(*a.seq), guardedPath));
+        REQUIRE(verifyApproval(a, history.at(*a.seq)));
+      } else {
+        ++totals.refusals;
+        totals.changedRefusals += g.reason == "changed";
+      }
+      token.reset();
+    }
   }
   out.clear();
   engine.end(out);
@@ -145,4 +174,33 @@ TEST_CASE("property: synced implies equal to the sender; resyncs converge (10,00
   CHECK(healed > 100);
   CHECK(totals.duplicates > 1000);
   CHECK(totals.syncedChecks > 100000);
+  CHECK(totals.approvals > 5000);
+  CHECK(totals.changedRefusals > 100);
+}
+
+TEST_CASE("guard liveness: on a healthy stream every fresh view can be approved", "[property][guard]") {
+  for (uint32_t seed = 1; seed <= 500; ++seed) {
+    RandomState r(seed);
+    json sender = r.agentState(r.uniform(0, 3));
+    SyncEngine engine;
+    ApprovalGuard guard(engine, GuardOptions{});
+    std::vector<Outcome> out;
+    engine.feed(agui_test::sseFrame(agui_test::snapshotEvent(sender, 0)), out);
+    for (uint64_t s = 1; s <= 20; ++s) {
+      json ops = r.delta(sender, r.uniform(1, 3));
+      engine.feed(agui_test::sseFrame(agui_test::deltaEvent(ops, s - 1, s)), out);
+      guard.noteActivity(s * 1000);
+      ViewToken t;
+      if (!guard.view("", nullptr, &t).ok) FAIL("root always resolves");
+      Approval a;
+      GuardResult g = guard.approve(t, s * 1000 + 500, &a);
+      INFO("seed " << seed << " reason " << g.reason);
+      REQUIRE(g.ok);
+      REQUIRE(verifyApproval(a, sender));
+    }
+    // ... and the clock makes it stale without activity.
+    ViewToken t;
+    guard.view("", nullptr, &t);
+    CHECK(guard.approve(t, 20 * 1000 + 16000, nullptr).reason == "stale");
+  }
 }
