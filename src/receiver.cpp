@@ -118,6 +118,15 @@ void Receiver::onDecodeError(const DecodeError& error, std::vector<Outcome>& out
                   "a state event was lost: " + error.message, out);
 }
 
+void Receiver::onHeartbeat(std::optional<uint64_t> senderSeq, std::vector<Outcome>& out) {
+  ++metrics_.heartbeats;
+  if (!senderSeq || !lastSeq_ || status_ == SyncStatus::Resyncing) return;
+  if (*senderSeq > *lastSeq_ && pending_.empty())
+    requestResync("gap", "heartbeat reports seq " + std::to_string(*senderSeq) + " but lastSeq is " +
+                             std::to_string(*lastSeq_),
+                  out);
+}
+
 void Receiver::onStreamEnd(std::vector<Outcome>& out) {
   if (!pending_.empty() && status_ != SyncStatus::Resyncing)
     requestResync("gap", "the stream ended while " + std::to_string(pending_.size()) + " deltas waited for a gap",

@@ -59,6 +59,10 @@ class Receiver {
   void onEvent(DecodedEvent event, std::string_view raw, std::vector<Outcome>& out);
   // An event that could not be decoded (bad JSON, bad fields, over a limit).
   void onDecodeError(const DecodeError& error, std::vector<Outcome>& out);
+  // An SSE heartbeat comment. When it carries the sender's seq (": hb <seq>",
+  // see docs/wire.md) and that is ahead of lastSeq with nothing held, events
+  // were lost while the stream looked idle: a resync `gap`.
+  void onHeartbeat(std::optional<uint64_t> senderSeq, std::vector<Outcome>& out);
   // The byte stream ended or broke: a gap still open can no longer fill by itself.
   void onStreamEnd(std::vector<Outcome>& out);
 

@@ -21,8 +21,9 @@ namespace {
 constexpr uint64_t kOnes = 0x0101010101010101ULL;
 constexpr uint64_t kHighBits = 0x8080808080808080ULL;
 constexpr size_t kMinMaxEventBytes = 16;
-// Data buffers bigger than this are handed to the event instead of copied, so
-// one huge event does not pin its buffer for the rest of the connection.
+// Data buffers bigger than this are handed to the event instead of copied (and
+// line/data buffers this big are released at reset), so one huge event does
+// not pin its buffer for the rest of the connection.
 constexpr size_t kKeepDataCapacity = 64 * 1024;
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 
@@ -174,6 +175,10 @@ SseFramer::SseFramer(size_t maxEventBytes)
     : maxEventBytes_(maxEventBytes < kMinMaxEventBytes ? kMinMaxEventBytes : maxEventBytes) {}
 
 void SseFramer::reset() {
+  // A dropped oversized line or event may have grown the buffers to the limit;
+  // give that memory back rather than hold it for the next connection.
+  if (line_.capacity() > kKeepDataCapacity) std::string().swap(line_);
+  if (data_.capacity() > kKeepDataCapacity) std::string().swap(data_);
   line_.clear();
   lineOversized_ = false;
   pendingCR_ = false;  // a new body's leading LF is a real (blank) line

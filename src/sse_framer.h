@@ -26,7 +26,9 @@ struct SseItem {
   std::string lastEventId;  // Event: the persistent last event id at dispatch
   uint64_t retry = 0;       // Retry: milliseconds
   bool oversized = false;   // Event: data exceeded maxEventBytes; `data` holds only a prefix
-                            // Comment: the comment line was longer; `data` is a prefix
+                            //   (also set when an event:/id: line of the event was too long;
+                            //   such an id is ignored and such a type is a prefix)
+                            // Comment, InvalidRetry: the line was longer; `data` is a prefix
 };
 
 class SseFramer {

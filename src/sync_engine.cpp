@@ -2,6 +2,23 @@
 
 namespace agui_sync {
 
+namespace {
+
+// ": hb <seq>" (the emitter's heartbeat) -> seq; any other comment -> none.
+std::optional<uint64_t> heartbeatSeq(const std::string& comment) {
+  if (comment.size() < 4 || comment.compare(0, 3, "hb ") != 0 || comment.size() > 3 + 16) return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = 3; i < comment.size(); ++i) {
+    char c = comment[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > kMaxSeq) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 SyncEngine::SyncEngine(const Options& options)
     : options_(options), framer_(options.maxEventBytes), receiver_(options) {}
 
@@ -18,7 +35,7 @@ void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out)
   for (SseItem& item : items_) {
     switch (item.kind) {
       case SseItem::Kind::Event: handleEvent(item, out); break;
-      case SseItem::Kind::Comment: ++receiver_.metrics().heartbeats; break;
+      case SseItem::Kind::Comment: receiver_.onHeartbeat(heartbeatSeq(item.data), out); break;
       case SseItem::Kind::Retry:
       case SseItem::Kind::InvalidRetry: break;  // the framer keeps retry; it never changes decoding
     }

@@ -364,3 +364,14 @@ TEST_CASE("AG-UI client conformance: state_cases.json", "[conformance][agui]") {
   CHECK(cases == suite["case_count"].get<int>());
   CHECK(checkpoints > 0);
 }
+
+TEST_CASE("a heartbeat carrying a seq ahead of lastSeq reveals lost trailing events", "[receiver]") {
+  Harness h;
+  h.send(snapshotEvent({{"n", 0}}, 1));
+  CHECK(h.sendRaw(": hb 1\n\n").empty());
+  CHECK(h.sendRaw(": keepalive\n\n").empty());
+  auto r = only(h.sendRaw(": hb 3\n\n"));
+  CHECK(r.kind == OutcomeKind::Resync);
+  CHECK(r.reason == "gap");
+  CHECK(h.engine.metrics().heartbeats == 3);
+}
