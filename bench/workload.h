@@ -34,7 +34,16 @@ inline std::string words(std::mt19937& rng, size_t n) {
   return s;
 }
 
-inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, bool sequenced = true) {
+// The same workload as JSON values, for benchmarks of the sending side: the
+// initial state and each delta's ops (the state after all of them is `final`).
+struct StateWorkload {
+  json initial;
+  std::vector<json> deltas;  // RFC 6902 op arrays, in order
+  json final;
+  size_t stateBytes = 0;
+};
+
+inline StateWorkload makeStateWorkload(size_t targetBytes, int deltas, uint32_t seed) {
   std::mt19937 rng(seed);
   json state = {{"document", {{"title", "Quarterly plan"}, {"sections", json::array()}}},
                 {"todos", json::array()},
@@ -45,11 +54,9 @@ inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, bool
     for (int i = 0; i < 2; ++i)
       state["todos"].push_back({{"id", nextTodo++}, {"text", words(rng, 30)}, {"done", false}});
   }
-  Workload w;
+  StateWorkload w;
   w.stateBytes = state.dump().size();
-  json snap = {{"type", "STATE_SNAPSHOT"}, {"snapshot", state}};
-  if (sequenced) snap["metadata"] = {{"seq", 0}};
-  w.snapshotFrame = "data: " + snap.dump() + "\n\n";
+  w.initial = state;
   for (int s = 1; s <= deltas; ++s) {
     json ops = json::array();
     int nops = 1 + static_cast<int>(rng() % 5);
@@ -96,7 +103,21 @@ inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, bool
         ops.push_back({{"op", "remove"}, {"path", "/todos/" + std::to_string(i)}});
       }
     }
-    json ev = {{"type", "STATE_DELTA"}, {"delta", ops}};
+    w.deltas.push_back(std::move(ops));
+  }
+  w.final = std::move(state);
+  return w;
+}
+
+inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, bool sequenced = true) {
+  StateWorkload sw = makeStateWorkload(targetBytes, deltas, seed);
+  Workload w;
+  w.stateBytes = sw.stateBytes;
+  json snap = {{"type", "STATE_SNAPSHOT"}, {"snapshot", sw.initial}};
+  if (sequenced) snap["metadata"] = {{"seq", 0}};
+  w.snapshotFrame = "data: " + snap.dump() + "\n\n";
+  for (int s = 1; s <= deltas; ++s) {
+    json ev = {{"type", "STATE_DELTA"}, {"delta", sw.deltas[static_cast<size_t>(s - 1)]}};
     if (sequenced) ev["metadata"] = {{"seq", s}, {"baseSeq", s - 1}};
     w.deltaFrames.push_back("data: " + ev.dump() + "\n\n");
   }

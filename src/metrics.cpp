@@ -15,6 +15,7 @@ std::string metricsToJson(const Metrics& m) {
       {"staleSnapshots", m.staleSnapshots},
       {"held", m.held},
       {"reordersHealed", m.reordersHealed},
+      {"replayHeals", m.replayHeals},
       {"errors", m.errors},
       {"resyncs", m.resyncs},
       {"resyncsByReason", m.resyncsByReason},

@@ -22,6 +22,7 @@ struct Metrics {
   uint64_t staleSnapshots = 0;  // sequenced snapshots older than lastSeq
   uint64_t held = 0;            // deltas parked in the reorder window
   uint64_t reordersHealed = 0;  // held deltas applied once their gap filled
+  uint64_t replayHeals = 0;     // resyncs healed by a replay of deltas, without a snapshot
   uint64_t errors = 0;          // error outcomes
   uint64_t resyncs = 0;         // resync outcomes (by reason below)
   std::map<std::string, uint64_t> resyncsByReason;

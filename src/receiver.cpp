@@ -30,6 +30,11 @@ uint64_t deltaHash(const DecodedEvent& ev) {
   return it == ev.doc.end() ? 0 : fnv1a(it->dump());
 }
 
+// Reasons after which the state is still correct, only behind: a replay of the
+// missed deltas from lastSeq heals them. Every other reason means the state (or
+// the sender's history) may be wrong, and only a snapshot can fix it.
+bool healableByReplay(const std::string& reason) { return reason == "gap" || reason == "stale-base"; }
+
 }  // namespace
 
 const char* statusName(SyncStatus s) {
@@ -70,7 +75,13 @@ void Receiver::emitError(const std::string& code, std::string message, std::vect
 }
 
 void Receiver::requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out) {
-  if (status_ == SyncStatus::Resyncing) return;  // one request per episode; the first reason stands
+  if (status_ == SyncStatus::Resyncing) {
+    // One request per episode, unless a replay-healable episode turns out to
+    // need a snapshot after all: then the app must hear the stronger reason.
+    if (!(resync_ && healableByReplay(resync_->reason) && !healableByReplay(reason))) return;
+  } else {
+    statusBeforeResync_ = status_;
+  }
   status_ = SyncStatus::Resyncing;
   resync_ = ResyncRequest{reason, lastSeq_, lastEventId_};
   gapAge_ = 0;
@@ -204,6 +215,16 @@ void Receiver::handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<O
     return requestResync("epoch-changed", "delta from epoch " + *ev.seq.epoch + ", state is from " + *epoch_, out);
   }
   if (lastSeq_ && seq <= *lastSeq_) return handleOld(seq, hash, out);
+  if (status_ == SyncStatus::Resyncing && resync_ && healableByReplay(resync_->reason) && lastSeq_ &&
+      base == *lastSeq_) {
+    // A replay from where we are: the state was right, just behind.
+    status_ = statusBeforeResync_;
+    resync_.reset();
+    gapAge_ = 0;
+    ++metrics_.replayHeals;
+    if (applyDelta(ev, raw, hash, out)) drain(out);
+    return;
+  }
   if (status_ == SyncStatus::Resyncing || !lastSeq_ || base > *lastSeq_) return hold(ev, raw, hash, out);
   if (base < *lastSeq_)
     return requestResync("stale-base",

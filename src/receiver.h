@@ -16,7 +16,9 @@
 //    `stale-base`.
 //  - Unsequenced deltas apply and leave the state `unverified`.
 //  - A failed patch never half-applies; it becomes a resync. While resyncing,
-//    nothing applies until a snapshot arrives (deltas are held for after it).
+//    nothing applies until a snapshot arrives (deltas are held for after it) --
+//    except when the state is known good and merely behind (reasons `gap` and
+//    `stale-base`): then a replay starting at lastSeq heals it without a snapshot.
 //  - A run of state events that are all too old to verify (a hostile or
 //    restarted counter) becomes `seq-regression` after maxGapEvents of them, so
 //    a bogus huge seq cannot make the engine ignore the stream forever.
@@ -98,6 +100,7 @@ class Receiver {
   Options options_;
   nlohmann::json state_ = nlohmann::json::object();
   SyncStatus status_ = SyncStatus::Unverified;
+  SyncStatus statusBeforeResync_ = SyncStatus::Unverified;
   std::optional<uint64_t> lastSeq_;
   std::optional<std::string> epoch_;
   std::optional<std::string> lastEventId_;

@@ -375,3 +375,35 @@ TEST_CASE("a heartbeat carrying a seq ahead of lastSeq reveals lost trailing eve
   CHECK(r.reason == "gap");
   CHECK(h.engine.metrics().heartbeats == 3);
 }
+
+TEST_CASE("a gap resync heals by replay from lastSeq, without a snapshot", "[receiver]") {
+  Harness h;
+  h.send(snapshotEvent({{"n", 0}}, 1));
+  json d2 = deltaEvent(op("/n", 2), 1, 2), d3 = deltaEvent(op("/n", 3), 2, 3);
+  h.send(d3);                       // d2 was lost
+  CHECK(only(h.end()).reason == "gap");
+  h.engine.reset();                 // reconnect; the server replays from lastSeq 1
+  auto out = h.send(d2);
+  REQUIRE(out.size() == 2);         // d2 applies, then the held d3 drains
+  CHECK(out[0].kind == OutcomeKind::Applied);
+  CHECK(out[1].kind == OutcomeKind::Applied);
+  CHECK(only(h.send(d3)).reason == "duplicate");
+  CHECK(h.engine.status() == SyncStatus::Synced);
+  CHECK(h.engine.state() == json{{"n", 3}});
+  CHECK_FALSE(h.engine.receiver().resyncRequest());
+  CHECK(h.engine.metrics().replayHeals == 1);
+}
+
+TEST_CASE("a replay that fails escalates the resync to one that needs a snapshot", "[receiver]") {
+  Harness h;
+  h.send(snapshotEvent({{"n", 0}}, 1));
+  h.send(deltaEvent(op("/n", 3), 2, 3));
+  h.end();
+  auto r = only(h.send(deltaEvent(op("/missing", 2), 1, 2)));
+  CHECK(r.kind == OutcomeKind::Resync);
+  CHECK(r.reason == "patch-failed");
+  CHECK(h.engine.status() == SyncStatus::Resyncing);
+  CHECK(h.engine.state() == json{{"n", 0}});
+  // Now only a snapshot heals.
+  CHECK(only(h.send(deltaEvent(op("/n", 2), 1, 2))).reason == "awaiting-snapshot");
+}
