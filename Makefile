@@ -10,7 +10,7 @@ NATIVE_BUILD := build/native
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := cmake g++ make nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver
 
-.PHONY: all deps native-build native-test test build demo bench clean
+.PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test
 
 all: build
 
@@ -30,15 +30,61 @@ native-test: native-build
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: native-test
+test: native-test js-test demo-test fuzz-smoke sanitize
 
-build: native-build
+build: native-build wasm
 
-demo: build
-	@echo "The demo is not built yet (see the demo issue)."
+# ---- WebAssembly engine + npm package (cmake/wasm.cmake, bindings/, js/, tests/js/)
+# make wasm: emcmake build of bindings/embind.cpp + src/ into js/wasm/, after
+# which js/ is the complete npm package. Emscripten's JS optimizer needs
+# Debian's acorn (NODE_PATH); cmake/wasm.cmake also sets it for the link.
+WASM_BUILD := build/wasm
+EMSDK_ENV := NODE_PATH=/usr/share/nodejs
+
+wasm: deps
+	$(EMSDK_ENV) emcmake cmake -S . -B $(WASM_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	$(EMSDK_ENV) cmake --build $(WASM_BUILD) -j$(JOBS)
+
+# Root dev tooling (TypeScript, React, jsdom, Vite, playwright-core): npm ci only
+# when node_modules is missing or older than the lockfile.
+node_modules/.package-lock.json: package.json package-lock.json | deps
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+npm-deps: deps node_modules/.package-lock.json
+
+# JS suite: API, mirror, conformance (AGUI_CONFORMANCE_DIR), leak, types, React,
+# CSP, and the npm-pack / Vite / headless-Chromium package test.
+js-test: wasm npm-deps
+	node --expose-gc --test tests/js/
+
+# ---- demo (demo/, tests/browser/) -------------------------------------------
+# make demo [PORT=8787]: build the engine and the page, serve on 127.0.0.1.
+PORT ?= 8787
+.PHONY: demo-install demo-build demo-test
+
+# npm ci only when demo/node_modules is missing or older than the lockfile.
+demo/node_modules/.package-lock.json: demo/package.json demo/package-lock.json | deps
+	cd demo && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+demo-install: demo/node_modules/.package-lock.json
+
+demo-build: build demo-install
+	cd demo && npx --no-install vite build
+
+demo: demo-build
+	cd demo && exec node server/server.mjs --host 127.0.0.1 --port $(PORT)
+
+# Server protocol tests + the browser e2e test (headless Debian chromium).
+demo-test: demo-build
+	node --test tests/browser/demo-server.test.mjs tests/browser/demo.e2e.mjs
 
 bench: native-build
 	for b in $(NATIVE_BUILD)/bench_*; do [ -x $$b ] && $$b; done
 
 clean:
 	rm -rf build js/wasm
+
+# libFuzzer targets (fuzz, fuzz-smoke) and the ASan/UBSan suite (sanitize): docs/fuzzing.md
+include fuzz/fuzz.mk

@@ -1,0 +1,2 @@
+// agui-state-sync: AG-UI shared-state synchronization on a C++/WebAssembly engine.
+export { createStateSync } from './sync.js';

@@ -1,0 +1,2 @@
+// Symbols for test hooks. Not exported from the package entry points.
+export const kInternals = Symbol('agui-state-sync.internals');

@@ -1,0 +1,29 @@
+// RFC 6901 JSON Pointer helpers for the JS state mirror.
+
+/** "" -> [], "/a~1b/~0c" -> ["a/b", "~c"]. Throws on a pointer without leading "/". */
+export function parsePointer(pointer) {
+  if (pointer === '') return [];
+  if (typeof pointer !== 'string' || pointer.charCodeAt(0) !== 47 /* / */) {
+    throw new Error(`invalid JSON pointer ${JSON.stringify(pointer)}`);
+  }
+  const tokens = pointer.slice(1).split('/');
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if (t.indexOf('~') !== -1) tokens[i] = t.replace(/~1/g, '/').replace(/~0/g, '~');
+  }
+  return tokens;
+}
+
+/** Escapes one reference token: "~" -> "~0", "/" -> "~1". */
+export function escapeToken(token) {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Array index per RFC 6901: "0" or digits without a leading zero. */
+export function parseIndex(token, length, allowEnd) {
+  if (allowEnd && token === '-') return length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new Error(`invalid array index ${JSON.stringify(token)}`);
+  const index = Number(token);
+  if (index > length || (!allowEnd && index === length)) throw new Error(`array index ${token} out of range`);
+  return index;
+}

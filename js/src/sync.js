@@ -1,0 +1,404 @@
+// StateSync: the public object of agui-state-sync. It owns one C++ Facade,
+// moves chunks into the WASM heap as bytes, turns the facade's Result JSON into
+// Outcome objects, and keeps the JS state mirror (state-mirror.js) in step.
+import { asCause, describeThrown, DISPOSED_MESSAGE, syncError, syncTypeError } from './errors.js';
+import { loadEngine } from './loader.js';
+import { applyDelta } from './state-mirror.js';
+import { kInternals } from './internals.js';
+
+// Chunks larger than this cross into the engine in slices, so the scratch
+// buffer in the WASM heap stays small (the engine accepts any chunking).
+const SLICE_BYTES = 1 << 20;
+const LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes'];
+const KNOWN_OPTIONS = new Set([...LIMIT_OPTIONS, 'initialState', 'wasmBinary', 'locateFile']);
+
+const textEncoder = new TextEncoder();
+
+// Frees the C++ object of a StateSync that was garbage-collected undisposed.
+const leakRegistry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ facade, engine }) => {
+    if (engine.failure) return;
+    try {
+      facade.delete();
+    } catch {
+      // nothing sensible to do in a finalizer
+    }
+  })
+  : null;
+
+/** Builds the facade's options JSON; returns [json, initial JS state]. */
+function encodeOptions(options) {
+  if (options === undefined || options === null) return ['{}', {}];
+  if (typeof options !== 'object' || Array.isArray(options)) throw syncTypeError('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) throw syncTypeError(`unknown option ${JSON.stringify(key)}`);
+  }
+  const out = {};
+  for (const name of LIMIT_OPTIONS) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw syncTypeError(`option ${name} must be a positive integer, got ${describeValue(value)}`);
+    }
+    out[name] = value;
+  }
+  const limits = JSON.stringify(out);
+  if (options.initialState === undefined) return [limits, {}];
+  let stateJson;
+  try {
+    stateJson = JSON.stringify(options.initialState);
+  } catch (thrown) {
+    throw syncTypeError(`initialState must be JSON-serializable (${describeThrown(thrown)})`);
+  }
+  if (stateJson === undefined) throw syncTypeError(`initialState must be JSON-serializable, got ${typeof options.initialState}`);
+  // The JS state starts as exactly what the engine parses, not as the caller's
+  // object (which may hold undefined, Dates, toJSON, ... and may be mutated later).
+  const json = (limits === '{}' ? '{' : limits.slice(0, -1) + ',') + '"initialState":' + stateJson + '}';
+  return [json, JSON.parse(stateJson)];
+}
+
+function describeValue(value) {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  return String(value);
+}
+
+function toBytes(chunk) {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (chunk instanceof ArrayBuffer || Object.prototype.toString.call(chunk) === '[object ArrayBuffer]') {
+    return new Uint8Array(chunk);
+  }
+  return null;
+}
+
+function reportListenerError(error) {
+  if (typeof globalThis.reportError === 'function') {
+    try {
+      globalThis.reportError(error);
+      return;
+    } catch {
+      // fall through to the console
+    }
+  }
+  if (typeof console !== 'undefined') console.error('agui-state-sync: a subscribe() listener threw', error);
+}
+
+export class StateSync {
+  #engine;
+  #facade;
+  #state;
+  #status = 'unverified';
+  #lastSeq = null;
+  #lastEventId = null;
+  #resync = null;
+  #listeners = new Set();
+  #disposed = false;
+  #broken = null; // the Error that made this instance unusable
+  #highSurrogate = ''; // a string chunk ended inside a surrogate pair: its first half
+  #mirrorReloads = 0;
+
+  /** @internal use createStateSync() */
+  constructor(engine, facade, initialState) {
+    this.#engine = engine;
+    this.#facade = facade;
+    this.#state = initialState;
+    this.#absorb(this.#call(() => facade.statusJson()), null);
+    if (leakRegistry) leakRegistry.register(this, { facade, engine }, this);
+  }
+
+  /** Current state as plain JSON data. Never modified in place: treat it as read-only. */
+  get state() {
+    this.#check();
+    return this.#state;
+  }
+
+  /** 'synced' | 'unverified' | 'resyncing' */
+  get status() {
+    this.#check();
+    return this.#status;
+  }
+
+  get lastSeq() {
+    this.#check();
+    return this.#lastSeq;
+  }
+
+  get lastEventId() {
+    this.#check();
+    return this.#lastEventId;
+  }
+
+  /** null, or what to tell the server: { reason, lastSeq, lastEventId }. */
+  resyncRequest() {
+    this.#check();
+    return this.#resync === null ? null : { ...this.#resync };
+  }
+
+  /**
+   * Feeds one chunk of the SSE byte stream (any chunking; Uint8Array or string).
+   * Returns one Outcome per complete SSE event the chunk finished.
+   */
+  feed(chunk) {
+    this.#check();
+    const before = this.#snapshotForNotify();
+    const outcomes = [];
+    if (typeof chunk === 'string') this.#feedString(chunk, outcomes);
+    else {
+      const bytes = toBytes(chunk);
+      if (bytes === null) throw syncTypeError('feed() takes a Uint8Array or a string');
+      if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
+      this.#feedBytes(bytes, outcomes);
+    }
+    this.#notifyIfChanged(before);
+    return outcomes;
+  }
+
+  /** The byte stream ended or broke: a partial event is dropped, a pending gap becomes a resync. */
+  end() {
+    this.#check();
+    const before = this.#snapshotForNotify();
+    const outcomes = [];
+    const facade = this.#facade;
+    if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
+    this.#absorb(this.#call(() => facade.end()), outcomes);
+    this.#notifyIfChanged(before);
+    return outcomes;
+  }
+
+  /** A new connection starts: framing restarts; state, lastSeq and lastEventId are kept. */
+  reset() {
+    this.#check();
+    this.#highSurrogate = '';
+    const facade = this.#facade;
+    this.#call(() => facade.reset());
+  }
+
+  /** Engine counters and byte totals (from C++), taxRate, and mirrorReloads (JS). */
+  metrics() {
+    this.#check();
+    const facade = this.#facade;
+    const metrics = this.#parse(this.#call(() => facade.metricsJson()));
+    if (typeof metrics.taxRate !== 'number') {
+      metrics.taxRate = metrics.deltasApplied > 0 ? metrics.resyncs / metrics.deltasApplied : 0;
+    }
+    metrics.mirrorReloads = this.#mirrorReloads;
+    return metrics;
+  }
+
+  /**
+   * Calls `listener()` once after each feed()/end() call that changed the state
+   * or the status (once per call, however many events it carried). Returns the
+   * unsubscribe function. A listener that throws is reported, never rethrown.
+   */
+  subscribe(listener) {
+    this.#check();
+    if (typeof listener !== 'function') throw syncTypeError('subscribe() takes a function');
+    const entry = { listener };
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  /** Frees the engine. Idempotent; any other call afterwards throws. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#listeners.clear();
+    if (leakRegistry) leakRegistry.unregister(this);
+    const facade = this.#facade;
+    this.#facade = null;
+    this.#state = undefined;
+    if (facade && !this.#broken && !this.#engine.failure) {
+      try {
+        facade.delete();
+      } catch {
+        // the instance is going away either way
+      }
+    }
+  }
+
+  /** @internal test hooks (not part of the public API) */
+  [kInternals]() {
+    return { engine: this.#engine, facade: this.#facade, call: (fn) => this.#call(fn) };
+  }
+
+  // --- internals ---------------------------------------------------------------
+
+  #check() {
+    if (this.#disposed) throw new Error(DISPOSED_MESSAGE);
+    if (this.#broken) {
+      throw syncError(`this StateSync is unusable after an engine failure: ${this.#broken.message}`, this.#broken);
+    }
+    const failure = this.#engine.failure;
+    if (failure) {
+      this.#broken = failure;
+      throw syncError(`this StateSync is unusable after an engine failure: ${failure.message}`, failure);
+    }
+  }
+
+  // Runs one call into the WASM engine. Anything it throws (an abort's
+  // RuntimeError, a trap, a number from a stray C++ throw) kills the instance
+  // and every StateSync sharing the engine, and becomes one clear Error.
+  #call(fn) {
+    try {
+      return fn();
+    } catch (thrown) {
+      const error = syncError(
+        `the WebAssembly engine failed (${describeThrown(thrown)}); this StateSync is unusable, create a new one`,
+        asCause(thrown),
+      );
+      this.#broken = error;
+      this.#engine.poison(error);
+      throw error;
+    }
+  }
+
+  #parse(json) {
+    try {
+      return JSON.parse(json);
+    } catch (thrown) {
+      const error = syncError(`the engine returned malformed JSON (${describeThrown(thrown)})`, asCause(thrown));
+      this.#broken = error;
+      throw error;
+    }
+  }
+
+  #feedBytes(bytes, outcomes) {
+    const engine = this.#engine;
+    const facade = this.#facade;
+    for (let offset = 0; offset < bytes.length; offset += SLICE_BYTES) {
+      const slice = bytes.subarray(offset, Math.min(bytes.length, offset + SLICE_BYTES));
+      const result = this.#call(() => {
+        const ptr = facade.inputBuffer(slice.length);
+        engine.heapU8.set(slice, ptr); // heapU8 re-read: inputBuffer may have grown memory
+        return facade.feedInput(slice.length);
+      });
+      this.#absorb(result, outcomes);
+    }
+  }
+
+  #feedString(text, outcomes) {
+    const engine = this.#engine;
+    const facade = this.#facade;
+    // A surrogate pair split across two string chunks is joined, so that string
+    // chunking is as lossless as byte chunking.
+    let rest = this.#highSurrogate + text;
+    this.#highSurrogate = '';
+    const last = rest.charCodeAt(rest.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.#highSurrogate = rest.slice(-1);
+      rest = rest.slice(0, -1);
+    }
+    while (rest.length > 0) {
+      // UTF-16 -> UTF-8 is at most 3 bytes per code unit; encodeInto never splits a surrogate pair.
+      const capacity = Math.min(SLICE_BYTES, rest.length * 3);
+      let read = 0;
+      const result = this.#call(() => {
+        const ptr = facade.inputBuffer(capacity);
+        const stats = textEncoder.encodeInto(rest, engine.heapU8.subarray(ptr, ptr + capacity));
+        read = stats.read;
+        return facade.feedInput(stats.written);
+      });
+      this.#absorb(result, outcomes);
+      rest = read >= rest.length ? '' : rest.slice(read);
+    }
+  }
+
+  #flushHighSurrogate(outcomes) {
+    this.#highSurrogate = '';
+    this.#feedBytes(new Uint8Array([0xef, 0xbf, 0xbd]), outcomes); // a lone surrogate encodes as U+FFFD
+  }
+
+  // Turns one facade Result into outcomes and updates the mirror.
+  #absorb(resultJson, outcomes) {
+    const result = this.#parse(resultJson);
+    let unmirrored = null; // applied outcomes whose state the mirror could not compute
+    for (const raw of result.outcomes) {
+      if (raw.kind !== 'applied') {
+        outcomes.push(raw);
+        continue;
+      }
+      const event = raw.event;
+      const outcome = {
+        kind: 'applied',
+        type: raw.type,
+        seq: raw.seq,
+        state: undefined,
+        changedPaths: raw.changedPaths,
+        event,
+      };
+      if (unmirrored === null) {
+        try {
+          this.#state = raw.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(this.#state, event.delta);
+          outcome.state = this.#state;
+        } catch {
+          unmirrored = [];
+        }
+      }
+      if (unmirrored !== null) unmirrored.push(outcome);
+      outcomes.push(outcome);
+    }
+    if (unmirrored !== null) {
+      // Should never happen (the engine only reports deltas that apply): re-read
+      // the truth from C++ rather than drift.
+      this.#mirrorReloads++;
+      const facade = this.#facade;
+      this.#state = this.#parse(this.#call(() => facade.stateJson()));
+      for (const outcome of unmirrored) outcome.state = this.#state;
+    }
+    this.#status = result.status;
+    this.#lastSeq = result.lastSeq;
+    this.#lastEventId = result.lastEventId;
+    this.#resync = result.resync;
+  }
+
+  #snapshotForNotify() {
+    return { state: this.#state, status: this.#status };
+  }
+
+  #notifyIfChanged(before) {
+    if (this.#state === before.state && this.#status === before.status) return;
+    for (const entry of [...this.#listeners]) {
+      if (!this.#listeners.has(entry)) continue; // unsubscribed by an earlier listener
+      try {
+        entry.listener();
+      } catch (error) {
+        reportListenerError(error);
+      }
+    }
+  }
+}
+
+/**
+ * Loads the WebAssembly engine (once) and creates a StateSync.
+ * @param {object} [options] reorderWindow, reorderBytes, maxGapEvents, maxEventBytes,
+ *   maxDepth, maxStateBytes, initialState, wasmBinary, locateFile
+ */
+export async function createStateSync(options) {
+  const [optionsJson, initialState] = encodeOptions(options);
+  const engine = await loadEngine(options ?? {});
+  if (engine.failure) throw syncError(`the WebAssembly engine is unusable: ${engine.failure.message}`, engine.failure);
+  let facade;
+  try {
+    facade = new engine.Facade(optionsJson);
+  } catch (thrown) {
+    const error = syncError(`the WebAssembly engine failed (${describeThrown(thrown)})`, asCause(thrown));
+    engine.poison(error);
+    throw error;
+  }
+  let problem;
+  try {
+    problem = facade.initError();
+  } catch (thrown) {
+    const error = syncError(`the WebAssembly engine failed (${describeThrown(thrown)})`, asCause(thrown));
+    engine.poison(error);
+    throw error;
+  }
+  if (problem) {
+    facade.delete();
+    throw syncError(`invalid options: ${problem}`);
+  }
+  return new StateSync(engine, facade, initialState);
+}
