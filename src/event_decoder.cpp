@@ -96,7 +96,8 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
   out.doc = json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
   if (out.doc.is_discarded())
     return fail(err, "invalid-json", "event data is not valid JSON", mayBeStateEvent(data));
-  if (!out.doc.is_object()) return fail(err, "invalid-event", "an AG-UI event must be a JSON object", true);
+  // Valid JSON that is not an object cannot have been a state event.
+  if (!out.doc.is_object()) return fail(err, "invalid-event", "an AG-UI event must be a JSON object", false);
   auto typeIt = out.doc.find("type");
   if (typeIt == out.doc.end() || !typeIt->is_string())
     return fail(err, "invalid-event", "an AG-UI event needs a string 'type'", true);

@@ -125,6 +125,7 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
     size_t idx = 0;
     if (last == "-") {
       idx = arr.size();
+      appendedIndex_ = idx;
     } else if (!parseArrayIndex(last, idx)) {
       error = "invalid array index '" + last + "'";
       return false;
@@ -242,7 +243,13 @@ PatchResult PatchTransaction::applyOne(json& op, size_t index) {
     }
   }
   if (!ok) return fail(depthFailure_ ? PatchStatus::LimitExceeded : PatchStatus::Failed, index, name + ": " + error);
-  changed_.push_back(pathText);
+  if (!path.empty() && path.back() == "-") {
+    // Report where an append landed, not the "-" token: consumers want a real path.
+    path.back() = std::to_string(appendedIndex_);
+    changed_.push_back(formatPointer(path));
+  } else {
+    changed_.push_back(pathText);
+  }
   return PatchResult{};
 }
 

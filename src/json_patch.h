@@ -84,6 +84,7 @@ class PatchTransaction {
   std::vector<std::string> changed_;
   int64_t sizeDelta_ = 0;
   bool depthFailure_ = false;
+  size_t appendedIndex_ = 0;  // where the last add with "-" landed, for changedPaths
 };
 
 // One-shot convenience: validate, then apply atomically and commit.

@@ -88,9 +88,11 @@ TEST_CASE("pointer parsing and escapes", "[pointer]") {
 
 TEST_CASE("each operation", "[patch]") {
   json doc = json::parse(R"({"a":{"b":[1,2,3]},"s":"x"})");
-  SECTION("add appends with -") {
-    REQUIRE(applyPatch(doc, json::parse(R"([{"op":"add","path":"/a/b/-","value":4}])")).ok());
+  SECTION("add appends with -, and reports the index it landed at") {
+    PatchTransaction tx(doc);
+    REQUIRE(tx.apply(json::parse(R"([{"op":"add","path":"/a/b/-","value":4}])")).ok());
     CHECK(doc["a"]["b"] == json::parse("[1,2,3,4]"));
+    CHECK(tx.changedPaths() == std::vector<std::string>{"/a/b/3"});
   }
   SECTION("add inserts at index and at end") {
     REQUIRE(applyPatch(doc, json::parse(R"([{"op":"add","path":"/a/b/0","value":0},{"op":"add","path":"/a/b/4","value":9}])")).ok());
