@@ -93,6 +93,10 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
     return fail(err, "limit-exceeded", "event nests deeper than maxDepth (" + std::to_string(options.maxDepth) + ")",
                 mayBeStateEvent(data.substr(0, 4096)));
 
+  // JSON text never contains a raw NUL, and nlohmann's lexer would take one for
+  // the end of input, silently ignoring whatever follows it.
+  if (data.find('\0') != std::string_view::npos)
+    return fail(err, "invalid-json", "event data contains a NUL byte", mayBeStateEvent(data.substr(0, 4096)));
   out.doc = json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
   if (out.doc.is_discarded())
     return fail(err, "invalid-json", "event data is not valid JSON", mayBeStateEvent(data));

@@ -74,8 +74,9 @@ void Receiver::emitError(const std::string& code, std::string message, std::vect
   out.push_back(std::move(o));
 }
 
-void Receiver::requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out) {
-  if (status_ == SyncStatus::Resyncing) {
+void Receiver::requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out,
+                             bool repeat) {
+  if (status_ == SyncStatus::Resyncing && !repeat) {
     // One request per episode, unless a replay-healable episode turns out to
     // need a snapshot after all: then the app must hear the stronger reason.
     if (!(resync_ && healableByReplay(resync_->reason) && !healableByReplay(reason))) return;
@@ -154,15 +155,24 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vecto
   }
   json& snapshot = ev.doc["snapshot"];
   const uint64_t bytes = approxSize(snapshot);
+  // A rejected snapshot always yields a resync outcome, even mid-resync: it may
+  // have been the very answer the app asked for.
+  const bool repeat = true;
   if (bytes > options_.maxStateBytes) {
     emitError("limit-exceeded", "snapshot of ~" + std::to_string(bytes) + " bytes exceeds maxStateBytes", out);
-    requestResync("limit-exceeded", "snapshot over maxStateBytes", out);
+    requestResync("limit-exceeded", "snapshot over maxStateBytes", out, repeat);
+    return;
+  }
+  // The event depth check allows for a delta's envelope, which a snapshot lacks.
+  if (valueDepth(snapshot) > options_.maxDepth) {
+    emitError("limit-exceeded", "snapshot nests deeper than maxDepth (" + std::to_string(options_.maxDepth) + ")", out);
+    requestResync("limit-exceeded", "snapshot over maxDepth", out, repeat);
     return;
   }
   if (ev.seq.digest) {
     ++metrics_.digestChecks;
     if (stateDigest(snapshot) != *ev.seq.digest) {
-      requestResync("digest-mismatch", "snapshot content does not match its metadata.digest", out);
+      requestResync("digest-mismatch", "snapshot content does not match its metadata.digest", out, repeat);
       return;
     }
   }

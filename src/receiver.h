@@ -92,7 +92,9 @@ class Receiver {
   bool applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out);
   void drain(std::vector<Outcome>& out);
   void prunePending();
-  void requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out);
+  // `repeat`: emit even while already resyncing (a snapshot answering the
+  // resync was itself rejected, so the app must ask again).
+  void requestResync(const std::string& reason, std::string detail, std::vector<Outcome>& out, bool repeat = false);
   void emitIgnored(const char* reason, std::optional<uint64_t> seq, std::vector<Outcome>& out);
   void emitError(const std::string& code, std::string message, std::vector<Outcome>& out);
   void remember(uint64_t seq, uint64_t hash);
