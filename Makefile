@@ -80,8 +80,15 @@ demo: demo-build
 demo-test: demo-build
 	node --test tests/browser/demo-server.test.mjs tests/browser/demo.e2e.mjs
 
-bench: native-build
+# Benchmarks (not tests): native per-delta and emitter costs, then the JS
+# consumers side by side (@ag-ui/client, the docs handler, the floor, ours).
+bench/js/node_modules/.package-lock.json: bench/js/package.json bench/js/package-lock.json | deps
+	cd bench/js && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bench: native-build wasm bench/js/node_modules/.package-lock.json
 	for b in $(NATIVE_BUILD)/bench_*; do [ -x $$b ] && $$b; done
+	node --expose-gc bench/js/bench_consumers.mjs
 
 clean:
 	rm -rf build js/wasm
