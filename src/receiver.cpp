@@ -97,6 +97,12 @@ void Receiver::requestResync(const std::string& reason, std::string detail, std:
   out.push_back(std::move(o));
 }
 
+bool Receiver::isRetiredEpoch(const std::string& epoch) const {
+  for (const auto& e : retiredEpochs_)
+    if (e == epoch) return true;
+  return false;
+}
+
 void Receiver::remember(uint64_t seq, uint64_t hash) {
   recent_.emplace_back(seq, hash);
   if (recent_.size() > kRecentCapacity) recent_.pop_front();
@@ -148,6 +154,11 @@ void Receiver::onStreamEnd(std::vector<Outcome>& out) {
 void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out) {
   const std::optional<uint64_t> seq = ev.seq.seq;
   const bool epochChanged = ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_;
+  if (epochChanged && isRetiredEpoch(*ev.seq.epoch)) {
+    ++metrics_.staleSnapshots;
+    emitIgnored("stale-snapshot", seq, out);
+    return;
+  }
   if (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && status_ != SyncStatus::Resyncing) {
     ++metrics_.staleSnapshots;
     emitIgnored("stale-snapshot", seq, out);
@@ -182,6 +193,10 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vecto
   if (epochChanged || (ev.seq.epoch && !epoch_)) {
     recent_.clear();
     if (epochChanged) pending_.clear(), pendingBytes_ = 0;
+  }
+  if (epochChanged) {
+    retiredEpochs_.push_back(*epoch_);
+    if (retiredEpochs_.size() > 8) retiredEpochs_.pop_front();
   }
   if (ev.seq.epoch) epoch_ = ev.seq.epoch;
   if (seq) {
@@ -221,6 +236,7 @@ void Receiver::handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<O
   const uint64_t seq = *ev.seq.seq, base = *ev.seq.baseSeq;
   const uint64_t hash = deltaHash(ev);
   if (ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_) {
+    if (isRetiredEpoch(*ev.seq.epoch)) return emitIgnored("stale-epoch", seq, out);
     if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", seq, out);
     return requestResync("epoch-changed", "delta from epoch " + *ev.seq.epoch + ", state is from " + *epoch_, out);
   }

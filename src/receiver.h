@@ -7,7 +7,8 @@
 //  - A sequenced STATE_SNAPSHOT replaces the state and makes it `synced`, unless
 //    its seq is below lastSeq (a late copy: ignored as stale). While resyncing,
 //    or when metadata.epoch differs from the current epoch (the sender restarted
-//    and counts again), any sequenced snapshot is accepted.
+//    and counts again), any sequenced snapshot is accepted -- except from an
+//    epoch we already moved away from (a late straggler: `stale-snapshot`).
 //  - An unsequenced snapshot replaces the state; status `unverified`, lastSeq null.
 //  - A sequenced delta applies atomically when baseSeq == lastSeq. seq <= lastSeq
 //    is a duplicate (verified against a ring of recently applied deltas: same seq
@@ -98,6 +99,7 @@ class Receiver {
   void emitIgnored(const char* reason, std::optional<uint64_t> seq, std::vector<Outcome>& out);
   void emitError(const std::string& code, std::string message, std::vector<Outcome>& out);
   void remember(uint64_t seq, uint64_t hash);
+  bool isRetiredEpoch(const std::string& epoch) const;
 
   Options options_;
   nlohmann::json state_ = nlohmann::json::object();
@@ -105,6 +107,7 @@ class Receiver {
   SyncStatus statusBeforeResync_ = SyncStatus::Unverified;
   std::optional<uint64_t> lastSeq_;
   std::optional<std::string> epoch_;
+  std::deque<std::string> retiredEpochs_;  // epochs we moved away from: their late events are stale
   std::optional<std::string> lastEventId_;
   std::optional<ResyncRequest> resync_;
   std::map<uint64_t, Held> pending_;  // by baseSeq

@@ -93,10 +93,15 @@ TEST_CASE("stale snapshots are ignored, epochs restart the count", "[receiver]")
   CHECK(only(h.send(s2)).kind == OutcomeKind::Applied);
   CHECK(h.engine.lastSeq() == 1u);
   CHECK(h.engine.state() == json{{"n", 7}});
-  // A delta from the old epoch is not applied on top of the new one.
+  // A late delta or snapshot from the old epoch is stale, never applied on top of the new one.
   json d = deltaEvent(op("/n", 9), 1, 2);
   d["metadata"]["epoch"] = "a";
+  CHECK(only(h.send(d)).reason == "stale-epoch");
+  CHECK(only(h.send(s1)).reason == "stale-snapshot");
+  // A delta from an epoch we have not seen means the sender restarted again: resync.
+  d["metadata"]["epoch"] = "c";
   CHECK(only(h.send(d)).reason == "epoch-changed");
+  CHECK(h.engine.state() == json{{"n", 7}});
 }
 
 TEST_CASE("duplicates are ignored idempotently", "[receiver]") {
