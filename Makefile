@@ -89,6 +89,7 @@ bench/js/node_modules/.package-lock.json: bench/js/package.json bench/js/package
 bench: native-build wasm bench/js/node_modules/.package-lock.json
 	for b in $(NATIVE_BUILD)/bench_*; do [ -x $$b ] && $$b; done
 	node --expose-gc bench/js/bench_consumers.mjs
+	node --expose-gc bench/js/bench_memory.mjs
 
 clean:
 	rm -rf build js/wasm
