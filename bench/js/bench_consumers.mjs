@@ -63,14 +63,26 @@ const consumers = {
       const events = transformHttpEventStream(http);
       const input = { threadId: 't', runId: 'r', state: {}, messages: [], tools: [], context: [], forwardedProps: {} };
       const ctx = { http, state: null };
-      defaultApplyEvents(input, events, agent, []).subscribe((m) => {
-        if (m.state !== undefined) ctx.state = m.state;
+      // The client applies asynchronously (per-event promises for subscribers),
+      // so its time runs until the pipeline has drained the whole stream.
+      ctx.done = new Promise((resolve, reject) => {
+        defaultApplyEvents(input, events, agent, []).subscribe({
+          next: (m) => {
+            if (m.state !== undefined) ctx.state = m.state;
+          },
+          error: reject,
+          complete: resolve,
+        });
       });
       http.next({ type: 'headers', status: 200, headers: new Headers({ 'content-type': 'text/event-stream' }) });
       return ctx;
     },
     feed(ctx, chunk) {
       ctx.http.next({ type: 'data', data: chunk });
+    },
+    async finish(ctx) {
+      ctx.http.complete();
+      await ctx.done;
     },
     result: (ctx) => ctx.state,
   },
@@ -135,6 +147,7 @@ async function measure(name, c, parts, events) {
     c.feed(ctx, parts[i]);
     if ((i & 63) === 0) peak = Math.max(peak, process.memoryUsage().rss);
   }
+  if (c.finish) await c.finish(ctx);
   const us = ((performance.now() - t0) * 1000) / events;
   peak = Math.max(peak, process.memoryUsage().rss);
   return { us, peakMB: (peak - rss0) / 1048576, state: c.result(ctx) };
