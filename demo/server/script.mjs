@@ -1,0 +1,100 @@
+// The scripted agent: no LLM, the same run every time. It plans a team offsite
+// and drafts a deposit payment for the human to approve, then revises the
+// payee mid-run. Each beat is one AG-UI action; the runner spaces them in time.
+//
+// Beats: { say: text }                        -> TEXT_MESSAGE_START/CONTENT.../END
+//        { state: (s) => newState, note }     -> emitter.update(newState)
+//        { finish: interrupt }                 -> RUN_FINISHED (outcome: interrupt)
+
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+const PEOPLE = [
+  ['Ana Costa', 'Porto', 'vegetarian'], ['Ben Okafor', 'London', 'none'], ['Chloe Martin', 'Paris', 'gluten-free'],
+  ['Dev Patel', 'Berlin', 'none'], ['Elena Rossi', 'Milan', 'vegan'], ['Felix Braun', 'Munich', 'none'],
+  ['Grace Kim', 'Dublin', 'pescatarian'], ['Hugo Silva', 'Lisbon', 'none'], ['Ines Duarte', 'Lisbon', 'vegetarian'],
+  ['Jonas Berg', 'Stockholm', 'none'], ['Kara Nwosu', 'Amsterdam', 'halal'], ['Leo Dubois', 'Brussels', 'none'],
+];
+
+export const INITIAL_STATE = Object.freeze({
+  trip: 'Team offsite, Lisbon (12 people)',
+  attendees: PEOPLE.map(([name, from, diet]) => ({ name, from, diet })),
+  document: { title: 'Lisbon offsite: draft plan', sections: [] },
+  todos: [],
+  budget: { currency: 'EUR', limit: 15000, lines: [], total: 0 },
+});
+
+function streamText(full, parts) {
+  // The growing prefixes of `full` in `parts` steps, on word boundaries.
+  const words = full.split(' ');
+  const out = [];
+  for (let i = 1; i <= parts; i++) out.push(words.slice(0, Math.ceil((words.length * i) / parts)).join(' '));
+  return out;
+}
+
+function upd(note, fn) {
+  return { note, state: (s) => { const n = clone(s); fn(n); return n; } };
+}
+
+function addTodo(text) { return upd(`todo: ${text}`, (s) => s.todos.push({ text, done: false })); }
+function doneTodo(i) { return upd(`todo ${i} done`, (s) => { s.todos[i].done = true; }); }
+function budgetLine(item, amount) {
+  return upd(`budget: ${item}`, (s) => {
+    s.budget.lines.push({ item, amount });
+    s.budget.total = s.budget.lines.reduce((a, l) => a + l.amount, 0);
+  });
+}
+function section(heading, body, parts) {
+  const beats = [upd(`section: ${heading}`, (s) => s.document.sections.push({ heading, body: '' }))];
+  for (const text of streamText(body, parts)) {
+    beats.push(upd(`draft: ${heading}`, (s) => { s.document.sections[s.document.sections.length - 1].body = text; }));
+  }
+  return beats;
+}
+
+const FIRST_PAYEE = 'Casa do Rio Events';
+const FINAL_PAYEE = 'Lisboa Venues Lda';
+const MEMO_1 = 'Deposit for the Day 2 workshop venue at Casa do Rio, 40% of the quoted 12,000 EUR, payable to Casa do Rio Events, refundable until 30 days before the event.';
+const MEMO_2 = 'Deposit for the Day 2 workshop venue at Casa do Rio. Bookings are now handled by Lisboa Venues Lda, which quoted a lower deposit of 4,350 EUR, refundable until 30 days before the event.';
+
+export const INTERRUPT = Object.freeze({
+  id: 'approve-venue-deposit',
+  reason: 'approval',
+  message: `Approve the 4,350 EUR venue deposit to ${FINAL_PAYEE}?`,
+});
+
+export function buildScript() {
+  const memoSteps = streamText(MEMO_1, 5);
+  return [
+    { say: 'Sure. I will plan the Lisbon offsite for 12 people: a draft plan, a checklist, a budget, and the venue deposit for you to approve.' },
+    addTodo('Pick dates'),
+    addTodo('Shortlist venues'),
+    addTodo('Book flights'),
+    addTodo('Reserve hotel rooms'),
+    addTodo('Pay the venue deposit'),
+    ...section('Day 1: arrival', 'Flights land at LIS before noon. Check in at the hotel in Baixa, team lunch by the river, then a walking tour of Alfama ending with dinner.', 4),
+    doneTodo(0),
+    budgetLine('Flights (12 x 210)', 2520),
+    budgetLine('Hotel, 3 nights', 3960),
+    doneTodo(1),
+    ...section('Day 2: workshop', 'Full-day workshop at the venue: strategy in the morning, team projects after lunch, a short retro, and a dinner in LX Factory.', 4),
+    budgetLine('Team dinners', 1260),
+    { say: 'I found a venue for the workshop day. Drafting the deposit so you can approve it.' },
+    upd('proposal drafted', (s) => { s.proposal = { recipient: FIRST_PAYEE, amount: 4800, currency: 'EUR', content: '' }; }),
+    ...memoSteps.map((text) => upd('proposal memo', (s) => { s.proposal.content = text; })),
+    budgetLine('Venue deposit', 4800),
+    doneTodo(2),
+    { say: `Correction: Casa do Rio's bookings now go through ${FINAL_PAYEE}, and they quoted a lower deposit. Updating the proposal.` },
+    upd('proposal revised (payee, amount, memo)', (s) => {
+      s.proposal.recipient = FINAL_PAYEE; s.proposal.amount = 4350; s.proposal.content = MEMO_2;
+    }),
+    upd('budget: venue deposit revised', (s) => {
+      s.budget.lines.find((l) => l.item === 'Venue deposit').amount = 4350;
+      s.budget.total = s.budget.lines.reduce((a, l) => a + l.amount, 0);
+    }),
+    ...section('Day 3: departure', 'Breakfast debrief, free morning in Belem, airport transfer at 15:00.', 3),
+    budgetLine('Airport transfers', 480),
+    doneTodo(3),
+    { say: `The 4,350 EUR deposit to ${FINAL_PAYEE} is ready for your approval.` },
+    { finish: INTERRUPT },
+  ];
+}

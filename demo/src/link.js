@@ -1,0 +1,110 @@
+// One connection to the agent, driven by the package's connectStateSync (the
+// client half of the resync conversation: reconnect with lastSeq/epoch, with
+// backoff, until the run has finished and the state is verified).
+//
+// The demo gives it a fetch that tees the response: every chunk goes to the
+// reference handler and to the wire meter, then on to agui-state-sync. So both
+// panes read exactly the same bytes. The tee also drops a connection that has
+// gone silent (no byte, not even a heartbeat, for STALL_MS).
+import { connectStateSync } from './pkg.js';
+
+const STALL_MS = 3500; // heartbeats come every second
+
+export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished }) {
+  let loop = null;
+  let stopped = false;
+  let connections = 0;
+  let finishes = 0;
+  const runId = `run-${Math.random().toString(36).slice(2, 8)}`;
+  const log = (kind, text) => onLog && onLog({ kind, text });
+
+  async function teeFetch(url, init) {
+    connections++;
+    const res = await fetch(url, init);
+    reference.newConnection();
+    meter.newConnection();
+    if (!res.ok || !res.body) return res;
+    const reader = res.body.getReader();
+    let lastBytes = Date.now();
+    let watchdog = null;
+    const stop = () => { clearInterval(watchdog); watchdog = null; };
+    const body = new ReadableStream({
+      start(controller) {
+        watchdog = setInterval(() => {
+          if (Date.now() - lastBytes <= STALL_MS) return;
+          stop();
+          log('drop', 'no bytes for 3.5 s: dropping the connection');
+          try { controller.error(new Error('stalled')); } catch { /* already closed */ }
+          reader.cancel().catch(() => {});
+        }, 500);
+      },
+      async pull(controller) {
+        try {
+          const { value, done } = await reader.read();
+          if (done) { stop(); controller.close(); return; }
+          lastBytes = Date.now();
+          reference.feed(value);
+          meter.feed(value);
+          controller.enqueue(value); // -> sync.feed(value) inside connectStateSync
+        } catch (err) {
+          stop();
+          try { controller.error(err); } catch { /* already errored */ }
+        }
+      },
+      cancel(reason) { stop(); return reader.cancel(reason); },
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  function start() {
+    if (stopped || loop) return;
+    loop = connectStateSync(sync, {
+      url: '/agent',
+      fetch: teeFetch,
+      // A normal AG-UI RunAgentInput; connectStateSync adds forwardedProps.stateSync
+      // and the X-AGUI-State-* / Last-Event-ID headers.
+      body: () => ({
+        threadId,
+        runId,
+        state: {},
+        messages: [{ id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' }],
+        tools: [],
+        context: [],
+      }),
+      backoff: { initialMs: 300, maxMs: 3000, jitter: 0.3 },
+      onOutcome: (o) => onOutcomes && onOutcomes([o]),
+      onStatus: (s) => {
+        if (s.state === 'connecting' && s.attempt > 1) {
+          const rr = sync.resyncRequest();
+          log('reconnect', `reconnect #${s.attempt - 1} with lastSeq ${sync.lastSeq ?? 'none'}${rr ? ` (${rr.reason})` : ''}`);
+        } else if (s.state === 'waiting' && s.error) {
+          log('drop', `connection lost (${s.error.message || s.error})`);
+        }
+      },
+    });
+    const current = loop;
+    current.done
+      .then(() => {
+        if (loop !== current) return;
+        loop = null;
+        if (!stopped && sync.status === 'synced') {
+          log('done', finishes++ ? `re-checked with the agent: in sync at seq ${sync.lastSeq}` : `run finished, in sync at seq ${sync.lastSeq}`);
+          onFinished && onFinished();
+        }
+      })
+      .catch((err) => {
+        if (loop === current) loop = null;
+        log('error', `stream loop stopped: ${err.message}`);
+      });
+  }
+
+  return {
+    start,
+    stop() { stopped = true; if (loop) loop.close(); loop = null; },
+    // One more connection after the run (a catch-up, usually empty, and a
+    // heartbeat): what a guard that went stale needs to see.
+    refresh() { start(); },
+    get connections() { return connections; },
+    get busy() { return loop !== null; },
+  };
+}

@@ -1,0 +1,76 @@
+// The reference handler, as in the AG-UI state-management docs: parse the SSE
+// stream (split on blank lines, JSON.parse each `data:`), replace the state on
+// STATE_SNAPSHOT, and on STATE_DELTA call
+//   applyPatch(state, event.delta, true, false)
+// keeping `newDocument`. A patch that fails is logged and dropped. There is no
+// sequencing, no gap detection and no resync: that is the point of the demo.
+import { applyPatch } from 'fast-json-patch';
+
+export function createReferenceHandler({ now = () => Date.now() } = {}) {
+  let state = {};
+  let decoder = new TextDecoder();
+  let buffer = '';
+  let version = 0;
+  const subs = new Set();
+  const log = [];
+  const logSubs = new Set();
+
+  const notify = () => { version++; for (const f of subs) f(); };
+  const addLog = (entry) => { log.push({ t: now(), ...entry }); if (log.length > 200) log.shift(); for (const f of logSubs) f(); };
+
+  function onEvent(event) {
+    switch (event.type) {
+      case 'STATE_SNAPSHOT':
+        state = event.snapshot;
+        notify();
+        break;
+      case 'STATE_DELTA':
+        try {
+          state = applyPatch(state, event.delta, true, false).newDocument;
+          notify();
+        } catch (error) {
+          console.warn('Failed to apply state patch:', error);
+          addLog({ kind: 'patch-failed', text: `patch dropped: ${error.name || 'error'} at ${error.operation ? error.operation.path : '?'}` });
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  function onBlock(block) {
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    }
+    if (!data.length) return;
+    let event;
+    try { event = JSON.parse(data.join('\n')); } catch (error) {
+      console.warn('Failed to parse event:', error);
+      addLog({ kind: 'parse-error', text: 'unparsable event dropped' });
+      return;
+    }
+    onEvent(event);
+  }
+
+  return {
+    // A new HTTP response starts: a fresh parser, the same state.
+    newConnection() { decoder = new TextDecoder(); buffer = ''; },
+    feed(chunk) {
+      buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      buffer = buffer.replace(/\r\n?/g, '\n');
+      let i;
+      while ((i = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        onBlock(block);
+      }
+    },
+    reset() { state = {}; buffer = ''; decoder = new TextDecoder(); log.length = 0; notify(); },
+    get state() { return state; },
+    get version() { return version; },
+    get log() { return log; },
+    subscribe(fn) { subs.add(fn); return () => subs.delete(fn); },
+    subscribeLog(fn) { logSubs.add(fn); return () => logSubs.delete(fn); },
+  };
+}

@@ -1,0 +1,181 @@
+// One demo session: a thread on the server, one teed connection, the two
+// handlers, the wire meter, and the agent's truth polled for the indicators.
+// React components only subscribe to this object.
+import { createLink } from './link.js';
+import { createStateSync, stateDigest } from './pkg.js';
+import { createReferenceHandler } from './reference.js';
+import { createWireMeter } from './wire.js';
+
+const TRUTH_POLL_MS = 400;
+const LAG_GRACE_MS = 2500; // the reference "lags" if it matches an agent state this recent
+
+function store(initial) {
+  let value = initial;
+  const subs = new Set();
+  return {
+    get: () => value,
+    set(v) { value = typeof v === 'function' ? v(value) : v; for (const f of subs) f(); },
+    subscribe(f) { subs.add(f); return () => subs.delete(f); },
+  };
+}
+
+export function judge(digest, seq, truth) {
+  if (!truth || !digest) return { state: 'unknown' };
+  if (digest === truth.digest) return { state: 'match', seq: truth.seq };
+  if (seq != null) {
+    const at = truth.recent.find((r) => r.seq === seq);
+    if (at && at.digest === digest) return { state: 'behind', seq };
+    return { state: 'drift' };
+  }
+  const recent = [...truth.recent].reverse().find((r) => r.digest === digest);
+  if (recent && truth.now - recent.t < LAG_GRACE_MS && !truth.finished) return { state: 'behind', seq: recent.seq };
+  return { state: 'drift' };
+}
+
+export async function createSession({ syncOptions = {} } = {}) {
+  const threadId = `thread-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  const t0 = performance.now();
+  const now = () => Math.round(performance.now() - t0);
+
+  // A small reorder window and gap budget: a lost event is given up on after
+  // a few later ones, so the catch-up is a short replay, not a snapshot.
+  // staleCheckMs: re-evaluate the guard every second, so Approve also locks
+  // when the stream goes quiet for longer than staleAfterMs (15 s).
+  const sync = await createStateSync({ reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...syncOptions });
+  const reference = createReferenceHandler({ now });
+  const transcript = store({ messages: [], interrupt: null });
+  const syncLog = store([]);
+  const linkLog = store([]);
+  const truth = store(null);
+  const judgement = store({ reference: { state: 'unknown' }, sync: { state: 'unknown' } });
+  const samples = store([]);
+  const events = store([]); // chart markers: {t, kind}
+  const approvals = store({ reference: null, sync: null });
+  const guardTimeline = [];
+  const finished = store(false);
+  const guard = store({ ok: false, reason: 'loading' });
+
+  // The right pane's Approve follows the package's guard for /proposal. Every
+  // change of (status, approvable) is recorded so the e2e test can check that
+  // Approve was never enabled while the state was unverified or resyncing.
+  function recordGuard() {
+    const g = guard.get();
+    const entry = { t: now(), status: sync.status, enabled: Boolean(g && g.ok), reason: g && !g.ok ? g.reason : null, lastSeq: sync.lastSeq };
+    const last = guardTimeline[guardTimeline.length - 1];
+    if (!last || last.status !== entry.status || last.enabled !== entry.enabled || last.reason !== entry.reason) guardTimeline.push(entry);
+  }
+  const unwatch = sync.guard.watch('/proposal', ({ value, approvable, reason, token }) => {
+    guard.set({ ok: approvable, reason, token, value });
+    recordGuard();
+  });
+  const unsubscribe = sync.subscribe(() => recordGuard());
+
+  const pushLog = (s, entry) => s.set((l) => [...l.slice(-299), { t: now(), ...entry }]);
+  const mark = (kind) => events.set((l) => [...l, { t: now(), kind }]);
+
+  const meter = createWireMeter({
+    onEvent(ev) {
+      if (ev.type === 'TEXT_MESSAGE_START') {
+        transcript.set((tr) => (tr.messages.some((m) => m.id === ev.messageId) ? tr : { ...tr, messages: [...tr.messages, { id: ev.messageId, text: '' }] }));
+      } else if (ev.type === 'TEXT_MESSAGE_CONTENT') {
+        transcript.set((tr) => {
+          const has = tr.messages.some((m) => m.id === ev.messageId);
+          const messages = has ? tr.messages.map((m) => (m.id === ev.messageId ? { ...m, text: m.text + ev.delta } : m)) : [...tr.messages, { id: ev.messageId, text: ev.delta }];
+          return { ...tr, messages };
+        });
+      } else if (ev.type === 'RUN_FINISHED' && ev.outcome && ev.outcome.type === 'interrupt') {
+        transcript.set((tr) => ({ ...tr, interrupt: ev.outcome.interrupts[0] }));
+      }
+    },
+    onCatchUp(kind, count, since) {
+      if (kind === 'replay') { pushLog(syncLog, { kind: 'replay', text: `server replayed ${count} missed deltas after seq ${since}` }); mark('replay'); }
+      else if (kind === 'snapshot') { pushLog(syncLog, { kind: 'snapshot', text: `server sent a catch-up snapshot (client was at seq ${since})` }); mark('snapshot'); }
+    },
+  });
+
+  function onOutcomes(outcomes) {
+    for (const o of outcomes) {
+      if (o.kind === 'resync') {
+        pushLog(syncLog, { kind: 'resync', text: `resync: ${o.reason}${o.detail ? ` (${o.detail})` : ''}, lastSeq ${o.lastSeq ?? 'none'}` });
+        mark('resync');
+      } else if (o.kind === 'ignored' && o.reason === 'duplicate') {
+        pushLog(syncLog, { kind: 'ignored', text: `duplicate seq ${o.seq} ignored` });
+      } else if (o.kind === 'ignored' && o.reason === 'reordered') {
+        pushLog(syncLog, { kind: 'held', text: `seq ${o.seq} arrived early: held until the gap fills` });
+      } else if (o.kind === 'applied' && o.type === 'STATE_SNAPSHOT') {
+        pushLog(syncLog, { kind: 'snapshot', text: `snapshot applied at seq ${o.seq ?? 'none'}` });
+      } else if (o.kind === 'error') {
+        pushLog(syncLog, { kind: 'error', text: `${o.code}: ${o.message}` });
+      }
+    }
+  }
+
+  const link = createLink({
+    threadId,
+    sync,
+    reference,
+    meter,
+    onLog: (e) => { pushLog(linkLog, e); if (e.kind !== 'resync') pushLog(syncLog, e); if (e.kind === 'drop') mark('drop'); },
+    onOutcomes,
+    onFinished: () => finished.set(true),
+  });
+
+  // The agent's truth, and how each pane compares with it.
+  let refDigestCache = { version: -1, digest: null };
+  let syncDigestCache = { state: undefined, digest: null };
+  const refDigest = () => {
+    if (refDigestCache.version !== reference.version) refDigestCache = { version: reference.version, digest: stateDigest(reference.state) };
+    return refDigestCache.digest;
+  };
+  const syncDigest = () => {
+    const s = sync.state;
+    if (syncDigestCache.state !== s) syncDigestCache = { state: s, digest: stateDigest(s) };
+    return syncDigestCache.digest;
+  };
+
+  let polling = null;
+  let finishedAt = null;
+  let stopped = false;
+  async function poll() {
+    if (stopped) return;
+    // The server creates the thread on the first POST /agent: ask once bytes came.
+    if (meter.snapshot().total === 0) { polling = setTimeout(poll, 100); return; }
+    try {
+      const res = await fetch(`/truth?threadId=${encodeURIComponent(threadId)}`, { cache: 'no-store' });
+      if (res.ok) {
+        const tr = await res.json();
+        truth.set(tr);
+        // Nothing to compare until a pane has received its first state.
+        const j = {
+          reference: reference.version > 0 ? judge(refDigest(), null, tr) : { state: 'unknown' },
+          sync: sync.lastSeq != null || sync.status !== 'unverified' ? judge(syncDigest(), sync.lastSeq, tr) : { state: 'unknown' },
+        };
+        judgement.set(j);
+        const m = sync.metrics();
+        const taxRate = typeof m.taxRate === 'number' ? m.taxRate : (m.deltasApplied ? m.resyncs / m.deltasApplied : 0);
+        if (finishedAt === null && finished.get() && tr.finished) finishedAt = now();
+        if (finishedAt === null || now() - finishedAt < 2000) samples.set((s) => [...s, { t: now(), bytes: meter.snapshot(), taxRate, resyncs: m.resyncs, deltas: m.deltasApplied, ref: j.reference.state, sync: j.sync.state, status: sync.status }].slice(-600));
+      }
+    } catch { /* the server may be restarting */ }
+    polling = setTimeout(poll, TRUTH_POLL_MS);
+  }
+
+  async function approve(pane, approval) {
+    const res = await fetch('/approve', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId, pane, approval }) });
+    const verdict = await res.json();
+    approvals.set((a) => ({ ...a, [pane]: { ...verdict, approval } }));
+    return verdict;
+  }
+
+  return {
+    threadId, sync, reference, meter, link,
+    transcript, syncLog, linkLog, truth, judgement, samples, events, approvals, finished, guard, guardTimeline,
+    now, stateDigest, approve,
+    start() { link.start(); poll(); },
+    dispose() {
+      stopped = true; clearTimeout(polling); link.stop();
+      if (typeof unwatch === 'function') unwatch();
+      if (typeof unsubscribe === 'function') unsubscribe();
+      if (typeof sync.dispose === 'function') sync.dispose(); },
+  };
+}

@@ -1,0 +1,182 @@
+// Protocol tests of the demo server (no browser): the scripted agent speaks
+// AG-UI over SSE, its state events reconstruct exactly the agent's state, a
+// reconnect with lastSeq gets a catch-up, approvals are verified against the
+// agent's own state, and the fault schedule is a pure function of the seed.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DEMO = path.join(ROOT, 'demo');
+const require = createRequire(path.join(DEMO, 'package.json'));
+const { applyPatch } = require('fast-json-patch');
+const { startServer } = await import(path.join(DEMO, 'server', 'server.mjs'));
+const { stateDigest } = await import(path.join(DEMO, 'server', 'pkg.mjs'));
+const { fate, normalizeFaults } = await import(path.join(DEMO, 'server', 'faults.mjs'));
+
+// Reads a whole SSE response into {events:[{id, data}], comments:[]}.
+async function readStream(res) {
+  const text = await res.text();
+  const events = [];
+  const comments = [];
+  for (const block of text.replace(/\r\n?/g, '\n').split('\n\n')) {
+    if (!block) continue;
+    let id = null;
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) comments.push(line.slice(1).trim());
+      else if (line.startsWith('id:')) id = line.slice(3).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+    }
+    if (data.length) events.push({ id, event: JSON.parse(data.join('\n')) });
+  }
+  return { events, comments, text };
+}
+
+const runInput = (threadId, extra = {}) => ({
+  threadId, runId: 'r1', state: {}, messages: [{ id: 'u1', role: 'user', content: 'go' }], tools: [], context: [], forwardedProps: {}, ...extra,
+});
+const post = (base, pathname, body, headers = {}) => fetch(new URL(pathname, base), {
+  method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+});
+
+test('demo server: a clean run is a valid AG-UI stream whose state events rebuild the agent state', { timeout: 30000 }, async (t) => {
+  const s = await startServer({ port: 0, stepMs: 15, quiet: true, preset: 'clean' });
+  t.after(() => s.close());
+  const res = await post(s.url, '/agent', runInput('clean'));
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+  const { events, comments } = await readStream(res);
+  const types = events.map((e) => e.event.type);
+  assert.equal(types[0], 'RUN_STARTED');
+  assert.equal(types[1], 'STATE_SNAPSHOT');
+  assert.equal(types[types.length - 1], 'RUN_FINISHED');
+  assert.ok(comments.some((c) => /^hb \d+$/.test(c)), 'heartbeats carry the seq');
+
+  // Text messages: START, CONTENT..., END per messageId, in order.
+  const open = new Set();
+  for (const { event } of events) {
+    if (event.type === 'TEXT_MESSAGE_START') { assert.equal(event.role, 'assistant'); open.add(event.messageId); }
+    if (event.type === 'TEXT_MESSAGE_CONTENT') { assert.ok(open.has(event.messageId)); assert.equal(typeof event.delta, 'string'); assert.ok(event.delta.length > 0); }
+    if (event.type === 'TEXT_MESSAGE_END') { assert.ok(open.delete(event.messageId)); }
+  }
+  assert.equal(open.size, 0);
+
+  // State: a snapshot at seq 0, then contiguous deltas; applying them gives the agent's state.
+  let state;
+  let seq = null;
+  const recipients = [];
+  for (const { id, event } of events) {
+    if (event.type === 'STATE_SNAPSHOT') { state = event.snapshot; seq = event.metadata.seq; assert.equal(id, String(seq)); }
+    if (event.type === 'STATE_DELTA') {
+      assert.equal(event.metadata.baseSeq, seq);
+      assert.equal(event.metadata.seq, seq + 1);
+      assert.equal(id, String(event.metadata.seq));
+      seq = event.metadata.seq;
+      state = applyPatch(state, event.delta, true, false).newDocument;
+      if (state.proposal && recipients[recipients.length - 1] !== state.proposal.recipient) recipients.push(state.proposal.recipient);
+    }
+  }
+  assert.ok(recipients.length >= 2, `the agent revises the payee mid-run: ${recipients}`);
+  assert.ok(state.document.sections.length >= 3 && state.todos.length >= 5 && state.budget.lines.length >= 4);
+  assert.ok(events.some(({ event }) => event.type === 'STATE_DELTA' && event.delta.some((op) => op.op === 'test' && op.path.startsWith('/proposal'))),
+    'overwrites of the proposal are guarded with test ops');
+
+  const truth = await (await fetch(new URL('/truth?threadId=clean', s.url))).json();
+  assert.equal(truth.seq, seq);
+  assert.equal(truth.digest, stateDigest(state));
+  assert.equal(truth.finished, true);
+
+  const fin = events[events.length - 1].event;
+  assert.deepEqual(Object.keys(fin).sort(), ['outcome', 'runId', 'threadId', 'type']);
+  assert.equal(fin.threadId, 'clean');
+  assert.equal(fin.outcome.type, 'interrupt');
+  assert.equal(fin.outcome.interrupts.length, 1);
+  assert.equal(fin.outcome.interrupts[0].reason, 'approval');
+  assert.equal(typeof fin.outcome.interrupts[0].id, 'string');
+  assert.equal(typeof fin.outcome.interrupts[0].message, 'string');
+
+  // A client that reconnects with lastSeq catches up to the same state.
+  const at10 = (() => {
+    let st;
+    for (const { event } of events) {
+      if (event.type === 'STATE_SNAPSHOT') st = event.snapshot;
+      if (event.type === 'STATE_DELTA' && event.metadata.seq <= 10) st = applyPatch(st, event.delta, true, false).newDocument;
+    }
+    return st;
+  })();
+  for (const how of ['forwardedProps', 'Last-Event-ID']) {
+    const again = how === 'forwardedProps'
+      ? await post(s.url, '/agent', runInput('clean', { forwardedProps: { stateSync: { lastSeq: 10 } } }))
+      : await post(s.url, '/agent', runInput('clean'), { 'Last-Event-ID': '10' });
+    const r = await readStream(again);
+    let st = at10;
+    for (const { event } of r.events) {
+      if (event.type === 'STATE_SNAPSHOT') st = event.snapshot;
+      if (event.type === 'STATE_DELTA') st = applyPatch(st, event.delta, true, false).newDocument;
+    }
+    assert.ok(r.comments.some((c) => /^catch-up (replay|snapshot) \d+ since 10$/.test(c)), `${how}: ${r.comments}`);
+    assert.equal(stateDigest(st), truth.digest, `${how}: the catch-up rebuilds the agent state`);
+    assert.equal(r.events[r.events.length - 1].event.type, 'RUN_FINISHED');
+  }
+
+  // With its epoch (as connectStateSync sends it) a client that missed a few
+  // deltas gets exactly those, as first sent.
+  const epoch = events.find(({ event }) => event.type === 'STATE_DELTA').event.metadata.epoch;
+  assert.equal(typeof epoch, 'string');
+  const resumed = await post(s.url, '/agent', runInput('clean'), { 'X-AGUI-State-Seq': String(seq - 2), 'X-AGUI-State-Epoch': epoch });
+  assert.equal(resumed.headers.get('x-agui-state-sync'), 'replay');
+  const replay = (await readStream(resumed)).events.filter(({ event }) => event.type.startsWith('STATE_'));
+  assert.deepEqual(replay.map(({ event }) => [event.type, event.metadata.seq]), [['STATE_DELTA', seq - 1], ['STATE_DELTA', seq]]);
+  const upToDate = await post(s.url, '/agent', runInput('clean'), { 'X-AGUI-State-Seq': String(seq), 'X-AGUI-State-Epoch': epoch });
+  assert.equal(upToDate.headers.get('x-agui-state-sync'), 'current');
+  await upToDate.text();
+
+  // Approvals are checked against the agent's own state.
+  const good = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'sync', approval: { path: '/proposal', seq, digest: stateDigest(state.proposal) } })).json();
+  assert.equal(good.matched, true);
+  const stale = { ...state.proposal, recipient: recipients[0] };
+  const bad = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'reference', approval: { path: '/proposal', seq: null, digest: stateDigest(stale) } })).json();
+  assert.equal(bad.matched, false);
+  assert.equal(bad.agentValue.recipient, state.proposal.recipient);
+});
+
+test('demo server: the fault schedule is a pure function of the seed', { timeout: 30000 }, async (t) => {
+  const cfg = normalizeFaults({ seed: 5, drop: 0.2, duplicate: 0.2, reorder: 0.2 });
+  const fates = (c) => Array.from({ length: 200 }, (_, i) => fate(c, `s${i}`, 0));
+  assert.deepEqual(fates(cfg), fates(normalizeFaults({ seed: 5, drop: 0.2, duplicate: 0.2, reorder: 0.2 })));
+  assert.notDeepEqual(fates(cfg), fates(normalizeFaults({ seed: 6, drop: 0.2, duplicate: 0.2, reorder: 0.2 })));
+  const counts = fates(cfg).reduce((a, f) => ({ ...a, [f]: (a[f] || 0) + 1 }), {});
+  for (const k of ['drop', 'duplicate', 'reorder', 'pass']) assert.ok(counts[k] > 10, JSON.stringify(counts));
+
+  // Two whole runs with the same seed see the same faults.
+  const s = await startServer({ port: 0, stepMs: 10, quiet: true, seed: 9, drop: 0.15, duplicate: 0.15, reorder: 0.15 });
+  t.after(() => s.close());
+  const logs = [];
+  for (const id of ['a', 'b']) {
+    await readStream(await post(s.url, '/agent', runInput(id)));
+    const truth = await (await fetch(new URL(`/truth?threadId=${id}`, s.url))).json();
+    logs.push(truth.faults.map((f) => `${f.key}#${f.delivery}:${f.fate}`));
+  }
+  assert.ok(logs[0].length > 5);
+  assert.deepEqual(logs[0], logs[1]);
+});
+
+test('demo server: the injector cuts connections and the outage delays reconnects', { timeout: 30000 }, async (t) => {
+  const s = await startServer({ port: 0, stepMs: 40, quiet: true, disconnectEverySec: 0.5, outageMs: 400 });
+  t.after(() => s.close());
+  const t0 = Date.now();
+  const res = await post(s.url, '/agent', runInput('cut'));
+  await res.text().catch(() => '');
+  const cutAfter = Date.now() - t0;
+  assert.ok(cutAfter >= 400 && cutAfter < 3000, `cut after ${cutAfter} ms`);
+  const t1 = Date.now();
+  const again = await post(s.url, '/agent', runInput('cut', { forwardedProps: { stateSync: { lastSeq: 0 } } }));
+  assert.equal(again.status, 200);
+  assert.ok(Date.now() - t1 >= 250, 'the reconnect waited out the outage');
+  await again.text().catch(() => '');
+  const truth = await (await fetch(new URL('/truth?threadId=cut', s.url))).json();
+  assert.ok(truth.stats.cuts >= 2);
+});

@@ -1,0 +1,134 @@
+// End-to-end test of the drift demo (make demo-test; part of make test).
+//
+// Starts demo/server/server.mjs on a free port with a fixed, seeded fault
+// schedule, opens the page in headless Chromium (playwright-core, Debian's
+// /usr/bin/chromium) and checks the story the demo tells:
+//  - left (reference handler): ends up different from the agent without
+//    noticing; its Approve goes through on the stale proposal and the agent's
+//    verifyApproval REJECTS it;
+//  - right (agui-state-sync): Approve is disabled whenever the state is
+//    unverified or resyncing, the pane heals and shows "matches agent", and the
+//    agent verifies its approval as MATCHING.
+// Screenshots go to tests/artifacts/ (gitignored); the final one is copied to
+// docs/demo.png for the README.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DEMO = path.join(ROOT, 'demo');
+const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+const require = createRequire(path.join(DEMO, 'package.json'));
+const { chromium } = require('playwright-core');
+
+// The fault schedule. Fates are a pure function of (seed, event, delivery), so
+// with seed 747 at these rates the live stream loses seq 2 and 9 (gaps: the
+// right pane must resync and catch up), and holds back seq 23, one of the
+// proposal memo deltas, behind the next one (the reference applies them out of
+// order; its guarded patches then fail and are dropped, so it keeps the first
+// payee). No state event after seq 14 is lost, so no catch-up snapshot heals
+// the reference by accident. No connection cuts: they are timing-dependent, and the schedule must
+// not depend on the machine's speed.
+const FAULTS = { seed: 747, drop: 0.1, duplicate: 0.08, reorder: 0.12, latencyMs: 20, jitterMs: 30 };
+const STEP_MS = 150;
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+function startServer() {
+  const args = ['server/server.mjs', '--port', '0', '--host', '127.0.0.1', '--step-ms', String(STEP_MS),
+    '--seed', String(FAULTS.seed), '--drop', String(FAULTS.drop), '--duplicate', String(FAULTS.duplicate),
+    '--reorder', String(FAULTS.reorder), '--latency-ms', String(FAULTS.latencyMs), '--jitter-ms', String(FAULTS.jitterMs)];
+  const child = spawn(process.execPath, args, { cwd: DEMO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /demo: (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
+  });
+  return { child, url, log: () => out };
+}
+
+test('demo: the reference drifts and approves a stale proposal; agui-state-sync heals and approves what the agent holds', { timeout: 90000 }, async (t) => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const server = startServer();
+  t.after(() => server.child.kill('SIGTERM'));
+  const url = await server.url;
+
+  const profile = mkdtempSync(path.join(tmpdir(), 'agui-demo-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 1500 },
+  });
+  t.after(async () => { await browser.close(); rmSync(profile, { recursive: true, force: true }); });
+  const page = browser.pages()[0] || (await browser.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+  await page.goto(url);
+  await page.waitForFunction(() => window.__demo && window.__demo.threadId, null, { timeout: 15000 });
+
+  // Mid-run: a picture of the right pane while it is not verified, if we catch one.
+  await page.waitForFunction(() => window.__demo.guardTimeline.some((e) => e.status === 'resyncing'), null, { timeout: 30000, polling: 'raf' })
+    .then(() => page.screenshot({ path: path.join(ARTIFACTS, 'demo-midrun.png'), fullPage: true }))
+    .catch(() => {});
+
+  // The run ends with the interrupt and the client catches up.
+  await page.getByTestId('interrupt').waitFor({ timeout: 40000 });
+  await page.waitForFunction(() => window.__demo.finished.get() && (window.__demo.truth.get() || {}).finished, null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="sync-match"]').dataset.state === 'match', null, { timeout: 10000 });
+
+  const truth = await page.evaluate(() => window.__demo.truth.get());
+  assert.equal(truth.finished, true);
+  assert.equal(truth.proposal.recipient, 'Lisboa Venues Lda');
+
+  // Left: silently drifted, and shows the payee the agent abandoned.
+  assert.equal(await page.getByTestId('ref-match').getAttribute('data-state'), 'drift');
+  const refRecipient = await page.getByTestId('ref-recipient').textContent();
+  assert.notEqual(refRecipient, truth.proposal.recipient, 'the reference pane should show a stale payee');
+  // Right: healed.
+  assert.equal(await page.getByTestId('sync-status').getAttribute('data-status'), 'synced');
+  assert.equal(await page.getByTestId('sync-recipient').textContent(), truth.proposal.recipient);
+
+  // Approve was never possible while the right pane was unverified or resyncing,
+  // and the schedule did make it lose sync at least once.
+  const timeline = await page.evaluate(() => window.__demo.guardTimeline);
+  const unverified = timeline.filter((e) => e.status !== 'synced');
+  assert.ok(timeline.some((e) => e.status === 'resyncing'), `the right pane never resynced: ${JSON.stringify(timeline)}`);
+  for (const e of unverified) assert.equal(e.enabled, false, `Approve enabled while ${e.status}: ${JSON.stringify(e)}`);
+  const blocked = timeline.filter((e) => !e.enabled && e.reason && e.reason !== 'missing');
+  assert.ok(blocked.length > 0, 'the guard never blocked an approval');
+
+  // Left Approve: goes through on the client, the agent rejects it.
+  assert.equal(await page.getByTestId('ref-approve').isEnabled(), true);
+  await page.getByTestId('ref-approve').click();
+  await page.getByTestId('ref-verdict').waitFor({ timeout: 5000 });
+  assert.equal(await page.getByTestId('ref-verdict').getAttribute('data-verdict'), 'rejected');
+
+  // Right Approve: enabled now, the agent verifies it as matching.
+  await page.waitForFunction(() => !document.querySelector('[data-testid="sync-approve"]').disabled, null, { timeout: 5000 });
+  await page.getByTestId('sync-approve').click();
+  await page.getByTestId('sync-verdict').waitFor({ timeout: 5000 });
+  assert.equal(await page.getByTestId('sync-verdict').getAttribute('data-verdict'), 'matched');
+
+  // The server's own record agrees.
+  const approvals = await page.evaluate(async (id) => (await (await fetch(`/truth?threadId=${id}`)).json()).approvals, truth.threadId);
+  assert.deepEqual(approvals.map((a) => [a.pane, a.matched]), [['reference', false], ['sync', true]]);
+
+  await page.waitForTimeout(300);
+  const finalShot = path.join(ARTIFACTS, 'demo-final.png');
+  await page.screenshot({ path: finalShot, fullPage: true });
+  mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
+  copyFileSync(finalShot, path.join(ROOT, 'docs', 'demo.png'));
+
+  assert.deepEqual(pageErrors, [], 'the page logged errors');
+});
