@@ -1,8 +1,14 @@
-// Embind surface of agui-state-sync: the string-in/string-out Facade (src/facade.h)
-// and nothing else. Every method returns a string, a number or nothing; the
-// core is exception-free and built with -fno-exceptions, so nothing can throw
-// across this boundary (a bug that would throw aborts instead, which the JS
-// wrapper turns into an Error and a dead instance).
+// Embind surface of agui-state-sync, built into two WebAssembly modules
+// (cmake/wasm.cmake) so that browsers never download the sender:
+//   agui_sync     (AGUI_BIND_SYNC)    the receiver Facade (src/facade.h), browser + Node
+//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/emitter_facade.h), servers
+// Both export canonicalize/verify (Facade's static helpers), so canonicalJson,
+// stateDigest and verifyApproval work with whichever module is loaded.
+//
+// Every method returns a string, a number, a bool or nothing; the core is
+// exception-free and built with -fno-exceptions, so nothing can throw across
+// this boundary (a bug that would throw aborts instead, which the JS wrapper
+// turns into an Error and a dead instance).
 #include <emscripten/bind.h>
 
 #include <malloc.h>
@@ -10,16 +16,19 @@
 #include <cstdint>
 #include <string>
 
+#include "emitter_facade.h"
 #include "facade.h"
 
+using agui_sync::EmitterFacade;
 using agui_sync::Facade;
 
 namespace {
 
-// The scratch buffer's address, for the wrapper's HEAPU8.set / encodeInto.
-uintptr_t inputBuffer(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
-std::string feedInput(Facade& f, size_t n) { return f.feedInput(n); }
-std::string initError(const Facade& f) { return f.initError(); }
+// initError() returns a reference; embind needs a value.
+template <typename T>
+std::string initError(const T& f) {
+  return f.initError();
+}
 
 // Internal (tests only): bytes currently allocated by malloc, to prove that
 // create/feed/dispose leaves the heap flat.
@@ -27,16 +36,50 @@ size_t heapBytesInUse() { return mallinfo().uordblks; }
 
 }  // namespace
 
+#ifdef AGUI_BIND_SYNC
+namespace {
+// The scratch buffer's address, for the wrapper's HEAPU8.set / encodeInto.
+uintptr_t inputBuffer(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
+std::string feedInput(Facade& f, size_t n) { return f.feedInput(n); }
+}  // namespace
+
 EMSCRIPTEN_BINDINGS(agui_state_sync) {
   emscripten::class_<Facade>("Facade")
       .constructor<const std::string&>()
-      .function("initError", &initError)
+      .function("initError", &initError<Facade>)
       .function("inputBuffer", &inputBuffer)
       .function("feedInput", &feedInput)
       .function("end", &Facade::end)
       .function("reset", &Facade::reset)
       .function("stateJson", &Facade::stateJson)
       .function("metricsJson", &Facade::metricsJson)
-      .function("statusJson", &Facade::statusJson);
+      .function("statusJson", &Facade::statusJson)
+      .function("noteActivity", &Facade::noteActivity)
+      .function("guardView", &Facade::guardView)
+      .function("guardApprove", &Facade::guardApprove)
+      .function("guardBlocker", &Facade::guardBlocker);
+}
+#endif
+
+#ifdef AGUI_BIND_EMITTER
+EMSCRIPTEN_BINDINGS(agui_state_emitter) {
+  emscripten::class_<EmitterFacade>("EmitterFacade")
+      .constructor<const std::string&>()
+      .function("initError", &initError<EmitterFacade>)
+      .function("update", &EmitterFacade::update)
+      .function("patch", &EmitterFacade::patch)
+      .function("snapshot", &EmitterFacade::snapshot)
+      .function("replaySince", &EmitterFacade::replaySince)
+      .function("heartbeat", &EmitterFacade::heartbeat)
+      .function("stateJson", &EmitterFacade::stateJson)
+      .function("seq", &EmitterFacade::seq)
+      .function("epoch", &EmitterFacade::epoch)
+      .function("statsJson", &EmitterFacade::statsJson);
+}
+#endif
+
+EMSCRIPTEN_BINDINGS(agui_state_common) {
+  emscripten::function("canonicalize", &Facade::canonicalize);
+  emscripten::function("verify", &Facade::verify);
   emscripten::function("heapBytesInUse", &heapBytesInUse);
 }

@@ -1,11 +1,13 @@
 # WebAssembly build of agui-state-sync (included from CMakeLists.txt when the
 # toolchain is Emscripten: `emcmake cmake -S . -B build/wasm`).
 #
-# Produces the npm package's engine in js/wasm/:
+# Produces the npm package's engines in js/wasm/:
 #   agui_sync.mjs   ES module factory (MODULARIZE + EXPORT_ES6, no top-level await)
-#   agui_sync.wasm  the engine; the glue finds it with the bundler-friendly
+#   agui_sync.wasm  the receiver engine; the glue finds it with the bundler-friendly
 #                   `new URL('agui_sync.wasm', import.meta.url)`, and under Node
 #                   js/src/loader.js reads it from disk.
+#   agui_emitter.*  the same for the sender (StateEmitter), loaded only by
+#                   createStateEmitter().
 #
 # Why -O3 -flto and a separate .wasm (measured on this machine, 2,000 deltas of
 # ~500 bytes in 2 KB chunks, best of 15 runs):
@@ -64,21 +66,18 @@ if(NOT EXISTS "${AGUI_WASM_INCLUDE_SHIM}/nlohmann")
        COPY_ON_ERROR SYMBOLIC)
 endif()
 
-# --- the module ----------------------------------------------------------------
-add_executable(agui_sync_wasm
-  ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp
-  ${AGUI_CORE_SOURCES})
-target_include_directories(agui_sync_wasm PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/src
-  ${AGUI_WASM_INCLUDE_SHIM})
+# --- the modules ---------------------------------------------------------------
+# Two modules from one bindings file: browsers load only the receiver.
+#   agui_sync     Facade (receiver, guard) + canonicalize/verify     -DAGUI_BIND_SYNC
+#   agui_emitter  EmitterFacade (sender)   + canonicalize/verify     -DAGUI_BIND_EMITTER
+# (One module with both measured 97 KB gz of wasm + 12 KB of glue, over the
+# 100 KB budget; the receiver alone is ~82 + 12 KB.)
 # The core is exception-free; a stray throw becomes abort(), which the wrapper
 # reports as an Error. Exceptions off also keeps invoke_* trampolines away.
 set(AGUI_WASM_OPT_FLAGS ${AGUI_WASM_OPT})
 if(AGUI_WASM_LTO)
   list(APPEND AGUI_WASM_OPT_FLAGS -flto)
 endif()
-target_compile_options(agui_sync_wasm PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -Wall -Wextra)
-target_compile_definitions(agui_sync_wasm PRIVATE JSON_NOEXCEPTION)
 
 set(AGUI_WASM_LINK_OPTIONS
   ${AGUI_WASM_OPT_FLAGS}
@@ -86,7 +85,6 @@ set(AGUI_WASM_LINK_OPTIONS
   --bind
   -sMODULARIZE=1
   -sEXPORT_ES6=1
-  -sEXPORT_NAME=createAguiSyncModule
   -sENVIRONMENT=web,worker
   -sALLOW_MEMORY_GROWTH=1
   -sDYNAMIC_EXECUTION=0
@@ -97,22 +95,34 @@ set(AGUI_WASM_LINK_OPTIONS
 if(AGUI_WASM_SINGLE_FILE)
   list(APPEND AGUI_WASM_LINK_OPTIONS -sSINGLE_FILE=1)
 endif()
-target_link_options(agui_sync_wasm PRIVATE ${AGUI_WASM_LINK_OPTIONS})
 
-set_target_properties(agui_sync_wasm PROPERTIES
-  OUTPUT_NAME agui_sync
-  SUFFIX ".mjs"
-  RUNTIME_OUTPUT_DIRECTORY "${AGUI_WASM_OUTPUT_DIR}"
-  # Emscripten's JS optimizer needs acorn, which Debian installs outside Node's path.
-  RULE_LAUNCH_LINK "${CMAKE_COMMAND} -E env NODE_PATH=${AGUI_NODE_PATH}")
+function(agui_wasm_module target output_name export_name define)
+  add_executable(${target}
+    ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp
+    ${AGUI_CORE_SOURCES})
+  target_include_directories(${target} PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR}/src
+    ${AGUI_WASM_INCLUDE_SHIM})
+  target_compile_options(${target} PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -Wall -Wextra)
+  target_compile_definitions(${target} PRIVATE JSON_NOEXCEPTION ${define})
+  target_link_options(${target} PRIVATE ${AGUI_WASM_LINK_OPTIONS} -sEXPORT_NAME=${export_name})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${output_name}
+    SUFFIX ".mjs"
+    RUNTIME_OUTPUT_DIRECTORY "${AGUI_WASM_OUTPUT_DIR}"
+    # Emscripten's JS optimizer needs acorn, which Debian installs outside Node's path.
+    RULE_LAUNCH_LINK "${CMAKE_COMMAND} -E env NODE_PATH=${AGUI_NODE_PATH}")
+  # A stale .wasm from a previous separate-file build must not ship.
+  if(AGUI_WASM_SINGLE_FILE)
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E rm -f "${AGUI_WASM_OUTPUT_DIR}/${output_name}.wasm")
+  endif()
+  # Sizes, for the record (make wasm prints them).
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DDIR=${AGUI_WASM_OUTPUT_DIR} -DNAME=${output_name}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/wasm_size.cmake
+    VERBATIM)
+endfunction()
 
-# A stale .wasm from a previous separate-file build must not ship.
-if(AGUI_WASM_SINGLE_FILE)
-  add_custom_command(TARGET agui_sync_wasm POST_BUILD
-    COMMAND ${CMAKE_COMMAND} -E rm -f "${AGUI_WASM_OUTPUT_DIR}/agui_sync.wasm")
-endif()
-
-# Sizes, for the record (make wasm prints them).
-add_custom_command(TARGET agui_sync_wasm POST_BUILD
-  COMMAND ${CMAKE_COMMAND} -DDIR=${AGUI_WASM_OUTPUT_DIR} -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/wasm_size.cmake
-  VERBATIM)
+agui_wasm_module(agui_sync_wasm agui_sync createAguiSyncModule AGUI_BIND_SYNC)
+agui_wasm_module(agui_emitter_wasm agui_emitter createAguiEmitterModule AGUI_BIND_EMITTER)

@@ -1,5 +1,9 @@
-# Prints raw and gzip sizes of the WASM package files (cmake -DDIR=... -P wasm_size.cmake).
-file(GLOB files "${DIR}/agui_sync.*")
+# Prints raw and gzip sizes of the WASM package files
+# (cmake -DDIR=... [-DNAME=agui_sync] -P wasm_size.cmake).
+if(NOT NAME)
+  set(NAME agui_sync)
+endif()
+file(GLOB files "${DIR}/${NAME}.*")
 foreach(f ${files})
   file(SIZE "${f}" raw)
   get_filename_component(name "${f}" NAME)

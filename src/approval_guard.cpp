@@ -23,6 +23,7 @@ std::string ApprovalGuard::blocker(uint64_t nowMs) const {
       break;
     case SyncStatus::Synced: break;
   }
+  if (!connected_) return "disconnected";
   if (!hasActivity_ || nowMs < lastActivityMs_ || nowMs - lastActivityMs_ > options_.staleAfterMs) return "stale";
   if (engine_.receiver().pendingCount() > 0) return "gap-pending";
   return "";

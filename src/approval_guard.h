@@ -43,7 +43,7 @@ struct Approval {
 
 struct GuardResult {
   bool ok = false;
-  std::string reason;  // when !ok: resyncing | unverified | stale | gap-pending | changed | missing | invalid-token
+  std::string reason;  // when !ok: resyncing | unverified | disconnected | stale | gap-pending | changed | missing | invalid-token
 };
 
 class ApprovalGuard {
@@ -52,7 +52,10 @@ class ApprovalGuard {
 
   const GuardOptions& options() const { return options_; }
   // Bytes or a heartbeat arrived at `nowMs`.
-  void noteActivity(uint64_t nowMs) { lastActivityMs_ = nowMs; hasActivity_ = true; }
+  void noteActivity(uint64_t nowMs) { lastActivityMs_ = nowMs; hasActivity_ = true; connected_ = true; }
+  // The stream ended or broke. Silence alone takes staleAfterMs to notice; a
+  // known-dead connection blocks approvals at once, until bytes arrive again.
+  void noteDisconnected() { connected_ = false; }
 
   // Why an approval would be refused right now regardless of path ("" = approvable).
   std::string blocker(uint64_t nowMs) const;
@@ -66,6 +69,7 @@ class ApprovalGuard {
   GuardOptions options_;
   uint64_t lastActivityMs_ = 0;
   bool hasActivity_ = false;
+  bool connected_ = true;
 };
 
 // Digest of the value at `path` in `state` ("" when the path does not resolve

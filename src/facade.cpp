@@ -86,6 +86,7 @@ std::string Facade::feed(const std::string& bytes) {
 std::string Facade::end() {
   std::vector<Outcome> out;
   engine_->end(out);
+  guard_->noteDisconnected();
   return resultJson(*engine_, out);
 }
 

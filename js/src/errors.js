@@ -30,3 +30,17 @@ export function describeThrown(thrown) {
 export function asCause(thrown) {
   return thrown instanceof Error ? thrown : new Error(describeThrown(thrown));
 }
+
+// A listener (subscribe, guard.watch, onOutcome, ...) threw: report it the way
+// the platform reports uncaught errors, never rethrow into the engine's caller.
+export function reportListenerError(error, where = 'a listener') {
+  if (typeof globalThis.reportError === 'function') {
+    try {
+      globalThis.reportError(error);
+      return;
+    } catch {
+      // fall through to the console
+    }
+  }
+  if (typeof console !== 'undefined') console.error(`agui-state-sync: ${where} threw`, error);
+}

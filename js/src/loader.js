@@ -1,5 +1,10 @@
-// Loads the WebAssembly engine (js/wasm/agui_sync.mjs + agui_sync.wasm) once per
-// realm and hands out the shared instance. The .wasm ships as a separate file:
+// Loads the WebAssembly engines once per realm and hands out the shared instances:
+//  - agui_sync (js/wasm/agui_sync.mjs + .wasm): the receiver, for createStateSync();
+//  - agui_emitter (js/wasm/agui_emitter.mjs + .wasm): the sender, for
+//    createStateEmitter() (emitter.js), imported dynamically so that browser
+//    bundles that do not use it never contain or download it.
+// Both export canonicalize/verify (canonicalJson, stateDigest, verifyApproval).
+// Each .wasm ships as a separate file:
 //  - browsers and bundlers: the Emscripten glue finds it with the bundler-friendly
 //    `new URL('agui_sync.wasm', import.meta.url)` and streams it;
 //  - Node (no fetch for file: URLs): this file reads it from disk and passes it
@@ -8,13 +13,16 @@
 import createAguiSyncModule from '../wasm/agui_sync.mjs';
 import { asCause, describeThrown, syncError } from './errors.js';
 
-const WASM_FILE = 'agui_sync.wasm';
+// A module is { wasmFile, factory: async () => Emscripten factory }. The
+// receiver's is here; the emitter's lives in emitter.js (its glue is imported
+// dynamically there), so a bundle that never calls createStateEmitter drops it.
+const SYNC_MODULE = { wasmFile: 'agui_sync.wasm', factory: async () => createAguiSyncModule };
 // Not string literals on purpose: bundlers must neither bundle the Node builtin
 // nor emit the .wasm a second time (the glue's own `new URL` already does).
 const WASM_DIR = ['..', 'wasm', ''].join('/');
 const NODE_FS = ['node', 'fs/promises'].join(':');
 
-/** One instantiated WebAssembly module, shared by every StateSync made from it. */
+/** One instantiated WebAssembly module, shared by every StateSync (or StateEmitter) made from it. */
 export class Engine {
   constructor(module) {
     this.module = module;
@@ -25,6 +33,20 @@ export class Engine {
 
   get Facade() {
     return this.module.Facade;
+  }
+
+  get EmitterFacade() {
+    return this.module.EmitterFacade;
+  }
+
+  /** Facade::canonicalize: JSON text -> {"ok","canonical","digest"} | {"ok":false,"error"}. */
+  canonicalize(jsonText) {
+    return this.module.canonicalize(jsonText);
+  }
+
+  /** Facade::verify(approvalJson, stateJson) -> bool. */
+  verify(approvalJson, stateJson) {
+    return this.module.verify(approvalJson, stateJson);
   }
 
   /** The current heap view; re-read after every call that may grow memory. */
@@ -50,14 +72,30 @@ export class Engine {
   }
 }
 
-let defaultEngine = null; // Promise<Engine> for createStateSync() without wasm options
-const customEngines = new WeakMap(); // wasmBinary / locateFile -> Promise<Engine>
+// Per module: Promise<Engine> for calls without wasm options, and per
+// wasmBinary / locateFile. A failed load is not cached, and an engine that
+// aborted is dropped, so the next call starts a fresh instance.
+const caches = new Map(); // module spec -> { default, custom }
+// Engines that finished loading and have not failed, in load order: what the
+// synchronous helpers (canonicalJson, ...) use.
+const readyEngines = new Set();
 
-/**
- * The shared engine for these options. A failed load is not cached, and an
- * engine that aborted is dropped, so the next call starts a fresh instance.
- */
+/** The shared receiver engine (agui_sync) for these options. */
 export function loadEngine(options = {}) {
+  return loadModule(SYNC_MODULE, options);
+}
+
+/** A loaded, healthy engine of either kind, or null (nothing loaded yet, or every one failed). */
+export function readyEngine() {
+  for (const engine of readyEngines) {
+    if (!engine.failure) return engine;
+    readyEngines.delete(engine);
+  }
+  return null;
+}
+
+/** The shared engine of module `spec` for these options. */
+export function loadModule(spec, options = {}) {
   const { wasmBinary, locateFile } = options;
   if (wasmBinary !== undefined && !isBinary(wasmBinary)) {
     return Promise.reject(syncError('options.wasmBinary must be an ArrayBuffer or a Uint8Array'));
@@ -65,24 +103,30 @@ export function loadEngine(options = {}) {
   if (locateFile !== undefined && typeof locateFile !== 'function') {
     return Promise.reject(syncError('options.locateFile must be a function'));
   }
+  let cache = caches.get(spec);
+  if (!cache) caches.set(spec, (cache = { default: null, custom: new WeakMap() }));
   const key = wasmBinary ?? locateFile;
-  const cached = key === undefined ? defaultEngine : customEngines.get(key);
+  const cached = key === undefined ? cache.default : cache.custom.get(key);
   if (cached) return cached;
 
   const forget = () => {
     if (key === undefined) {
-      if (defaultEngine === promise) defaultEngine = null;
-    } else if (customEngines.get(key) === promise) {
-      customEngines.delete(key);
+      if (cache.default === promise) cache.default = null;
+    } else if (cache.custom.get(key) === promise) {
+      cache.custom.delete(key);
     }
   };
-  const promise = instantiate(wasmBinary, locateFile).then((engine) => {
-    engine.onFailure = forget;
+  const promise = instantiate(spec, wasmBinary, locateFile).then((engine) => {
+    engine.onFailure = (failed) => {
+      readyEngines.delete(failed);
+      forget();
+    };
+    readyEngines.add(engine);
     return engine;
   });
   promise.catch(forget);
-  if (key === undefined) defaultEngine = promise;
-  else customEngines.set(key, promise);
+  if (key === undefined) cache.default = promise;
+  else cache.custom.set(key, promise);
   return promise;
 }
 
@@ -96,12 +140,12 @@ function toUint8Array(value) {
   return new Uint8Array(value);
 }
 
-async function instantiate(wasmBinary, locateFile) {
+async function instantiate(spec, wasmBinary, locateFile) {
   const moduleArgs = {};
   if (locateFile) moduleArgs.locateFile = locateFile;
   if (wasmBinary !== undefined) moduleArgs.wasmBinary = toUint8Array(wasmBinary);
   else {
-    const bytes = await readWasmInNode(locateFile);
+    const bytes = await readWasmInNode(spec.wasmFile, locateFile);
     if (bytes) moduleArgs.wasmBinary = bytes;
   }
   let engine = null;
@@ -111,7 +155,8 @@ async function instantiate(wasmBinary, locateFile) {
   };
   let module;
   try {
-    module = await createAguiSyncModule(moduleArgs);
+    const factory = await spec.factory();
+    module = await factory(moduleArgs);
   } catch (thrown) {
     throw syncError(`could not load the WebAssembly engine (${describeThrown(thrown)})`, asCause(thrown));
   }
@@ -126,11 +171,11 @@ function isNode() {
 
 // Node's fetch() cannot read file: URLs, so under Node the binary is read from
 // disk. Returns undefined when the glue should load it itself (http URLs).
-async function readWasmInNode(locateFile) {
+async function readWasmInNode(wasmFile, locateFile) {
   if (!isNode()) return undefined;
   const dir = new URL(WASM_DIR, import.meta.url);
   if (dir.protocol !== 'file:' && !locateFile) return undefined;
-  const target = locateFile ? locateFile(WASM_FILE, dir.href) : new URL(WASM_FILE, dir).href;
+  const target = locateFile ? locateFile(wasmFile, dir.href) : new URL(wasmFile, dir).href;
   let where = target;
   if (typeof target === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(target) && !/^[a-z]:[\\/]/i.test(target)) {
     const url = new URL(target);

@@ -1,7 +1,9 @@
 // StateSync: the public object of agui-state-sync. It owns one C++ Facade,
 // moves chunks into the WASM heap as bytes, turns the facade's Result JSON into
-// Outcome objects, and keeps the JS state mirror (state-mirror.js) in step.
-import { asCause, describeThrown, DISPOSED_MESSAGE, syncError, syncTypeError } from './errors.js';
+// Outcome objects, keeps the JS state mirror (state-mirror.js) in step, and
+// owns the approval guard (guard.js).
+import { asCause, describeThrown, DISPOSED_MESSAGE, reportListenerError, syncError, syncTypeError } from './errors.js';
+import { ApprovalGuard } from './guard.js';
 import { loadEngine } from './loader.js';
 import { applyDelta } from './state-mirror.js';
 import { kInternals } from './internals.js';
@@ -9,8 +11,14 @@ import { kInternals } from './internals.js';
 // Chunks larger than this cross into the engine in slices, so the scratch
 // buffer in the WASM heap stays small (the engine accepts any chunking).
 const SLICE_BYTES = 1 << 20;
-const LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes'];
-const KNOWN_OPTIONS = new Set([...LIMIT_OPTIONS, 'initialState', 'wasmBinary', 'locateFile']);
+// Positive integers passed to the engine as they are.
+const LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs'];
+const GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
+const KNOWN_OPTIONS = new Set([...LIMIT_OPTIONS, ...GUARD_OPTIONS, 'initialState', 'wasmBinary', 'locateFile']);
+
+const defaultNow = typeof performance === 'object' && performance !== null && typeof performance.now === 'function'
+  ? () => performance.now()
+  : () => Date.now();
 
 const textEncoder = new TextEncoder();
 
@@ -25,6 +33,17 @@ const leakRegistry = typeof FinalizationRegistry === 'function'
     }
   })
   : null;
+
+/** The guard's JS-side options: { now, staleCheckMs }. */
+function guardOptions(options) {
+  const now = options?.now ?? defaultNow;
+  if (typeof now !== 'function') throw syncTypeError('option now must be a function returning milliseconds');
+  const staleCheckMs = options?.staleCheckMs ?? 0;
+  if (typeof staleCheckMs !== 'number' || !(staleCheckMs >= 0) || !Number.isFinite(staleCheckMs)) {
+    throw syncTypeError(`option staleCheckMs must be a number of milliseconds >= 0, got ${describeValue(staleCheckMs)}`);
+  }
+  return { now, staleCheckMs };
+}
 
 /** Builds the facade's options JSON; returns [json, initial JS state]. */
 function encodeOptions(options) {
@@ -41,6 +60,10 @@ function encodeOptions(options) {
       throw syncTypeError(`option ${name} must be a positive integer, got ${describeValue(value)}`);
     }
     out[name] = value;
+  }
+  if (options.trustUnsequenced !== undefined) {
+    if (typeof options.trustUnsequenced !== 'boolean') throw syncTypeError('option trustUnsequenced must be a boolean');
+    out.trustUnsequenced = options.trustUnsequenced;
   }
   const limits = JSON.stringify(out);
   if (options.initialState === undefined) return [limits, {}];
@@ -72,18 +95,6 @@ function toBytes(chunk) {
   return null;
 }
 
-function reportListenerError(error) {
-  if (typeof globalThis.reportError === 'function') {
-    try {
-      globalThis.reportError(error);
-      return;
-    } catch {
-      // fall through to the console
-    }
-  }
-  if (typeof console !== 'undefined') console.error('agui-state-sync: a subscribe() listener threw', error);
-}
-
 export class StateSync {
   #engine;
   #facade;
@@ -97,14 +108,42 @@ export class StateSync {
   #broken = null; // the Error that made this instance unusable
   #highSurrogate = ''; // a string chunk ended inside a surrogate pair: its first half
   #mirrorReloads = 0;
+  #epoch = null;
+  #now;
+  #guard;
 
   /** @internal use createStateSync() */
-  constructor(engine, facade, initialState) {
+  constructor(engine, facade, initialState, { now, staleCheckMs } = guardOptions(undefined)) {
     this.#engine = engine;
     this.#facade = facade;
     this.#state = initialState;
+    this.#now = now;
+    this.#guard = new ApprovalGuard({
+      facade: () => this.#facade,
+      call: (fn) => this.#call(fn),
+      state: () => this.#state,
+      now: () => Number(this.#now()),
+      unusable: () => this.#unusableReason(),
+    }, staleCheckMs);
     this.#absorb(this.#call(() => facade.statusJson()), null);
     if (leakRegistry) leakRegistry.register(this, { facade, engine }, this);
+  }
+
+  /**
+   * The approval guard: view/approve/watch a value, AG-UI interrupts. Usable
+   * after dispose() too: it then refuses with reason 'disposed'.
+   */
+  get guard() {
+    return this.#guard;
+  }
+
+  /**
+   * The sender's epoch (metadata.epoch of the snapshot the state came from, as
+   * a string), or null when unknown. Sent back on reconnect (X-AGUI-State-Epoch).
+   */
+  get epoch() {
+    this.#check();
+    return this.#epoch;
   }
 
   /** Current state as plain JSON data. Never modified in place: treat it as read-only. */
@@ -143,14 +182,18 @@ export class StateSync {
     this.#check();
     const before = this.#snapshotForNotify();
     const outcomes = [];
-    if (typeof chunk === 'string') this.#feedString(chunk, outcomes);
-    else {
+    if (typeof chunk === 'string') {
+      if (chunk.length > 0) this.#noteActivity();
+      this.#feedString(chunk, outcomes);
+    } else {
       const bytes = toBytes(chunk);
       if (bytes === null) throw syncTypeError('feed() takes a Uint8Array or a string');
+      if (bytes.length > 0) this.#noteActivity();
       if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
       this.#feedBytes(bytes, outcomes);
     }
     this.#notifyIfChanged(before);
+    this.#guard.refresh();
     return outcomes;
   }
 
@@ -163,6 +206,7 @@ export class StateSync {
     if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
     this.#absorb(this.#call(() => facade.end()), outcomes);
     this.#notifyIfChanged(before);
+    this.#guard.refresh();
     return outcomes;
   }
 
@@ -172,6 +216,7 @@ export class StateSync {
     this.#highSurrogate = '';
     const facade = this.#facade;
     this.#call(() => facade.reset());
+    this.#guard.refresh();
   }
 
   /** Engine counters and byte totals (from C++), taxRate, and mirrorReloads (JS). */
@@ -206,6 +251,7 @@ export class StateSync {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#listeners.clear();
+    this.#guard.dispose();
     if (leakRegistry) leakRegistry.unregister(this);
     const facade = this.#facade;
     this.#facade = null;
@@ -225,6 +271,19 @@ export class StateSync {
   }
 
   // --- internals ---------------------------------------------------------------
+
+  // Why the guard cannot answer (it never throws for that): 'disposed', 'engine-failed', or null.
+  #unusableReason() {
+    if (this.#disposed) return 'disposed';
+    if (this.#broken || this.#engine.failure) return 'engine-failed';
+    return null;
+  }
+
+  #noteActivity() {
+    const facade = this.#facade;
+    const now = Number(this.#now());
+    this.#call(() => facade.noteActivity(now));
+  }
 
   #check() {
     if (this.#disposed) throw new Error(DISPOSED_MESSAGE);
@@ -317,10 +376,12 @@ export class StateSync {
     let unmirrored = null; // applied outcomes whose state the mirror could not compute
     for (const raw of result.outcomes) {
       if (raw.kind !== 'applied') {
+        if (raw.kind === 'event') this.#guard.noteEvent(raw.event);
         outcomes.push(raw);
         continue;
       }
       const event = raw.event;
+      if (raw.type === 'STATE_SNAPSHOT') this.#noteSnapshotEpoch(event);
       const outcome = {
         kind: 'applied',
         type: raw.type,
@@ -352,6 +413,15 @@ export class StateSync {
     this.#lastSeq = result.lastSeq;
     this.#lastEventId = result.lastEventId;
     this.#resync = result.resync;
+    if (result.epoch !== undefined) this.#epoch = result.epoch; // an engine that reports it is the authority
+  }
+
+  // The engine's epoch changes only when it applies a snapshot carrying
+  // metadata.epoch (a string, or an integer it keeps as its decimal text).
+  #noteSnapshotEpoch(event) {
+    const epoch = event.metadata !== null && typeof event.metadata === 'object' ? event.metadata.epoch : undefined;
+    if (typeof epoch === 'string') this.#epoch = epoch;
+    else if (typeof epoch === 'number') this.#epoch = Number.isSafeInteger(epoch) ? String(epoch) : null; // digits lost by JSON.parse: unknown
   }
 
   #snapshotForNotify() {
@@ -365,7 +435,7 @@ export class StateSync {
       try {
         entry.listener();
       } catch (error) {
-        reportListenerError(error);
+        reportListenerError(error, 'a subscribe() listener');
       }
     }
   }
@@ -374,10 +444,12 @@ export class StateSync {
 /**
  * Loads the WebAssembly engine (once) and creates a StateSync.
  * @param {object} [options] reorderWindow, reorderBytes, maxGapEvents, maxEventBytes,
- *   maxDepth, maxStateBytes, initialState, wasmBinary, locateFile
+ *   maxDepth, maxStateBytes, initialState, wasmBinary, locateFile; guard: staleAfterMs,
+ *   trustUnsequenced, now, staleCheckMs
  */
 export async function createStateSync(options) {
   const [optionsJson, initialState] = encodeOptions(options);
+  const guard = guardOptions(options);
   const engine = await loadEngine(options ?? {});
   if (engine.failure) throw syncError(`the WebAssembly engine is unusable: ${engine.failure.message}`, engine.failure);
   let facade;
@@ -400,5 +472,5 @@ export async function createStateSync(options) {
     facade.delete();
     throw syncError(`invalid options: ${problem}`);
   }
-  return new StateSync(engine, facade, initialState);
+  return new StateSync(engine, facade, initialState, guard);
 }

@@ -160,9 +160,120 @@ export interface StateSyncOptions<S = JsonValue> {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where to find 'agui_sync.wasm' (Emscripten's locateFile). */
   locateFile?: (path: string, prefix: string) => string;
+  /** Approvals are refused ('stale') when no byte arrived for this long (default 15000 ms). */
+  staleAfterMs?: number;
+  /** Allow approvals on a stream without seq numbers (status 'unverified'; default false). */
+  trustUnsequenced?: boolean;
+  /** The guard's clock in milliseconds, any monotonic origin (default performance.now / Date.now). */
+  now?: () => number;
+  /**
+   * While guard.watch() has listeners, re-check staleness every this many ms
+   * (default 0: only after feed/end/reset and guard.check()). The timer never
+   * keeps a Node process alive.
+   */
+  staleCheckMs?: number;
 }
 
 export type Unsubscribe = () => void;
+
+/** Why the guard refuses an approval (or a view). */
+export type GuardReason =
+  | 'resyncing'
+  | 'unverified'
+  | 'stale'
+  | 'gap-pending'
+  | 'changed'
+  | 'missing'
+  | 'invalid-token'
+  | 'unknown-interrupt'
+  | 'disposed'
+  | 'engine-failed'
+  | (string & {});
+
+/** What the person was shown: hand it back to guard.approve(). */
+export interface ViewToken {
+  path: string;
+  /** lastSeq when viewed (null on an unsequenced stream). */
+  seq: number | null;
+  /** stateDigest() of the value at path. */
+  digest: string;
+}
+
+/** An approval the agent can check against its own state (verifyApproval). */
+export interface Approval {
+  path: string;
+  /** lastSeq when approved. */
+  seq: number | null;
+  /** lastSeq when the value was viewed. */
+  viewedSeq: number | null;
+  /** stateDigest() of the approved value. */
+  digest: string;
+  /** The sender's epoch, or null. */
+  epoch: string | null;
+  /** The AG-UI interrupt this approval answers (approve(token, { interruptId })). */
+  interruptId?: string;
+}
+
+export type GuardRefusal = { ok: false; reason: GuardReason };
+export type ViewResult<V = JsonValue> = { ok: true; value: V; token: ViewToken } | GuardRefusal;
+export type ApproveResult = { ok: true; approval: Approval } | GuardRefusal;
+
+/** What guard.watch() delivers. */
+export interface GuardWatchState<V = JsonValue> {
+  /** The value at the path in sync.state (undefined when missing). */
+  value: V | undefined;
+  /** True when approve(token) would succeed right now. */
+  approvable: boolean;
+  /** null when approvable, else why not. */
+  reason: GuardReason | null;
+  /** Approves exactly `value` (null when the path is missing). */
+  token: ViewToken | null;
+}
+
+/** An AG-UI 1.0 Interrupt (RUN_FINISHED outcome { type: 'interrupt', interrupts }). */
+export interface Interrupt {
+  id: string;
+  reason: string;
+  message?: string;
+  toolCallId?: string;
+  responseSchema?: Record<string, unknown>;
+  expiresAt?: string;
+  metadata?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** Extra fields for a resume payload: anything but `approved` and `approval`. */
+export type ExtraPayload = object & { approved?: never; approval?: never };
+
+/** An AG-UI 1.0 ResumeEntry (RunAgentInput.resume is an array of these). */
+export interface ResumeEntry<P extends ExtraPayload = {}> {
+  interruptId: string;
+  status: 'resolved';
+  payload: { approved: true; approval: Approval } & P;
+}
+
+export interface ApprovalGuard<S = JsonValue> {
+  /** The value at `path` (JSON Pointer) and a token to approve it with. */
+  view<V = JsonValue>(path: string): ViewResult<V>;
+  /**
+   * An approval if the state is verified, live, not waiting on a gap, and the
+   * value at token.path still has token.digest. Never throws for state.
+   */
+  approve(token: ViewToken, options?: { interruptId?: string }): ApproveResult;
+  /** null when approvals are possible now, else why not. */
+  blocker(): GuardReason | null;
+  /**
+   * Calls `listener` now and whenever the value at `path` (by identity) or its
+   * approvability changes (checked after feed/end/reset and guard.check()).
+   */
+  watch<V = JsonValue>(path: string, listener: (state: GuardWatchState<V>) => void): Unsubscribe;
+  /** Re-evaluates watchers now (staleness depends on the clock). */
+  check(): void;
+  /** The open AG-UI interrupts. */
+  interrupts(): Interrupt[];
+  /** The resume entry answering `approval.interruptId` with this approval. */
+  resumeEntry<P extends ExtraPayload = {}>(approval: Approval, extraPayload?: P): ResumeEntry<P>;
+}
 
 export interface StateSync<S = JsonValue> {
   /**
@@ -188,9 +299,142 @@ export interface StateSync<S = JsonValue> {
    * and does not affect the engine or other listeners.
    */
   subscribe(listener: () => void): Unsubscribe;
-  /** Frees the engine. Idempotent; any other call afterwards throws an Error. */
+  /** Frees the engine. Idempotent; any other call afterwards throws an Error (guard answers 'disposed'). */
   dispose(): void;
+  /** The sender's epoch (metadata.epoch of the snapshot the state came from), or null. */
+  readonly epoch: string | null;
+  /** The approval guard. */
+  readonly guard: ApprovalGuard<S>;
 }
 
 /** Loads the WebAssembly engine (once per realm) and creates a StateSync. */
 export function createStateSync<S = JsonValue>(options?: StateSyncOptions<S>): Promise<StateSync<S>>;
+
+export interface EngineOptions {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string, prefix: string) => string;
+}
+
+/** Loads the engine (idempotent; shared with createStateSync) so that the synchronous helpers work. */
+export function initEngine(options?: EngineOptions): Promise<void>;
+
+/**
+ * RFC 8785 canonical JSON of `value` (synchronous, needs a loaded engine).
+ * TypeError for what JSON cannot represent (undefined, functions, BigInt, NaN, ...).
+ */
+export function canonicalJson(value: unknown): string;
+/** "sha256:" + hex SHA-256 of canonicalJson(value). */
+export function stateDigest(value: unknown): `sha256:${string}`;
+/** True only if `agentState` at approval.path has approval.digest. False for any malformed input. */
+export function verifyApproval(approval: unknown, agentState: unknown): boolean;
+
+export interface StateEmitterOptions<S = JsonValue> extends EngineOptions {
+  /** seq of the initial state (default 0). */
+  startSeq?: number;
+  /** Stamped on every event (default: a random id per emitter). */
+  epoch?: string;
+  /** metadata.digest on every K-th seq (default 16; 0 = never). */
+  digestEvery?: number;
+  /** Paths whose replace/remove update() precedes with a `test` op. */
+  guardedPaths?: string[];
+  /** `test` before every replace/remove update() emits. */
+  testAll?: boolean;
+  /** Send a snapshot when a delta is larger than this x the snapshot (default 0.8). */
+  snapshotRatio?: number;
+  /** Replay buffer caps (default 1024 events, 4 MiB). */
+  replayMaxEvents?: number;
+  replayMaxBytes?: number;
+  /** Deepest accepted nesting (default 128). */
+  maxDepth?: number;
+  initialState?: S;
+}
+
+export interface EmitterStats {
+  deltas: number;
+  snapshots: number;
+  digests: number;
+  repaired: number;
+  rejected: number;
+  replays: number;
+  replaySnapshots: number;
+}
+
+/** A STATE_SNAPSHOT or STATE_DELTA event, as sent. */
+export type StateEvent<S = JsonValue> = StateSnapshotEvent<S> | StateDeltaEvent;
+
+/** An Error from update()/patch(): the state is unchanged. */
+export interface EmitterError extends Error {
+  code: 'invalid-patch' | 'patch-failed' | 'precondition-failed' | 'limit-exceeded' | (string & {});
+  opIndex?: number;
+}
+
+export interface StateEmitter<S = JsonValue> {
+  /** Events that take receivers from the current state to `newState` ([] if equal). */
+  update(newState: S): StateEvent<S>[];
+  /** Applies RFC 6902 ops atomically; throws an EmitterError if they do not apply. */
+  patch(ops: JsonPatchOperation[]): StateEvent<S>[];
+  snapshot(): StateSnapshotEvent<S>;
+  /** "id: <seq>\ndata: <JSON>\n\n". */
+  encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;
+  /** ": hb <seq>\n\n". */
+  heartbeat(): string;
+  /** What a client at `seq` (of `epoch`) needs: [], the missed deltas, or one snapshot. */
+  replaySince(seq: number, epoch?: string | null): StateEvent<S>[];
+  readonly seq: number;
+  readonly epoch: string;
+  /** The current state, parsed once per change; treat as read-only. */
+  readonly state: S;
+  stats(): EmitterStats;
+  dispose(): void;
+}
+
+export function createStateEmitter<S = JsonValue>(options?: StateEmitterOptions<S>): Promise<StateEmitter<S>>;
+
+/** Where a client is, as sent on reconnect (forwardedProps.stateSync, or the headers). */
+export interface StateSyncPosition {
+  lastSeq: number | null;
+  epoch: string | null;
+  reason: string | null;
+}
+
+/** An AG-UI RunAgentInput (only what connectStateSync touches is typed). */
+export interface RunAgentInputLike {
+  threadId: string;
+  runId: string;
+  forwardedProps?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface ConnectContext extends StateSyncPosition {
+  /** 1 for the first request. */
+  attempt: number;
+  lastEventId: string | null;
+}
+
+export type ConnectStatus =
+  | { state: 'connecting'; attempt: number }
+  | { state: 'open'; attempt: number; catchUp: 'current' | 'replay' | 'snapshot' | (string & {}) | null }
+  | { state: 'waiting'; attempt: number; delayMs: number; error: unknown }
+  | { state: 'closed'; error?: unknown };
+
+export interface ConnectOptions<S = JsonValue> {
+  url: string | URL;
+  init?: RequestInit;
+  /** The RunAgentInput to POST on each attempt; forwardedProps.stateSync is filled in. */
+  body?: (context: ConnectContext) => RunAgentInputLike | undefined;
+  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>;
+  backoff?: { initialMs?: number; maxMs?: number; factor?: number; jitter?: number | boolean };
+  signal?: AbortSignal;
+  onOutcome?: (outcome: Outcome<S>) => void;
+  onStatus?: (status: ConnectStatus) => void;
+}
+
+export interface Connection {
+  /** Stops the loop and aborts the request in flight. */
+  close(): void;
+  /** Resolves when the loop stops; rejects if the engine failed or the server refused (4xx). */
+  done: Promise<void>;
+}
+
+/** Feeds `sync` from `options.url`, reconnecting (with replay) until closed or the run ends. */
+export function connectStateSync<S = JsonValue>(sync: StateSync<S>, options: ConnectOptions<S>): Connection;

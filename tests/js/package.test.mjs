@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { jsDir, repoRoot, separateWasm } from './support.mjs';
 
@@ -44,7 +45,8 @@ describe('npm package', () => {
     const [info] = JSON.parse(out.slice(out.indexOf('[')));
     const files = info.files.map((f) => f.path).sort();
     const expected = [
-      'README.md', 'package.json', 'wasm/agui_sync.mjs', ...(separateWasm ? ['wasm/agui_sync.wasm'] : []),
+      'README.md', 'package.json', 'wasm/agui_sync.mjs', 'wasm/agui_emitter.mjs',
+      ...(separateWasm ? ['wasm/agui_sync.wasm', 'wasm/agui_emitter.wasm'] : []),
       ...readdirSync(join(jsDir, 'src')).map((f) => `src/${f}`),
       ...readdirSync(join(jsDir, 'types')).map((f) => `types/${f}`),
     ].sort();
@@ -54,6 +56,12 @@ describe('npm package', () => {
     for (const entry of Object.values(pkg.exports)) {
       if (typeof entry === 'object') assert.equal(Object.keys(entry)[0], 'types', 'types must come first');
     }
+  });
+
+  test('size budget: the browser engine (agui_sync wasm + glue) is at most 100 KB gzipped', () => {
+    const files = ['agui_sync.mjs', ...(separateWasm ? ['agui_sync.wasm'] : [])];
+    const bytes = files.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, 'wasm', f)), { level: 9 }).length, 0);
+    assert.ok(bytes <= 100 * 1024, `${bytes} bytes gzipped`);
   });
 
   test('installed tarball: import from Node with no options', () => {
@@ -70,16 +78,35 @@ describe('npm package', () => {
     assert.deepEqual(JSON.parse(stdout), [['applied', 'applied'], { a: [1, 2] }, 'synced', 2]);
   });
 
+  test('installed tarball: emitter + server helpers + canonical helpers from Node', () => {
+    const script = `
+      import { createStateEmitter, createStateSync, stateDigest, verifyApproval } from 'agui-state-sync';
+      import { catchUp } from 'agui-state-sync/server';
+      const emitter = await createStateEmitter({ epoch: 'E', initialState: { proposal: { n: 1 } } });
+      emitter.update({ proposal: { n: 2 } });
+      const sync = await createStateSync();
+      const { mode, events } = catchUp(emitter, { headers: {} });
+      for (const e of events) sync.feed(emitter.encode(e));
+      const { token } = sync.guard.view('/proposal');
+      const { approval } = sync.guard.approve(token);
+      console.log(JSON.stringify([mode, sync.state, sync.epoch, verifyApproval(approval, emitter.state), token.digest === stateDigest({ n: 2 })]));
+    `;
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(stdout), ['snapshot', { proposal: { n: 2 } }, 'E', true, true]);
+  });
+
   test('installed tarball: TypeScript resolves the types through the exports map', () => {
     const tsc = join(rootModules, 'typescript', 'bin', 'tsc');
     assert.ok(existsSync(tsc), 'typescript missing: run `make npm-deps`');
     writeFileSync(join(consumer, 'check.mts'), `
-      import { createStateSync, type Outcome } from 'agui-state-sync';
+      import { createStateEmitter, createStateSync, type Outcome } from 'agui-state-sync';
       import { useAgentState } from 'agui-state-sync/react';
+      import { catchUp, type CatchUpMode } from 'agui-state-sync/server';
       const sync = await createStateSync<{ n: number }>({ initialState: { n: 1 } });
       const outcomes: Outcome<{ n: number }>[] = sync.feed('');
       const n: number = sync.state.n;
-      export { outcomes, n, useAgentState };
+      const mode: CatchUpMode = catchUp(await createStateEmitter<{ n: number }>(), { headers: {} }).mode;
+      export { outcomes, n, useAgentState, mode };
     `);
     writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: [] },
@@ -268,6 +295,11 @@ import { flushSync } from 'react-dom';`,
   test('vite build emitted the .wasm as an asset', () => {
     const assets = readdirSync(join(viteDir, 'dist', 'assets'));
     if (separateWasm) assert.ok(assets.some((f) => f.endsWith('.wasm')), `no .wasm in ${assets}`);
+    // The page never creates a StateEmitter: no sender glue in the bundle (Vite may
+    // still copy the sender's .wasm, which nothing references or downloads).
+    for (const f of assets.filter((name) => name.endsWith('.js'))) {
+      assert.ok(!readFileSync(join(viteDir, 'dist', 'assets', f), 'utf8').includes('agui_emitter'), `${f} references the sender module`);
+    }
     assert.ok(!readFileSync(join(viteDir, 'dist', 'index.html'), 'utf8').includes('<script>'), 'no inline script');
   });
 

@@ -1,17 +1,39 @@
 // Compiled with `tsc --noEmit -p tests/js/tsconfig.json` (types.test.mjs): the
 // hand-written declarations must accept real usage and reject misuse.
-import { createStateSync } from 'agui-state-sync';
+import {
+  canonicalJson,
+  connectStateSync,
+  createStateEmitter,
+  createStateSync,
+  initEngine,
+  stateDigest,
+  verifyApproval,
+} from 'agui-state-sync';
 import type {
   AppliedOutcome,
+  Approval,
+  ConnectStatus,
+  Connection,
+  EmitterError,
+  EmitterStats,
+  GuardReason,
+  GuardWatchState,
+  Interrupt,
   JsonValue,
   Outcome,
+  ResumeEntry,
   ResyncRequest,
+  StateEmitter,
+  StateEvent,
   StateSync,
   StateSyncOptions,
   SyncMetrics,
   SyncStatus,
+  ViewToken,
 } from 'agui-state-sync';
 import { useAgentState } from 'agui-state-sync/react';
+import { catchUp, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
+import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
 
 interface Todo {
   id: number;
@@ -123,3 +145,130 @@ export async function usage(): Promise<void> {
   const wrong: string = useAgentState(sync, (s) => s.todos.length);
   void wrong;
 }
+
+interface Proposal {
+  amount: number;
+  to: string;
+}
+interface Shared {
+  proposal?: Proposal;
+  items: string[];
+}
+
+export async function approvals(): Promise<void> {
+  await initEngine();
+  await initEngine({ wasmBinary: new Uint8Array(0), locateFile: (p) => p });
+  const text: string = canonicalJson({ b: 1, a: [1, 'x'] });
+  const digest: `sha256:${string}` = stateDigest(text);
+  void digest;
+
+  let fakeTime = 0;
+  const sync = await createStateSync<Shared>({
+    staleAfterMs: 15000,
+    trustUnsequenced: false,
+    now: () => fakeTime++,
+    staleCheckMs: 1000,
+  });
+  const epoch: string | null = sync.epoch;
+  void epoch;
+  const view = sync.guard.view<Proposal>('/proposal');
+  if (view.ok) {
+    const amount: number = view.value.amount;
+    const token: ViewToken = view.token;
+    const approved = sync.guard.approve(token, { interruptId: 'int-1' });
+    if (approved.ok) {
+      const approval: Approval = approved.approval;
+      const seq: number | null = approval.seq;
+      const entry: ResumeEntry<{ note: string }> = sync.guard.resumeEntry(approval, { note: 'ok' });
+      const note: string = entry.payload.note;
+      const yes: true = entry.payload.approved;
+      const plainEntry: ResumeEntry = sync.guard.resumeEntry(approval);
+      const ok: boolean = verifyApproval(approval, { proposal: { amount: 1 } });
+      void amount, seq, note, yes, plainEntry, ok;
+    } else {
+      const reason: GuardReason = approved.reason;
+      void reason;
+    }
+  } else {
+    const reason: string = view.reason;
+    void reason;
+  }
+  const blocker: GuardReason | null = sync.guard.blocker();
+  const off: () => void = sync.guard.watch<Proposal>('/proposal', (s: GuardWatchState<Proposal>) => {
+    const to: string | undefined = s.value?.to;
+    const can: boolean = s.approvable;
+    const token: ViewToken | null = s.token;
+    void to, can, token;
+  });
+  off();
+  sync.guard.check();
+  const open: Interrupt[] = sync.guard.interrupts();
+  const firstId: string | undefined = open[0]?.id;
+  void blocker, firstId;
+
+  const emitter: StateEmitter<Shared> = await createStateEmitter<Shared>({
+    epoch: 'e1', startSeq: 0, digestEvery: 16, guardedPaths: ['/proposal'], testAll: false, snapshotRatio: 0.8,
+    replayMaxEvents: 1024, replayMaxBytes: 1 << 22, maxDepth: 64, initialState: { items: [] },
+  });
+  const events: StateEvent<Shared>[] = emitter.update({ items: ['a'] });
+  emitter.patch([{ op: 'add', path: '/items/-', value: 'b' }]);
+  const wire: string = events.map((e) => emitter.encode(e)).join('') + emitter.encode(emitter.snapshot(), { id: false });
+  const hb: string = emitter.heartbeat();
+  const replay: StateEvent<Shared>[] = emitter.replaySince(0, emitter.epoch);
+  const items: string[] = emitter.state.items;
+  const stats: EmitterStats = emitter.stats();
+  const seq: number = emitter.seq;
+  try {
+    emitter.patch([{ op: 'remove', path: '/nope' }]);
+  } catch (e) {
+    const code: string = (e as EmitterError).code;
+    void code;
+  }
+  void wire, hb, replay, items, stats, seq;
+
+  const mode: CatchUpMode = catchUp(emitter, { headers: { 'x-agui-state-seq': '3' } }).mode;
+  catchUp(emitter, { threadId: 't', runId: 'r', forwardedProps: { stateSync: { lastSeq: 3, epoch: 'e1' } } });
+  catchUp(emitter, new Request('http://x/'));
+  const res: SseResponse = { write: () => true, headersSent: false };
+  writeCatchUp(res, emitter, undefined);
+  const stop: () => void = startHeartbeat(res, emitter, 5000);
+  stop();
+  const position = readResyncRequest({ headers: {} });
+  const reasons: ReadonlySet<string> = SNAPSHOT_REASONS;
+  void mode, position.lastSeq, reasons;
+
+  const connection: Connection = connectStateSync(sync, {
+    url: '/agent',
+    init: { headers: { authorization: 'x' } },
+    body: (ctx) => ({ threadId: 't', runId: `r${ctx.attempt}`, messages: [], forwardedProps: {} }),
+    backoff: { initialMs: 500, maxMs: 10000, factor: 2, jitter: 0.5 },
+    signal: new AbortController().signal,
+    onOutcome: (o: Outcome<Shared>) => void o.kind,
+    onStatus: (s: ConnectStatus) => {
+      if (s.state === 'waiting') void s.delayMs;
+    },
+  });
+  connection.close();
+  await connection.done;
+  emitter.dispose();
+  sync.dispose();
+
+  // Misuse must not compile.
+  // @ts-expect-error approve takes a token object
+  sync.guard.approve('token');
+  // @ts-expect-error interruptId is a string
+  sync.guard.approve({ path: '', seq: 1, digest: '' }, { interruptId: 1 });
+  // @ts-expect-error epoch is read-only
+  sync.epoch = 'x';
+  // @ts-expect-error staleAfterMs is a number
+  await createStateSync({ staleAfterMs: '15s' });
+  // @ts-expect-error unknown emitter option
+  await createStateEmitter({ epochh: 'x' });
+  // @ts-expect-error update takes the state type
+  emitter.update({ items: 5 });
+  // @ts-expect-error connectStateSync needs a url
+  connectStateSync(sync, {});
+  // @ts-expect-error resumeEntry must not override approved
+  sync.guard.resumeEntry({} as Approval, { approved: false });
+}
+

@@ -59,6 +59,8 @@ TEST_CASE("guard: refusal reasons", "[guard]") {
   CHECK(g.guard.approve(t, 2100, nullptr).reason == "changed");
   g.send(deltaEvent(replaceOp("/nope", 1), 3, 4), 2200);  // fails -> resyncing
   CHECK(g.guard.approve(t, 2200, nullptr).reason == "resyncing");
+  g.guard.noteDisconnected();
+  CHECK(g.guard.approve(t, 2200, nullptr).reason == "resyncing");  // the stronger reason wins
   ViewToken bad = t;
   bad.path = "nope";
   g.send(snapshotEvent(proposal("alice"), 9), 3000);
@@ -103,4 +105,15 @@ TEST_CASE("facade: guard and canonicalization through the JSON protocol", "[guar
   CHECK(c["digest"].get<std::string>().size() == 7 + 64);
   CHECK(json::parse(Facade::canonicalize("{"))["ok"] == false);
   CHECK(json::parse(Facade::canonicalize(std::string(1000, '[')))["ok"] == false);
+}
+
+TEST_CASE("guard: a broken connection blocks approvals at once, until bytes arrive again", "[guard]") {
+  Rig g;
+  g.send(snapshotEvent(proposal("alice"), 1), 1000);
+  ViewToken t;
+  REQUIRE(g.guard.view("/proposal", nullptr, &t).ok);
+  g.guard.noteDisconnected();
+  CHECK(g.guard.approve(t, 1001, nullptr).reason == "disconnected");
+  g.guard.noteActivity(1500);
+  CHECK(g.guard.approve(t, 1501, nullptr).ok);
 }

@@ -1,0 +1,109 @@
+# libFuzzer targets (included by the top-level Makefile; see docs/fuzzing.md).
+#
+#   make fuzz-build          build/fuzz/fuzz_<name> for every target
+#   make fuzz-corpus         seed corpora in build/fuzz/corpus/fuzz_<name>/ (from the conformance suites)
+#   make fuzz-smoke          each target for FUZZ_SMOKE_RUNS executions on its seeds (part of `make test`)
+#   make fuzz                each target for FUZZ_SECONDS (default 600), one after the other
+#   make fuzz-<name>         one target for FUZZ_SECONDS, e.g. `make fuzz-patch FUZZ_SECONDS=60`
+#
+# Everything is built with clang++-14 -fsanitize=fuzzer,address,undefined; the
+# core sources are compiled here too (with coverage instrumentation), so this
+# does not touch the CMake builds.
+
+FUZZ_CXX ?= clang++-14
+FUZZ_DIR := build/fuzz
+FUZZ_NAMES := sse_framer patch receiver canonical
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
+FUZZ_SECONDS ?= 600
+# Smoke runs: a fixed number of executions (seed corpus included) with a fixed
+# seed; the receiver target is ~30x slower per input, so it gets fewer.
+FUZZ_SMOKE_RUNS ?= 20000
+FUZZ_SMOKE_RUNS_receiver ?= 4000
+FUZZ_SMOKE_SECONDS ?= 60
+FUZZ_CONFORMANCE_DIR ?= ../shared/conformance
+# Reported findings not fixed in src/ yet, tolerated by the harnesses so the runs
+# keep exploring (ids are documented at the top of each fuzz/fuzz_*.cpp; the
+# regression tests in tests/native/test_fuzz_regressions.cpp cover them).
+# Remove an id once its fix lands. Empty = every invariant enforced. (The three
+# findings so far, nul-json, snapshot-depth and silent-snapshot, are fixed.)
+FUZZ_KNOWN_ISSUES ?=
+# Extra libFuzzer flags for `make fuzz` / `make fuzz-<name>` (e.g. -jobs=2 -workers=2).
+FUZZ_FLAGS ?=
+
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CXXFLAGS := -std=c++17 -O1 -g $(FUZZ_SAN) -Isrc -Ifuzz -MMD -MP
+FUZZ_CORE_OBJS := $(patsubst src/%.cpp,$(FUZZ_DIR)/obj/src/%.o,$(wildcard src/*.cpp))
+# libFuzzer's options shared by every run. Crashes land in build/fuzz/artifacts/<target>/.
+FUZZ_RUN_FLAGS = -print_final_stats=1 -timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/fuzz_$*/ \
+  $(if $(wildcard fuzz/dict/$*.dict),-dict=fuzz/dict/$*.dict)
+
+.PHONY: fuzz fuzz-build fuzz-corpus fuzz-smoke $(addprefix fuzz-,$(FUZZ_NAMES)) $(addprefix fuzz-smoke-,$(FUZZ_NAMES))
+
+$(FUZZ_DIR)/obj/src/%.o: src/%.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/obj/fuzz/%.o: fuzz/%.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_CORE_OBJS)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $^ -o $@
+
+# The objects are intermediates of the pattern chain; keep them so a rebuild
+# only recompiles what changed.
+.SECONDARY: $(FUZZ_CORE_OBJS) $(patsubst %,$(FUZZ_DIR)/obj/fuzz/fuzz_%.o,$(FUZZ_NAMES))
+
+-include $(wildcard $(FUZZ_DIR)/obj/*/*.d)
+
+fuzz-build: deps
+	$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
+
+$(FUZZ_DIR)/corpus/.stamp: fuzz/make_corpus.py
+	python3 fuzz/make_corpus.py --conformance $(FUZZ_CONFORMANCE_DIR) --out $(FUZZ_DIR)/corpus
+	@touch $@
+
+fuzz-corpus: $(FUZZ_DIR)/corpus/.stamp
+
+# Short deterministic run of each target on a fresh copy of its seeds (new inputs
+# go to a scratch directory, so the seed corpus stays as generated).
+fuzz-smoke: $(addprefix fuzz-smoke-,$(FUZZ_NAMES))
+
+$(addprefix fuzz-smoke-,$(FUZZ_NAMES)): fuzz-smoke-%: fuzz-build fuzz-corpus
+	@rm -rf $(FUZZ_DIR)/smoke/fuzz_$* && mkdir -p $(FUZZ_DIR)/smoke/fuzz_$* $(FUZZ_DIR)/artifacts/fuzz_$* $(FUZZ_DIR)/logs
+	@echo "fuzz-smoke fuzz_$*: $(or $(FUZZ_SMOKE_RUNS_$*),$(FUZZ_SMOKE_RUNS)) runs (at most $(FUZZ_SMOKE_SECONDS) s)"
+	@AGUI_FUZZ_KNOWN=$(FUZZ_KNOWN_ISSUES) $(FUZZ_DIR)/fuzz_$* $(FUZZ_RUN_FLAGS) -seed=1 \
+	  -runs=$(or $(FUZZ_SMOKE_RUNS_$*),$(FUZZ_SMOKE_RUNS)) -max_total_time=$(FUZZ_SMOKE_SECONDS) \
+	  $(FUZZ_DIR)/smoke/fuzz_$* $(FUZZ_DIR)/corpus/fuzz_$* >$(FUZZ_DIR)/logs/smoke_$*.log 2>&1 \
+	  || { tail -n 60 $(FUZZ_DIR)/logs/smoke_$*.log; echo "fuzz-smoke fuzz_$*: FAILED (log: $(FUZZ_DIR)/logs/smoke_$*.log)"; exit 1; }
+	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/smoke_$*.log
+
+# Campaign: the growing corpus lives in build/fuzz/work/<target>/ (kept between
+# runs), the seeds are read from build/fuzz/corpus/<target>/.
+# Every target runs even if an earlier one crashes (-k); the exit status still fails.
+fuzz: fuzz-build fuzz-corpus
+	@$(MAKE) --no-print-directory -k $(addprefix fuzz-,$(FUZZ_NAMES))
+
+$(addprefix fuzz-,$(FUZZ_NAMES)): fuzz-%: fuzz-build fuzz-corpus
+	@mkdir -p $(FUZZ_DIR)/work/fuzz_$* $(FUZZ_DIR)/artifacts/fuzz_$* $(FUZZ_DIR)/logs
+	@echo "fuzz fuzz_$*: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/logs/fuzz_$*.log)"
+	@AGUI_FUZZ_KNOWN=$(FUZZ_KNOWN_ISSUES) $(FUZZ_DIR)/fuzz_$* $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
+	  $(FUZZ_DIR)/work/fuzz_$* $(FUZZ_DIR)/corpus/fuzz_$* >$(FUZZ_DIR)/logs/fuzz_$*.log 2>&1 \
+	  || { tail -n 60 $(FUZZ_DIR)/logs/fuzz_$*.log; echo "fuzz fuzz_$*: CRASH (artifacts: $(FUZZ_DIR)/artifacts/fuzz_$*/)"; exit 1; }
+	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/fuzz_$*.log $(FUZZ_DIR)/work/fuzz_$*
+
+# ---------------------------------------------------------------------------
+# Sanitizers: the whole native suite (and the replay CLI test) built with
+# -DAGUI_SANITIZE=ON (ASan + UBSan, no recovery: any report fails the run).
+# About 40 s of tests on 2 cores, the 10,000-schedule property test included.
+SANITIZE_BUILD := build/asan
+SANITIZE_TEST_ARGS ?=
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: sanitize
+sanitize: deps
+	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGUI_SANITIZE=ON >/dev/null
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
+	$(SANITIZE_ENV) $(SANITIZE_BUILD)/agui_sync_tests $(SANITIZE_TEST_ARGS)
+	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -E '^native_suite$$'  # the suite just ran

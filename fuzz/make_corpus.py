@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Seed corpora for the libFuzzer targets, generated from the conformance suites.
+
+    python3 fuzz/make_corpus.py [--conformance ../shared/conformance] [--out build/fuzz/corpus]
+
+Writes <out>/fuzz_<target>/<sha1 of content> files. Nothing from the (read-only,
+third-party) conformance folder is copied into the repository; the seeds are
+derived at build time. Python 3 standard library only.
+
+Input layouts (see the comment at the top of each fuzz/fuzz_*.cpp):
+  fuzz_sse_framer  [limit byte][chunk seed] + SSE bytes
+  fuzz_patch       doc JSON + NUL + patch JSON   (or a JSON array [doc, patch])
+  fuzz_receiver    [opt0][opt1][chunk seed] + SSE bytes of AG-UI events
+  fuzz_canonical   JSON text, or 8 raw bytes of an IEEE-754 double
+"""
+import argparse
+import base64
+import glob
+import hashlib
+import json
+import os
+import struct
+import sys
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class Corpus:
+    def __init__(self, root, name):
+        self.dir = os.path.join(root, name)
+        os.makedirs(self.dir, exist_ok=True)
+        for old in glob.glob(os.path.join(self.dir, "*")):
+            os.remove(old)
+        self.count = 0
+
+    def add(self, data):
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        path = os.path.join(self.dir, hashlib.sha1(data).hexdigest())
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(data)
+            self.count += 1
+
+
+def load(conf, rel):
+    with open(os.path.join(conf, rel), "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def cases(doc):
+    return doc["cases"] if isinstance(doc, dict) else doc
+
+
+def sse_streams(conf):
+    """Raw bytes of every SSE conformance case (chunks joined; the breaks only
+    matter to a reconnect, which the fuzzers model themselves)."""
+    for rel in ("sse/wpt_eventsource.json", "sse/eventsource_parser.json",
+                "sse/launchdarkly_sse_contract_tests.json", "agui-apply/sse_transform_cases.json"):
+        for case in cases(load(conf, rel)):
+            chunks = case.get("chunks_b64")
+            if chunks is None:
+                chunks = [base64.b64encode(c.encode("utf-8")).decode() for c in case.get("chunks", [])]
+            yield b"".join(base64.b64decode(c) for c in chunks)
+
+
+def frame(event):
+    return ("data: " + compact(event) + "\n\n").encode("utf-8")
+
+
+def has_float(value):
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_float(v) for v in value)
+    return False
+
+
+def ascii_keys(value):
+    if isinstance(value, dict):
+        return all(k.isascii() for k in value) and all(ascii_keys(v) for v in value.values())
+    if isinstance(value, list):
+        return all(ascii_keys(v) for v in value)
+    return True
+
+
+def jcs_digest(state):
+    """sha256 of RFC 8785 text, only for states where json.dumps equals JCS
+    (integers, ASCII keys); None otherwise."""
+    if has_float(state) or not ascii_keys(state):
+        return None
+    text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def apply_patch(doc, ops):
+    """Tiny RFC 6902 applier for building digests of the seed streams; returns
+    None on anything unusual (the seed then simply carries no digest)."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+
+    def tokens(ptr):
+        if ptr == "":
+            return []
+        return [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
+
+    def parent(d, toks):
+        for t in toks[:-1]:
+            d = d[int(t)] if isinstance(d, list) else d[t]
+        return d
+
+    try:
+        for op in ops:
+            kind, toks = op["op"], tokens(op["path"])
+            if kind == "test":
+                continue
+            if not toks:
+                if kind in ("add", "replace"):
+                    doc = copy.deepcopy(op["value"])
+                    continue
+                return None
+            p, last = parent(doc, toks), toks[-1]
+            if kind in ("add", "replace", "copy", "move"):
+                if kind in ("copy", "move"):
+                    ft = tokens(op["from"])
+                    fp = parent(doc, ft)
+                    value = copy.deepcopy(fp[int(ft[-1])] if isinstance(fp, list) else fp[ft[-1]])
+                    if kind == "move":
+                        del fp[int(ft[-1]) if isinstance(fp, list) else ft[-1]]
+                        p = parent(doc, toks)
+                else:
+                    value = copy.deepcopy(op["value"])
+                if isinstance(p, list):
+                    if kind == "replace":
+                        p[int(last)] = value
+                    else:
+                        p.insert(len(p) if last == "-" else int(last), value)
+                else:
+                    p[last] = value
+            elif kind == "remove":
+                del p[int(last) if isinstance(p, list) else last]
+        return doc
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+
+
+def agui_streams(conf):
+    """AG-UI event sequences from the @ag-ui/client tests, as SSE streams:
+    unsequenced (as the tests send them), sequenced via metadata, sequenced
+    with digests, and with network faults (duplicate, swap, drop)."""
+    out = []
+    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json"):
+        for case in cases(load(conf, rel)):
+            events = case.get("events", [])
+            initial = case.get("initial_state")
+            plain = b""
+            if initial is not None:
+                plain += frame({"type": "STATE_SNAPSHOT", "snapshot": initial})
+            plain += b"".join(frame(e) for e in events)
+            out.append(plain)
+
+            # Sequenced: a snapshot at seq 0, then every state event numbered.
+            seq = 0
+            state = initial if initial is not None else {}
+            seq_events = [{"type": "STATE_SNAPSHOT", "snapshot": state, "metadata": {"seq": 0}}]
+            for e in events:
+                e = json.loads(json.dumps(e))
+                if e.get("type") == "STATE_DELTA":
+                    e["metadata"] = {"seq": seq + 1, "baseSeq": seq}
+                    seq += 1
+                    nxt = apply_patch(state, e.get("delta", []))
+                    if nxt is not None:
+                        state = nxt
+                        digest = jcs_digest(state)
+                        if digest:
+                            e["metadata"]["digest"] = digest
+                elif e.get("type") == "STATE_SNAPSHOT":
+                    seq += 1
+                    e["metadata"] = {"seq": seq, "epoch": "e1"}
+                    state = e.get("snapshot", {})
+                seq_events.append(e)
+            frames = [frame(e) for e in seq_events]
+            out.append(b"".join(frames))
+            if len(frames) > 2:
+                out.append(b"".join(frames[:2] + [frames[2], frames[1]] + frames[2:]))  # duplicate
+                out.append(b"".join(frames[:1] + [frames[2], frames[1]] + frames[3:]))  # swap
+                out.append(b"".join(frames[:1] + frames[2:]))  # drop -> gap
+                out.append(b"".join(f.replace(b"\n", b"\r\n") for f in frames))  # CRLF
+                out.append(b": ping\n\n" + b"id: 1\n".join(frames) + b"retry: 1000\n\n")
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(here)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--conformance", default=os.path.join(repo, "..", "shared", "conformance"))
+    ap.add_argument("--out", default=os.path.join(repo, "build", "fuzz", "corpus"))
+    args = ap.parse_args()
+    conf = args.conformance
+    if not os.path.isdir(conf):
+        sys.exit("make_corpus.py: no conformance folder at %s (use --conformance)" % conf)
+
+    sse_raw = list(sse_streams(conf))
+    agui = agui_streams(conf)
+    capture = os.path.join(repo, "tests", "vectors", "capture_gap.sse")
+    if os.path.exists(capture):
+        with open(capture, "rb") as f:
+            agui.append(f.read())
+
+    # --- fuzz_sse_framer: default limit, and a 32-byte limit that makes lines oversized.
+    c = Corpus(args.out, "fuzz_sse_framer")
+    for i, s in enumerate(sse_raw + agui):
+        c.add(bytes([0xFF, i & 0xFF]) + s)
+        c.add(bytes([0x20, (i * 7) & 0xFF]) + s)
+    print("fuzz_sse_framer: %d seeds" % c.count)
+
+    # --- fuzz_patch: json-patch-tests records and the AG-UI deltas.
+    c = Corpus(args.out, "fuzz_patch")
+    for rel in ("json-patch-tests/tests.json", "json-patch-tests/spec_tests.json"):
+        for rec in load(conf, rel):
+            if "doc" in rec and "patch" in rec:
+                c.add(compact(rec["doc"]) + "\0" + compact(rec["patch"]))
+                if "expected" in rec:
+                    c.add(compact([rec["doc"], rec["patch"]]))
+    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json"):
+        for case in cases(load(conf, rel)):
+            state = case.get("initial_state") or {}
+            for e in case.get("events", []):
+                if e.get("type") == "STATE_SNAPSHOT":
+                    state = e.get("snapshot", {})
+                for key in ("delta", "patch"):
+                    if isinstance(e.get(key), list):
+                        c.add(compact(state) + "\0" + compact(e[key]))
+                        nxt = apply_patch(state, e[key])
+                        if nxt is not None:
+                            state = nxt
+    print("fuzz_patch: %d seeds" % c.count)
+
+    # --- fuzz_receiver: defaults, tight limits, and reconnects.
+    c = Corpus(args.out, "fuzz_receiver")
+    for i, s in enumerate(agui):
+        c.add(bytes([0x00, 0x00, i & 0xFF]) + s)
+        c.add(bytes([0x55, 0x15, (i * 13) & 0xFF]) + s)  # window 2, gap 2, 256 B events, depth 4, 256 B state
+        c.add(bytes([0x00, 0x30, (i * 5) & 0xFF]) + s)   # reconnects
+    for i, s in enumerate(sse_raw):
+        c.add(bytes([0x00, 0x00, i & 0xFF]) + s)
+    print("fuzz_receiver: %d seeds" % c.count)
+
+    # --- fuzz_canonical: JCS inputs, patch documents, number bit patterns.
+    c = Corpus(args.out, "fuzz_canonical")
+    for path in sorted(glob.glob(os.path.join(conf, "jcs", "input", "*.json"))):
+        with open(path, "rb") as f:
+            c.add(f.read())
+    for rel in ("json-patch-tests/tests.json", "json-patch-tests/spec_tests.json"):
+        for rec in load(conf, rel):
+            for key in ("doc", "expected"):
+                if key in rec:
+                    c.add(compact(rec[key]))
+    with open(os.path.join(conf, "jcs", "numbers.csv"), encoding="utf-8") as f:
+        lines = [line.strip() for line in f if "," in line]
+    for i, line in enumerate(lines):
+        bits, text = line.split(",", 1)
+        if i % 50 == 0 or i < 40:
+            c.add(struct.pack("<Q", int(bits, 16)))  # raw double
+        if i % 250 == 0:
+            c.add("[" + text + "]")
+    print("fuzz_canonical: %d seeds" % c.count)
+
+
+if __name__ == "__main__":
+    main()

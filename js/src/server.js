@@ -1,0 +1,127 @@
+// agui-state-sync/server: the server side of the resync conversation
+// (docs/wire.md section 3) for a StateEmitter: read where a reconnecting
+// client is, answer with nothing, the missed deltas, or one snapshot, and keep
+// an idle stream alive with heartbeats.
+import { syncTypeError } from './errors.js';
+import {
+  HEADER_CATCH_UP,
+  HEADER_EPOCH,
+  HEADER_LAST_EVENT_ID,
+  HEADER_REASON,
+  HEADER_SEQ,
+  parseSeq,
+  SNAPSHOT_REASONS,
+} from './resync-wire.js';
+
+export { HEADER_CATCH_UP, SNAPSHOT_REASONS };
+
+function headerValue(headers, name) {
+  let value;
+  if (typeof headers.get === 'function') value = headers.get(name); // WHATWG Headers
+  else {
+    const lower = name.toLowerCase();
+    for (const key of Object.keys(headers)) {
+      if (key.toLowerCase() === lower) {
+        value = headers[key];
+        break;
+      }
+    }
+  }
+  if (Array.isArray(value)) value = value[0];
+  return typeof value === 'string' ? value.trim() : null;
+}
+
+/**
+ * Where the client says it is: { lastSeq, epoch, reason, lastEventId }, each
+ * null when absent or malformed. `request` is an HTTP request ({headers}: Node
+ * IncomingMessage, a fetch Request, or a plain object) or a RunAgentInput
+ * (forwardedProps.stateSync). Last-Event-ID is reported but never taken for the
+ * seq: without an epoch it cannot prove which incarnation's seq it is.
+ */
+export function readResyncRequest(request) {
+  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null };
+  if (request === null || typeof request !== 'object') return position;
+  const headers = request.headers;
+  if (headers !== null && typeof headers === 'object') {
+    position.lastSeq = parseSeq(headerValue(headers, HEADER_SEQ) ?? undefined);
+    position.lastEventId = headerValue(headers, HEADER_LAST_EVENT_ID);
+    position.epoch = headerValue(headers, HEADER_EPOCH) || null;
+    position.reason = headerValue(headers, HEADER_REASON) || null;
+    return position;
+  }
+  const stateSync = request.forwardedProps?.stateSync;
+  if (stateSync === null || typeof stateSync !== 'object') return position;
+  position.lastSeq = typeof stateSync.lastSeq === 'number' ? parseSeq(stateSync.lastSeq) : null; // JSON: a number
+  const epoch = stateSync.epoch;
+  if (typeof epoch === 'string') position.epoch = epoch;
+  else if (Number.isSafeInteger(epoch)) position.epoch = String(epoch);
+  if (typeof stateSync.reason === 'string' && stateSync.reason) position.reason = stateSync.reason;
+  return position;
+}
+
+/**
+ * What to send a (re)connecting client before live events:
+ *   { mode: 'current', events: [] }      it is up to date (same epoch, same seq);
+ *   { mode: 'replay', events: [deltas] } the deltas it missed, as first sent;
+ *   { mode: 'snapshot', events: [snapshot] } anything else: no or unknown seq,
+ *     another (or no) epoch, too old for the replay buffer, a replay costlier than
+ *     a snapshot, or a reason saying its state is wrong (SNAPSHOT_REASONS).
+ */
+export function catchUp(emitter, request) {
+  if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
+    throw syncTypeError('catchUp() needs a StateEmitter');
+  }
+  const { lastSeq, epoch, reason } = readResyncRequest(request);
+  let events;
+  const sameEpoch = epoch === emitter.epoch || (epoch === null && emitter.epoch === '');
+  if (lastSeq === null || !sameEpoch || (reason !== null && SNAPSHOT_REASONS.has(reason))) {
+    events = [emitter.snapshot()];
+  } else {
+    events = emitter.replaySince(lastSeq, emitter.epoch);
+  }
+  const mode = events.length === 0 ? 'current' : events[0].type === 'STATE_SNAPSHOT' ? 'snapshot' : 'replay';
+  return { mode, events };
+}
+
+/**
+ * catchUp() written to a Node http.ServerResponse (or anything with write /
+ * setHeader / headersSent): sets X-AGUI-State-Sync: <mode> if the headers are
+ * not sent yet, then writes the events SSE-encoded. Returns what catchUp returned.
+ */
+export function writeCatchUp(res, emitter, request) {
+  const result = catchUp(emitter, request);
+  if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
+  if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
+  return result;
+}
+
+/**
+ * Writes emitter.heartbeat() (": hb <seq>\n\n") to `res` every `intervalMs`
+ * until the returned stop() is called, the response closes, or the emitter is
+ * disposed. The timer does not keep a Node process alive by itself.
+ */
+export function startHeartbeat(res, emitter, intervalMs = 5000) {
+  if (typeof intervalMs !== 'number' || !(intervalMs > 0) || !Number.isFinite(intervalMs)) {
+    throw syncTypeError('startHeartbeat() intervalMs must be a positive number');
+  }
+  let timer = null;
+  const stop = () => {
+    if (timer === null) return;
+    clearInterval(timer);
+    timer = null;
+    if (typeof res.off === 'function') res.off('close', stop);
+  };
+  timer = setInterval(() => {
+    if (res.writableEnded || res.destroyed) return stop();
+    let line;
+    try {
+      line = emitter.heartbeat();
+    } catch {
+      return stop(); // disposed emitter
+    }
+    res.write(line);
+  }, intervalMs);
+  if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
+  if (typeof res.on === 'function') res.on('close', stop);
+  return stop;
+}

@@ -1,0 +1,45 @@
+// Type declarations for agui-state-sync/server (written by hand; see src/server.js).
+import type { StateEmitter, StateEvent, StateSyncPosition } from './index.js';
+
+export type CatchUpMode = 'current' | 'replay' | 'snapshot';
+
+/** Header-carrying request: Node IncomingMessage, fetch Request, or a plain object. */
+export interface RequestWithHeaders {
+  headers: Record<string, string | string[] | undefined> | { get(name: string): string | null };
+}
+
+/** A RunAgentInput carrying forwardedProps.stateSync. */
+export interface RunAgentInputWithPosition {
+  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason', unknown>>; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export type CatchUpRequest = RequestWithHeaders | RunAgentInputWithPosition | null | undefined;
+
+/** Reasons for which the server always answers with a snapshot. */
+export const SNAPSHOT_REASONS: ReadonlySet<string>;
+/** 'X-AGUI-State-Sync' */
+export const HEADER_CATCH_UP: string;
+
+/** Where the client says it is. */
+export function readResyncRequest(request: CatchUpRequest): StateSyncPosition & { lastEventId: string | null };
+
+/** What to send a (re)connecting client before live events. */
+export function catchUp<S>(emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
+
+/** Minimal writable response (Node http.ServerResponse fits). */
+export interface SseResponse {
+  write(chunk: string): unknown;
+  setHeader?(name: string, value: string): unknown;
+  readonly headersSent?: boolean;
+  readonly writableEnded?: boolean;
+  readonly destroyed?: boolean;
+  on?(event: 'close', listener: () => void): unknown;
+  off?(event: 'close', listener: () => void): unknown;
+}
+
+/** catchUp() written to `res` (sets X-AGUI-State-Sync if headers are not sent yet). */
+export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
+
+/** Writes a heartbeat every `intervalMs` (default 5000); returns stop(). */
+export function startHeartbeat(res: SseResponse, emitter: StateEmitter<any>, intervalMs?: number): () => void;

@@ -1,0 +1,170 @@
+// agui-state-sync/server: catchUp modes, writeCatchUp on a real Node http
+// server, startHeartbeat.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { jsDir, pkg } from './support.mjs';
+
+const server = await import(join(jsDir, 'src', 'server.js'));
+const { catchUp, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } = server;
+const { createStateEmitter } = pkg;
+
+let emitter;
+let sent; // the events of seq 1..6, as first sent
+
+before(async () => {
+  emitter = await createStateEmitter({ epoch: 'E', replayMaxEvents: 4, snapshotRatio: 100, initialState: { list: [] } });
+  sent = [];
+  for (let i = 0; i < 6; i++) sent.push(...emitter.update({ list: [...emitter.state.list, `item ${i}`] }));
+  assert.equal(emitter.seq, 6);
+});
+
+after(() => emitter.dispose());
+
+const headers = (h) => ({ headers: h });
+
+describe('catchUp', () => {
+  test('current: same epoch and seq', () => {
+    assert.deepEqual(catchUp(emitter, headers({ 'x-agui-state-seq': '6', 'x-agui-state-epoch': 'E' })), { mode: 'current', events: [] });
+  });
+
+  test('replay: the missed deltas exactly as first sent', () => {
+    const result = catchUp(emitter, headers({ 'x-agui-state-seq': '3', 'x-agui-state-epoch': 'E' }));
+    assert.equal(result.mode, 'replay');
+    assert.deepEqual(result.events, sent.slice(3));
+  });
+
+  test('snapshot: no seq, unknown or missing epoch, too old, future seq, malformed seq', () => {
+    for (const h of [
+      {},
+      { 'x-agui-state-epoch': 'E' },
+      { 'x-agui-state-seq': '3' },
+      { 'x-agui-state-seq': '3', 'x-agui-state-epoch': 'other' },
+      { 'x-agui-state-seq': '1', 'x-agui-state-epoch': 'E' },
+      { 'x-agui-state-seq': '7', 'x-agui-state-epoch': 'E' },
+      { 'x-agui-state-seq': 'abc', 'x-agui-state-epoch': 'E' },
+      { 'x-agui-state-seq': '-1', 'x-agui-state-epoch': 'E' },
+      { 'x-agui-state-seq': '03', 'x-agui-state-epoch': 'E' },
+    ]) {
+      const result = catchUp(emitter, headers(h));
+      assert.equal(result.mode, 'snapshot', JSON.stringify(h));
+      assert.deepEqual(result.events, [emitter.snapshot()]);
+    }
+    assert.equal(catchUp(emitter, undefined).mode, 'snapshot');
+    assert.equal(catchUp(emitter, null).mode, 'snapshot');
+  });
+
+  test('a reason saying the state is wrong forces a snapshot; gap does not', () => {
+    assert.deepEqual([...SNAPSHOT_REASONS].sort(),
+      ['digest-mismatch', 'limit-exceeded', 'malformed', 'patch-failed', 'precondition-failed', 'seq-conflict']);
+    for (const reason of SNAPSHOT_REASONS) {
+      const result = catchUp(emitter, headers({ 'x-agui-state-seq': '6', 'x-agui-state-epoch': 'E', 'x-agui-resync-reason': reason }));
+      assert.equal(result.mode, 'snapshot', reason);
+    }
+    assert.equal(catchUp(emitter, headers({ 'x-agui-state-seq': '4', 'x-agui-state-epoch': 'E', 'x-agui-resync-reason': 'gap' })).mode, 'replay');
+  });
+
+  test('header spellings: any case, arrays, WHATWG Headers, fetch Request; Last-Event-ID is not a seq', () => {
+    assert.equal(catchUp(emitter, headers({ 'X-AGUI-State-Seq': ['5', '1'], 'X-Agui-State-Epoch': 'E' })).mode, 'replay');
+    assert.equal(catchUp(emitter, headers(new Headers({ 'X-AGUI-State-Seq': '6', 'X-AGUI-State-Epoch': 'E' }))).mode, 'current');
+    assert.equal(catchUp(emitter, new Request('http://x/', { headers: { 'x-agui-state-seq': '5', 'x-agui-state-epoch': 'E' } })).mode, 'replay');
+    assert.equal(catchUp(emitter, headers({ 'last-event-id': '5', 'x-agui-state-epoch': 'E' })).mode, 'snapshot');
+    assert.deepEqual(readResyncRequest(headers({ 'last-event-id': 'e9', 'x-agui-resync-reason': 'gap' })),
+      { lastSeq: null, epoch: null, reason: 'gap', lastEventId: 'e9' });
+  });
+
+  test('RunAgentInput: forwardedProps.stateSync', () => {
+    const input = (stateSync) => ({ threadId: 't', runId: 'r', messages: [], forwardedProps: { stateSync } });
+    assert.equal(catchUp(emitter, input({ lastSeq: 6, epoch: 'E', reason: null })).mode, 'current');
+    assert.deepEqual(catchUp(emitter, input({ lastSeq: 4, epoch: 'E' })).events, sent.slice(4));
+    assert.equal(catchUp(emitter, input({ lastSeq: 6, epoch: 'E', reason: 'digest-mismatch' })).mode, 'snapshot');
+    assert.equal(catchUp(emitter, input({ lastSeq: null, epoch: 'E' })).mode, 'snapshot');
+    assert.equal(catchUp(emitter, input({ lastSeq: '6', epoch: 'E' })).mode, 'snapshot', 'lastSeq must be a number here');
+    assert.equal(catchUp(emitter, { threadId: 't', runId: 'r', messages: [] }).mode, 'snapshot');
+    assert.throws(() => catchUp({}, {}), TypeError);
+  });
+});
+
+describe('writeCatchUp / startHeartbeat on a real http server', () => {
+  let httpServer;
+  let base;
+  const handlers = [];
+
+  before(async () => {
+    httpServer = createServer((req, res) => handlers.shift()(req, res));
+    await new Promise((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${httpServer.address().port}`;
+  });
+
+  after(() => {
+    httpServer.closeAllConnections();
+    httpServer.close();
+  });
+
+  test('sets X-AGUI-State-Sync before writing the SSE-encoded events', async () => {
+    handlers.push((req, res) => {
+      res.setHeader('content-type', 'text/event-stream');
+      const result = writeCatchUp(res, emitter, req);
+      assert.equal(result.mode, 'replay');
+      res.end();
+    });
+    const response = await fetch(base, { headers: { 'X-AGUI-State-Seq': '4', 'X-AGUI-State-Epoch': 'E' } });
+    assert.equal(response.headers.get('x-agui-state-sync'), 'replay');
+    assert.equal(await response.text(), sent.slice(4).map((e) => emitter.encode(e)).join(''));
+  });
+
+  test('headers already sent: the events are still written', async () => {
+    handlers.push((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      assert.equal(writeCatchUp(res, emitter, req).mode, 'snapshot');
+      res.end();
+    });
+    const response = await fetch(base);
+    assert.equal(response.headers.get('x-agui-state-sync'), null);
+    assert.equal(await response.text(), emitter.encode(emitter.snapshot()));
+  });
+
+  test('startHeartbeat writes ": hb <seq>" until stopped', async () => {
+    let stop;
+    handlers.push((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      stop = startHeartbeat(res, emitter, 10);
+      setTimeout(() => {
+        stop();
+        stop(); // idempotent
+        res.end();
+      }, 80);
+    });
+    const text = await (await fetch(base)).text();
+    const beats = text.split('\n\n').filter(Boolean);
+    assert.ok(beats.length >= 2, text);
+    for (const beat of beats) assert.equal(beat, ': hb 6');
+    assert.throws(() => startHeartbeat({ write() {} }, emitter, 0), TypeError);
+  });
+
+  test('startHeartbeat stops by itself when the client goes away', async () => {
+    let writes = 0;
+    let closed;
+    const gone = new Promise((resolve) => { closed = resolve; });
+    handlers.push((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const write = res.write.bind(res);
+      res.write = (chunk) => {
+        writes++;
+        return write(chunk);
+      };
+      startHeartbeat(res, emitter, 5);
+      res.on('close', () => setTimeout(closed, 50));
+    });
+    const controller = new AbortController();
+    const response = await fetch(base, { signal: controller.signal });
+    const reader = response.body.getReader();
+    await reader.read();
+    controller.abort();
+    await gone;
+    const after = writes;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    assert.equal(writes, after, 'no writes after close');
+  });
+});
