@@ -75,7 +75,8 @@ export class ApprovalGuard {
   /**
    * Turns a token from view()/watch() into an approval, if the state is still
    * verifiably what the person saw. {ok:false, reason}: resyncing, unverified,
-   * stale, gap-pending, changed, missing, invalid-token, unknown-interrupt, disposed.
+   * disconnected, stale, gap-pending, changed, missing, invalid-token,
+   * unknown-interrupt, disposed, engine-failed.
    */
   approve(token, options) {
     if (options !== undefined && (options === null || typeof options !== 'object')) {
@@ -108,7 +109,7 @@ export class ApprovalGuard {
     return { ok: true, approval };
   }
 
-  /** null when approvals are possible right now, else why not (resyncing, unverified, stale, gap-pending, disposed). */
+  /** null when approvals are possible right now, else why not (resyncing, unverified, disconnected, stale, gap-pending, disposed). */
   blocker() {
     const unusable = this.#host.unusable();
     if (unusable) return unusable;

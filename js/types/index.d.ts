@@ -180,6 +180,7 @@ export type Unsubscribe = () => void;
 export type GuardReason =
   | 'resyncing'
   | 'unverified'
+  | 'disconnected'
   | 'stale'
   | 'gap-pending'
   | 'changed'
@@ -260,7 +261,7 @@ export interface ApprovalGuard<S = JsonValue> {
    * value at token.path still has token.digest. Never throws for state.
    */
   approve(token: ViewToken, options?: { interruptId?: string }): ApproveResult;
-  /** null when approvals are possible now, else why not. */
+  /** null when approvals are possible now, else why not (resyncing, unverified, disconnected, stale, gap-pending, ...). */
   blocker(): GuardReason | null;
   /**
    * Calls `listener` now and whenever the value at `path` (by identity) or its

@@ -135,6 +135,21 @@ describe('guard.approve', () => {
     await assert.rejects(createStateSync({ now: 5 }), /now/);
   });
 
+  test('disconnected: after end() until bytes arrive again, and watchers see it at once', async () => {
+    const { sync } = await synced();
+    const { token } = sync.guard.view('/proposal');
+    const seen = [];
+    sync.guard.watch('/proposal', (s) => seen.push(s.reason));
+    sync.end();
+    assert.deepEqual(sync.guard.approve(token), { ok: false, reason: 'disconnected' });
+    sync.reset();
+    assert.equal(sync.guard.blocker(), 'disconnected', 'a new connection is not proof of life yet');
+    sync.feed(': hb 1\n\n');
+    assert.equal(sync.guard.approve(token).ok, true);
+    assert.deepEqual(seen, [null, 'disconnected', null]);
+    sync.dispose();
+  });
+
   test('invalid-token: anything that is not a token from view()', async () => {
     const { sync } = await synced();
     const { token } = sync.guard.view('/proposal');
