@@ -71,6 +71,10 @@ uint8_t* Facade::inputBuffer(size_t n) {
 std::string Facade::feedBytes(const uint8_t* p, size_t n) {
   std::vector<Outcome> out;
   engine_->feed(p, n, out);
+  for (const Outcome& o : out) {
+    if (o.kind == OutcomeKind::Event) runEnded_ = o.type == "RUN_FINISHED" || o.type == "RUN_ERROR";
+    else if (o.kind == OutcomeKind::Applied) runEnded_ = false;
+  }
   return resultJson(*engine_, out);
 }
 
@@ -86,7 +90,10 @@ std::string Facade::feed(const std::string& bytes) {
 std::string Facade::end() {
   std::vector<Outcome> out;
   engine_->end(out);
-  guard_->noteDisconnected();
+  // A stream that ends right after its run finished (e.g. paused on an
+  // interrupt, waiting for this very approval) closed cleanly; any other end
+  // is a broken connection, and approvals wait until bytes flow again.
+  if (!runEnded_) guard_->noteDisconnected();
   return resultJson(*engine_, out);
 }
 

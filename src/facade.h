@@ -82,6 +82,7 @@ class Facade {
   std::unique_ptr<ApprovalGuard> guard_;
   std::vector<uint8_t> input_;
   std::string initError_;
+  bool runEnded_ = false;  // the last event was RUN_FINISHED / RUN_ERROR
 };
 
 }  // namespace agui_sync
