@@ -1,5 +1,7 @@
 #include "json_diff.h"
 
+#include "json_measure.h"
+
 #include <algorithm>
 
 namespace agui_sync {
@@ -8,23 +10,14 @@ using nlohmann::json;
 
 namespace {
 
-size_t digitsOf(uint64_t v) {
-  size_t n = 1;
-  while (v >= 10) {
-    v /= 10;
-    ++n;
-  }
-  return n;
-}
-
 size_t sizeRec(const json& v, size_t limit, size_t& total) {
   switch (v.type()) {
     case json::value_t::null: total += 4; break;
     case json::value_t::boolean: total += *v.get_ptr<const json::boolean_t*>() ? 4 : 5; break;
-    case json::value_t::number_unsigned: total += digitsOf(*v.get_ptr<const json::number_unsigned_t*>()); break;
+    case json::value_t::number_unsigned: total += decimalDigits(*v.get_ptr<const json::number_unsigned_t*>()); break;
     case json::value_t::number_integer: {
       const int64_t i = *v.get_ptr<const json::number_integer_t*>();
-      total += i < 0 ? 1 + digitsOf(static_cast<uint64_t>(-(i + 1)) + 1) : digitsOf(static_cast<uint64_t>(i));
+      total += i < 0 ? 1 + decimalDigits(static_cast<uint64_t>(-(i + 1)) + 1) : decimalDigits(static_cast<uint64_t>(i));
       break;
     }
     case json::value_t::string: total += quotedSize(*v.get_ptr<const json::string_t*>()); break;

@@ -21,8 +21,7 @@ size_t valueDepth(const nlohmann::json& value) {
   return deepest + 1;
 }
 
-namespace {
-size_t digits(uint64_t v) {
+size_t decimalDigits(uint64_t v) {
   size_t n = 1;
   while (v >= 10) {
     v /= 10;
@@ -30,16 +29,15 @@ size_t digits(uint64_t v) {
   }
   return n;
 }
-}  // namespace
 
 size_t approxSize(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null: return 4;
     case nlohmann::json::value_t::boolean: return value.get<bool>() ? 4 : 5;
-    case nlohmann::json::value_t::number_unsigned: return digits(value.get<uint64_t>());
+    case nlohmann::json::value_t::number_unsigned: return decimalDigits(value.get<uint64_t>());
     case nlohmann::json::value_t::number_integer: {
       int64_t v = value.get<int64_t>();
-      return v < 0 ? 1 + digits(static_cast<uint64_t>(-(v + 1)) + 1) : digits(static_cast<uint64_t>(v));
+      return v < 0 ? 1 + decimalDigits(static_cast<uint64_t>(-(v + 1)) + 1) : decimalDigits(static_cast<uint64_t>(v));
     }
     case nlohmann::json::value_t::number_float: return 12;
     case nlohmann::json::value_t::string: return value.get_ptr<const std::string*>()->size() + 2;

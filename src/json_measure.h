@@ -12,6 +12,9 @@ namespace agui_sync {
 // every value reaching here passed the event depth limit.
 size_t valueDepth(const nlohmann::json& value);
 
+// Number of decimal digits of `v` (1 for 0).
+size_t decimalDigits(uint64_t v);
+
 // Approximate serialized size in bytes (exact for ASCII strings without escapes).
 size_t approxSize(const nlohmann::json& value);
 

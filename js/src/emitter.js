@@ -4,6 +4,7 @@
 // back sequenced, digest-stamped @ag-ui/core events, SSE-encoded on request,
 // plus a replay buffer for clients that missed some (server.js: catchUp).
 import { encodeOptions, jsonText } from './emitter-options.js';
+import { EngineLink } from './engine-link.js';
 import { asCause, describeThrown, syncError, syncTypeError } from './errors.js';
 import { kInternals } from './internals.js';
 import { loadModule } from './loader.js';
@@ -45,11 +46,12 @@ export class StateEmitter {
   #state = undefined; // parsed on demand, until the next change
   #stateValid = false;
   #disposed = false;
-  #broken = null;
+  #link;
 
   /** @internal use createStateEmitter() */
   constructor(engine, facade) {
     this.#engine = engine;
+    this.#link = new EngineLink(engine, 'StateEmitter');
     this.#facade = facade;
     this.#epoch = this.#call(() => facade.epoch());
     if (leakRegistry) leakRegistry.register(this, { facade, engine }, this);
@@ -161,7 +163,7 @@ export class StateEmitter {
     const facade = this.#facade;
     this.#facade = null;
     this.#state = undefined;
-    if (facade && !this.#broken && !this.#engine.failure) {
+    if (facade && !this.#link.failed) {
       try {
         facade.delete();
       } catch {
@@ -177,25 +179,11 @@ export class StateEmitter {
 
   #check() {
     if (this.#disposed) throw new Error(EMITTER_DISPOSED);
-    const failure = this.#broken ?? this.#engine.failure;
-    if (failure) {
-      this.#broken = failure;
-      throw syncError(`this StateEmitter is unusable after an engine failure: ${failure.message}`, failure);
-    }
+    this.#link.check();
   }
 
   #call(fn) {
-    try {
-      return fn();
-    } catch (thrown) {
-      const error = syncError(
-        `the WebAssembly engine failed (${describeThrown(thrown)}); this StateEmitter is unusable, create a new one`,
-        asCause(thrown),
-      );
-      this.#broken = error;
-      this.#engine.poison(error);
-      throw error;
-    }
+    return this.#link.call(fn);
   }
 
   // A facade call returning JSON, parsed.

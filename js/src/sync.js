@@ -2,6 +2,7 @@
 // moves chunks into the WASM heap as bytes, turns the facade's Result JSON into
 // Outcome objects, keeps the JS state mirror (state-mirror.js) in step, and
 // owns the approval guard (guard.js).
+import { EngineLink } from './engine-link.js';
 import { asCause, describeThrown, DISPOSED_MESSAGE, reportListenerError, syncError, syncTypeError } from './errors.js';
 import { ApprovalGuard } from './guard.js';
 import { loadEngine } from './loader.js';
@@ -105,7 +106,7 @@ export class StateSync {
   #resync = null;
   #listeners = new Set();
   #disposed = false;
-  #broken = null; // the Error that made this instance unusable
+  #link;
   #highSurrogate = ''; // a string chunk ended inside a surrogate pair: its first half
   #mirrorReloads = 0;
   #epoch = null;
@@ -115,6 +116,7 @@ export class StateSync {
   /** @internal use createStateSync() */
   constructor(engine, facade, initialState, { now, staleCheckMs } = guardOptions(undefined)) {
     this.#engine = engine;
+    this.#link = new EngineLink(engine, 'StateSync');
     this.#facade = facade;
     this.#state = initialState;
     this.#now = now;
@@ -256,7 +258,7 @@ export class StateSync {
     const facade = this.#facade;
     this.#facade = null;
     this.#state = undefined;
-    if (facade && !this.#broken && !this.#engine.failure) {
+    if (facade && !this.#link.failed) {
       try {
         facade.delete();
       } catch {
@@ -275,7 +277,7 @@ export class StateSync {
   // Why the guard cannot answer (it never throws for that): 'disposed', 'engine-failed', or null.
   #unusableReason() {
     if (this.#disposed) return 'disposed';
-    if (this.#broken || this.#engine.failure) return 'engine-failed';
+    if (this.#link.failed) return 'engine-failed';
     return null;
   }
 
@@ -287,31 +289,14 @@ export class StateSync {
 
   #check() {
     if (this.#disposed) throw new Error(DISPOSED_MESSAGE);
-    if (this.#broken) {
-      throw syncError(`this StateSync is unusable after an engine failure: ${this.#broken.message}`, this.#broken);
-    }
-    const failure = this.#engine.failure;
-    if (failure) {
-      this.#broken = failure;
-      throw syncError(`this StateSync is unusable after an engine failure: ${failure.message}`, failure);
-    }
+    this.#link.check();
   }
 
   // Runs one call into the WASM engine. Anything it throws (an abort's
   // RuntimeError, a trap, a number from a stray C++ throw) kills the instance
   // and every StateSync sharing the engine, and becomes one clear Error.
   #call(fn) {
-    try {
-      return fn();
-    } catch (thrown) {
-      const error = syncError(
-        `the WebAssembly engine failed (${describeThrown(thrown)}); this StateSync is unusable, create a new one`,
-        asCause(thrown),
-      );
-      this.#broken = error;
-      this.#engine.poison(error);
-      throw error;
-    }
+    return this.#link.call(fn);
   }
 
   #parse(json) {
@@ -319,7 +304,7 @@ export class StateSync {
       return JSON.parse(json);
     } catch (thrown) {
       const error = syncError(`the engine returned malformed JSON (${describeThrown(thrown)})`, asCause(thrown));
-      this.#broken = error;
+      this.#link.breakOwner(error);
       throw error;
     }
   }
