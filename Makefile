@@ -8,7 +8,7 @@ SHELL := /bin/bash
 JOBS ?= 2
 NATIVE_BUILD := build/native
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := cmake g++ make nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver
+APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver
 
 .PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test
 
