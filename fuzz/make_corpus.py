@@ -12,6 +12,7 @@ Input layouts (see the comment at the top of each fuzz/fuzz_*.cpp):
   fuzz_patch       doc JSON + NUL + patch JSON   (or a JSON array [doc, patch])
   fuzz_receiver    [opt0][opt1][chunk seed] + SSE bytes of AG-UI events
   fuzz_canonical   JSON text, or 8 raw bytes of an IEEE-754 double
+  fuzz_json_reader JSON text
 """
 import argparse
 import base64
@@ -271,6 +272,19 @@ def main():
         if i % 250 == 0:
             c.add("[" + text + "]")
     print("fuzz_canonical: %d seeds" % c.count)
+
+    # --- fuzz_json_reader: every JSON text above, plus whole AG-UI events.
+    r = Corpus(args.out, "fuzz_json_reader")
+    for name in sorted(os.listdir(c.dir)):
+        with open(os.path.join(c.dir, name), "rb") as f:
+            data = f.read()
+        if len(data) != 8:  # raw doubles are not JSON text
+            r.add(data)
+    for s in agui:
+        for line in s.split(b"\n"):
+            if line.startswith(b"data:"):
+                r.add(line[5:].strip())
+    print("fuzz_json_reader: %d seeds" % r.count)
 
 
 if __name__ == "__main__":

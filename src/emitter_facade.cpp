@@ -1,6 +1,7 @@
 #include "emitter_facade.h"
 
 #include "event_decoder.h"
+#include "json_reader.h"
 #include "options.h"
 #include "outcome_json.h"
 #include "state_emitter.h"
@@ -14,15 +15,13 @@ namespace {
 // Parses app-supplied JSON with the same depth guard the receiver uses, so a
 // hostile value cannot exhaust the stack in the diff.
 bool parseBounded(const std::string& text, size_t maxDepth, json& out, std::string& error) {
-  if (scanDepth(text, maxDepth + 4) > maxDepth + 4) {
-    error = "value nests deeper than maxDepth";
+  JsonReader reader(text, maxDepth + 4);
+  json value;
+  if (!(reader.readValue(value) && reader.finish())) {
+    error = reader.depthExceeded() ? "value nests deeper than maxDepth" : "not valid JSON";
     return false;
   }
-  out = json::parse(text, nullptr, false);
-  if (out.is_discarded()) {
-    error = "not valid JSON";
-    return false;
-  }
+  out = std::move(value);
   return true;
 }
 
@@ -55,7 +54,11 @@ void readNumber(const json& o, const char* key, T& target) {
 EmitterFacade::EmitterFacade(const std::string& optionsJson) {
   EmitterOptions options;
   json initial = json::object();
-  json opts = optionsJson.empty() ? json::object() : json::parse(optionsJson, nullptr, false);
+  json opts = json::object();
+  if (!optionsJson.empty()) {
+    std::string ignored;
+    if (!parseBounded(optionsJson, 1024, opts, ignored)) opts = json(json::value_t::discarded);
+  }
   if (opts.is_discarded() || !opts.is_object()) {
     initError_ = "options must be a JSON object";
     opts = json::object();

@@ -1,5 +1,8 @@
 #include "event_decoder.h"
 
+#include "json_measure.h"
+#include "json_reader.h"
+
 namespace agui_sync {
 
 using nlohmann::json;
@@ -63,15 +66,13 @@ bool readSeq(const json& v, uint64_t& out) {
   return false;
 }
 
-// Looks up `name` in metadata first, then at top level under `topName`.
-const json* findField(const json& event, const json* metadata, const char* name, const char* topName) {
+// Looks up `name` in metadata first, then takes the top-level field (null = absent).
+const json* findField(const json* metadata, const json& topLevel, const char* name) {
   if (metadata) {
     auto it = metadata->find(name);
     if (it != metadata->end() && !it->is_null()) return &*it;
   }
-  auto it = event.find(topName);
-  if (it != event.end() && !it->is_null()) return &*it;
-  return nullptr;
+  return topLevel.is_null() ? nullptr : &topLevel;
 }
 
 bool fail(DecodeError& err, const char* code, std::string msg, bool stateEvent) {
@@ -83,56 +84,186 @@ bool fail(DecodeError& err, const char* code, std::string msg, bool stateEvent) 
 
 }  // namespace
 
+namespace {
+
+bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || type == "STATE_DELTA"; }
+
+// Reads a `delta` array straight into PatchOps. Returns false only on a JSON
+// syntax (or depth) error; structural problems of the operations go to
+// out.opsProblem (the first one, as validatePatch() would report it).
+bool readOps(JsonReader& r, DecodedEvent& out) {
+  out.ops.clear();
+  out.opsProblem = PatchResult{};
+  uint64_t hash = 0x6f70730a;
+  if (!r.enterArray()) return false;
+  std::string key, opName, path, from;
+  bool done = false;
+  for (size_t index = 0;; ++index) {
+    if (!r.nextElement(index == 0, &done)) return false;
+    if (done) break;
+    if (r.peek() != '{') {
+      // Not an operation object: identity is its text.
+      const char* start = r.position();
+      if (!r.skipValue()) return false;
+      hash = hashBytes(std::string_view(start, static_cast<size_t>(r.position() - start)), hash ^ 0x6e6f6f626a);
+      if (out.opsProblem.ok()) {
+        OpFields notObject;
+        notObject.isObject = false;
+        PatchOp unused;
+        out.opsProblem = checkOp(index, notObject, unused);
+        out.ops.clear();
+      }
+      continue;
+    }
+    if (!r.enterObject()) return false;
+    bool hasOp = false, hasPath = false, hasFrom = false, hasValue = false;
+    nlohmann::json value;
+    for (bool first = true;; first = false) {
+      bool end = false;
+      if (!r.nextMember(key, first, &end)) return false;
+      if (end) break;
+      // A duplicate member: the last one wins, as in any JSON object.
+      if (key == "op" || key == "path" || key == "from") {
+        std::string& target = key == "op" ? opName : key == "path" ? path : from;
+        bool& has = key == "op" ? hasOp : key == "path" ? hasPath : hasFrom;
+        has = r.peek() == '"';
+        if (has ? !r.readString(target) : !r.skipValue()) return false;
+      } else if (key == "value") {
+        value = nlohmann::json();
+        if (!r.readValue(value)) return false;
+        hasValue = true;
+      } else if (!r.skipValue()) {  // RFC 6902 4: other members are ignored
+        return false;
+      }
+    }
+    hash = hashBytes(hasOp ? std::string_view(opName) : std::string_view("\x01", 1), hash);
+    hash = hashBytes(hasPath ? std::string_view(path) : std::string_view("\x01", 1), hash);
+    hash = hashBytes(hasFrom ? std::string_view(from) : std::string_view("\x01", 1), hash);
+    hash = hasValue ? contentHash(value, hash) : hashBytes("\x02", hash);
+    if (!out.opsProblem.ok()) continue;
+    OpFields fields;
+    fields.op = hasOp ? &opName : nullptr;
+    fields.path = hasPath ? &path : nullptr;
+    fields.from = hasFrom ? &from : nullptr;
+    fields.hasValue = hasValue;
+    PatchOp op;
+    out.opsProblem = checkOp(index, fields, op);
+    if (!out.opsProblem.ok()) {
+      out.ops.clear();
+      continue;
+    }
+    op.path = std::move(path);
+    if (hasFrom) op.from = std::move(from);
+    if (hasValue) op.value = std::move(value);
+    out.ops.push_back(std::move(op));
+  }
+  out.deltaHash = hash;
+  return true;
+}
+
+}  // namespace
+
 bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& out, DecodeError& err) {
   if (data.size() > options.maxEventBytes)
     return fail(err, "limit-exceeded", "event of " + std::to_string(data.size()) + " bytes exceeds maxEventBytes",
                 mayBeStateEvent(data.substr(0, 4096)));
-  // The envelope adds up to 3 levels above a state value (event > delta > op > value).
-  const size_t depthLimit = options.maxDepth + 3;
-  if (scanDepth(data, depthLimit) > depthLimit)
-    return fail(err, "limit-exceeded", "event nests deeper than maxDepth (" + std::to_string(options.maxDepth) + ")",
-                mayBeStateEvent(data.substr(0, 4096)));
-
-  // JSON text never contains a raw NUL, and nlohmann's lexer would take one for
-  // the end of input, silently ignoring whatever follows it.
+  // JSON text never contains a raw NUL (json::parse would even take one for
+  // the end of input); say so plainly.
   if (data.find('\0') != std::string_view::npos)
     return fail(err, "invalid-json", "event data contains a NUL byte", mayBeStateEvent(data.substr(0, 4096)));
-  out.doc = json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
-  if (out.doc.is_discarded())
-    return fail(err, "invalid-json", "event data is not valid JSON", mayBeStateEvent(data));
-  // Valid JSON that is not an object cannot have been a state event.
-  if (!out.doc.is_object()) return fail(err, "invalid-event", "an AG-UI event must be a JSON object", false);
-  auto typeIt = out.doc.find("type");
-  if (typeIt == out.doc.end() || !typeIt->is_string())
-    return fail(err, "invalid-event", "an AG-UI event needs a string 'type'", true);
-  out.type = *typeIt->get_ptr<const std::string*>();
+
+  out.cls = EventClass::Other;
+  out.type.clear();
   out.seq = SeqInfo{};
+  out.snapshot = nlohmann::json();
+  out.snapshotDepth = 0;
+  out.ops.clear();
+  out.opsProblem = PatchResult{};
+  out.deltaHash = 0;
+
+  // The envelope adds up to 3 levels above a state value (event > delta > op > value).
+  JsonReader r(data, options.maxDepth + 3);
+  auto syntaxError = [&]() {
+    if (r.depthExceeded())
+      return fail(err, "limit-exceeded", "event nests deeper than maxDepth (" + std::to_string(options.maxDepth) + ")",
+                  mayBeStateEvent(data.substr(0, 4096)));
+    return fail(err, "invalid-json", "event data is not valid JSON (" + r.error() + ")", mayBeStateEvent(data));
+  };
+  if (r.peek() != '{') {
+    // Valid JSON that is not an object cannot have been a state event.
+    if (!r.skipValue() || !r.finish()) return syntaxError();
+    return fail(err, "invalid-event", "an AG-UI event must be a JSON object", false);
+  }
+
+  bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
+  nlohmann::json metadata, topSeq, topBaseSeq;
+  std::string key;
+  if (!r.enterObject()) return syntaxError();
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(key, first, &end)) return syntaxError();
+    if (end) break;
+    // Once the type is known to be another event, its members are only validated.
+    const bool otherEvent = typeIsString && !isStateType(out.type);
+    bool ok;
+    if (key == "type") {
+      typeIsString = r.peek() == '"';
+      ok = typeIsString ? r.readString(out.type) : r.skipValue();
+    } else if (key == "delta") {
+      hasDelta = true;
+      deltaIsArray = r.peek() == '[' && !otherEvent;
+      ok = deltaIsArray ? readOps(r, out) : r.skipValue();
+    } else if (key == "snapshot") {
+      hasSnapshot = true;
+      if (otherEvent) {
+        ok = r.skipValue();
+      } else {
+        const size_t base = r.depth();
+        r.resetDeepest();
+        out.snapshot = nlohmann::json();
+        ok = r.readValue(out.snapshot);
+        out.snapshotDepth = r.deepest() - base;
+      }
+    } else if (key == "metadata" && !otherEvent) {
+      metadata = nlohmann::json();
+      ok = r.readValue(metadata);
+    } else if (key == "seq" && !otherEvent) {
+      topSeq = nlohmann::json();
+      ok = r.readValue(topSeq);
+    } else if (key == "base_seq" && !otherEvent) {
+      topBaseSeq = nlohmann::json();
+      ok = r.readValue(topBaseSeq);
+    } else {
+      ok = r.skipValue();
+    }
+    if (!ok) return syntaxError();
+  }
+  if (!r.finish()) return syntaxError();
+
+  if (!typeIsString) return fail(err, "invalid-event", "an AG-UI event needs a string 'type'", true);
   if (out.type == "STATE_SNAPSHOT") out.cls = EventClass::StateSnapshot;
   else if (out.type == "STATE_DELTA") out.cls = EventClass::StateDelta;
   else {
     out.cls = EventClass::Other;
+    out.snapshot = nlohmann::json();
+    out.ops.clear();
     return true;  // other events pass through untouched; their metadata is theirs
   }
 
   const bool isDelta = out.cls == EventClass::StateDelta;
   if (isDelta) {
-    auto d = out.doc.find("delta");
-    if (d == out.doc.end() || !d->is_array())
-      return fail(err, "invalid-event", "STATE_DELTA needs a 'delta' array", true);
-  } else if (out.doc.find("snapshot") == out.doc.end()) {
+    if (!hasDelta || !deltaIsArray) return fail(err, "invalid-event", "STATE_DELTA needs a 'delta' array", true);
+  } else if (!hasSnapshot) {
     return fail(err, "invalid-event", "STATE_SNAPSHOT needs a 'snapshot'", true);
   }
 
-  const json* metadata = nullptr;
-  auto m = out.doc.find("metadata");
-  if (m != out.doc.end() && m->is_object()) metadata = &*m;
-
+  const json* meta = metadata.is_object() ? &metadata : nullptr;
   uint64_t value = 0;
-  if (const json* s = findField(out.doc, metadata, "seq", "seq")) {
+  if (const json* s = findField(meta, topSeq, "seq")) {
     if (!readSeq(*s, value)) return fail(err, "invalid-seq", "seq must be an integer in [0, 2^53-1]", true);
     out.seq.seq = value;
   }
-  const json* b = findField(out.doc, metadata, "baseSeq", "base_seq");
+  const json* b = findField(meta, topBaseSeq, "baseSeq");
   if (isDelta && b) {
     if (!readSeq(*b, value)) return fail(err, "invalid-seq", "baseSeq must be an integer in [0, 2^53-1]", true);
     out.seq.baseSeq = value;
@@ -142,15 +273,15 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
   if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
     return fail(err, "invalid-seq", "a STATE_DELTA's seq must be greater than its baseSeq", true);
 
-  if (metadata) {
-    auto e = metadata->find("epoch");
-    if (e != metadata->end()) {
+  if (meta) {
+    auto e = meta->find("epoch");
+    if (e != meta->end()) {
       if (e->is_string()) out.seq.epoch = *e->get_ptr<const std::string*>();
       else if (e->is_number_integer()) out.seq.epoch = e->dump();
       else if (!e->is_null()) return fail(err, "invalid-seq", "metadata.epoch must be a string or integer", true);
     }
-    auto g = metadata->find("digest");
-    if (g != metadata->end() && !g->is_null()) {
+    auto g = meta->find("digest");
+    if (g != meta->end() && !g->is_null()) {
       if (!g->is_string() || g->get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
         return fail(err, "invalid-seq", "metadata.digest must be a 'sha256:<hex>' string", true);
       out.seq.digest = *g->get_ptr<const std::string*>();

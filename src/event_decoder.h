@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_patch.h"
 #include "options.h"
 
 namespace agui_sync {
@@ -29,11 +30,22 @@ struct SeqInfo {
   std::optional<std::string> digest;  // "sha256:<hex>" of the whole state after this event
 };
 
+// What the engine needs of an event, parsed straight from the text (no DOM of
+// the whole event is built; members it does not need are validated, not kept).
 struct DecodedEvent {
   EventClass cls = EventClass::Other;
   std::string type;
-  nlohmann::json doc;  // the whole event
   SeqInfo seq;
+  // STATE_SNAPSHOT: the new state and its nesting depth.
+  nlohmann::json snapshot;
+  size_t snapshotDepth = 0;
+  // STATE_DELTA: the operations, already checked for structure. A structural
+  // problem (unknown op, bad pointer, ...) does not fail the decode: it is kept
+  // in opsProblem and reported when the delta's turn to apply comes, like any
+  // other patch that does not apply, so that sequencing still sees the event.
+  PatchOps ops;
+  PatchResult opsProblem;
+  uint64_t deltaHash = 0;  // identity of the operations (duplicate verification)
 };
 
 struct DecodeError {

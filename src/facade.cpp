@@ -3,6 +3,7 @@
 #include "approval_guard.h"
 #include "canonical_json.h"
 #include "json_measure.h"
+#include "json_reader.h"
 #include "outcome_json.h"
 #include "sync_engine.h"
 
@@ -11,6 +12,19 @@ namespace agui_sync {
 using nlohmann::json;
 
 namespace {
+
+// Options carry initialState, checked against maxDepth once maxDepth is known;
+// this only bounds the parse itself.
+constexpr size_t kOptionsDepth = 1024;
+// Tokens and approvals are flat objects.
+constexpr size_t kTokenDepth = 4;
+
+// Parses `text`, or returns a discarded value.
+json parseOrDiscard(const std::string& text, size_t maxDepth) {
+  json v;
+  if (!JsonReader::parse(text, maxDepth, v)) return json(json::value_t::discarded);
+  return v;
+}
 
 // Reads a positive integer option; leaves `target` alone when absent.
 bool readLimit(const json& opts, const char* name, size_t& target, std::string& error) {
@@ -29,10 +43,13 @@ bool readLimit(const json& opts, const char* name, size_t& target, std::string& 
 Facade::Facade(const std::string& optionsJson) {
   Options options;
   GuardOptions guardOptions;
-  json opts = optionsJson.empty() ? json::object() : json::parse(optionsJson, nullptr, false);
+  json opts = json::object();
   json initial;
   bool hasInitial = false;
-  if (opts.is_discarded() || !opts.is_object()) {
+  JsonReader reader(optionsJson, kOptionsDepth);
+  if (!optionsJson.empty() && !(reader.readValue(opts) && reader.finish())) {
+    initError_ = reader.depthExceeded() ? "initialState nests deeper than maxDepth" : "options must be a JSON object";
+  } else if (!opts.is_object()) {
     initError_ = "options must be a JSON object";
   } else {
     readLimit(opts, "reorderWindow", options.reorderWindow, initError_) &&
@@ -140,7 +157,7 @@ std::string Facade::guardView(const std::string& path) const {
 }
 
 std::string Facade::guardApprove(const std::string& tokenJson, double nowMs) const {
-  json t = json::parse(tokenJson, nullptr, false);
+  json t = parseOrDiscard(tokenJson, kTokenDepth);
   if (t.is_discarded() || !t.is_object()) return refusal("invalid-token");
   auto path = t.find("path");
   auto digest = t.find("digest");
@@ -166,10 +183,12 @@ std::string Facade::guardBlocker(double nowMs) const { return guard_->blocker(to
 
 std::string Facade::canonicalize(const std::string& jsonText) {
   const Options limits;
-  if (scanDepth(jsonText, limits.maxDepth) > limits.maxDepth)
-    return R"({"ok":false,"error":"value nests deeper than 128 levels"})";
-  json v = json::parse(jsonText, nullptr, false);
-  if (v.is_discarded()) return R"({"ok":false,"error":"not valid JSON"})";
+  json v;
+  JsonReader reader(jsonText, limits.maxDepth);
+  if (!(reader.readValue(v) && reader.finish())) {
+    if (reader.depthExceeded()) return R"({"ok":false,"error":"value nests deeper than 128 levels"})";
+    return R"({"ok":false,"error":"not valid JSON"})";
+  }
   std::string canonical = canonicalJson(v);
   std::string out = "{\"ok\":true,\"canonical\":";
   appendJsonString(out, canonical);
@@ -180,10 +199,9 @@ std::string Facade::canonicalize(const std::string& jsonText) {
 
 bool Facade::verify(const std::string& approvalJson, const std::string& stateJson) {
   Approval a;
-  if (!approvalFromJson(json::parse(approvalJson, nullptr, false), a)) return false;
-  if (scanDepth(stateJson, Options{}.maxDepth * 4) > Options{}.maxDepth * 4) return false;
-  json state = json::parse(stateJson, nullptr, false);
-  if (state.is_discarded()) return false;
+  if (!approvalFromJson(parseOrDiscard(approvalJson, kTokenDepth), a)) return false;
+  json state;
+  if (!JsonReader::parse(stateJson, Options{}.maxDepth * 4, state)) return false;
   return verifyApproval(a, state);
 }
 

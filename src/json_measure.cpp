@@ -1,6 +1,7 @@
 #include "json_measure.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace agui_sync {
 
@@ -53,6 +54,60 @@ size_t approxSize(const nlohmann::json& value) {
       return n;
     }
     default: return 0;
+  }
+}
+
+namespace {
+
+// FNV-1a over bytes, then a splitmix64 finalizer per value so that structure
+// (type tags, lengths) cannot be confused with content.
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t mix(uint64_t h) {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+uint64_t mixWord(uint64_t h, uint64_t word) { return mix(h ^ (word + 0x9e3779b97f4a7c15ull)); }
+
+}  // namespace
+
+uint64_t hashBytes(std::string_view bytes, uint64_t seed) {
+  uint64_t h = seed ^ 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= kFnvPrime;
+  }
+  return mixWord(h, bytes.size());
+}
+
+uint64_t contentHash(const nlohmann::json& value, uint64_t seed) {
+  using value_t = nlohmann::json::value_t;
+  uint64_t h = mixWord(seed, static_cast<uint64_t>(value.type()) + 1);
+  switch (value.type()) {
+    case value_t::boolean: return mixWord(h, value.get<bool>() ? 1 : 0);
+    case value_t::number_unsigned: return mixWord(h, value.get<uint64_t>());
+    case value_t::number_integer: return mixWord(h, static_cast<uint64_t>(value.get<int64_t>()));
+    case value_t::number_float: {
+      double d = value.get<double>();
+      uint64_t bits;
+      static_assert(sizeof bits == sizeof d, "64-bit doubles");
+      std::memcpy(&bits, &d, sizeof bits);
+      return mixWord(h, bits);
+    }
+    case value_t::string: return hashBytes(*value.get_ptr<const std::string*>(), h);
+    case value_t::array:
+      for (const auto& item : *value.get_ptr<const nlohmann::json::array_t*>()) h = contentHash(item, h);
+      return mixWord(h, value.size());
+    case value_t::object:
+      // std::map iterates keys in order, so the wire's key order does not matter.
+      for (const auto& kv : *value.get_ptr<const nlohmann::json::object_t*>())
+        h = contentHash(kv.second, hashBytes(kv.first, h));
+      return mixWord(h, value.size());
+    default: return h;
   }
 }
 

@@ -3,6 +3,8 @@
 // state-size limits without serializing. Each call costs O(size of `value`),
 // so callers only measure values an event carries or removes, never the state.
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -17,5 +19,13 @@ size_t decimalDigits(uint64_t v);
 
 // Approximate serialized size in bytes (exact for ASCII strings without escapes).
 size_t approxSize(const nlohmann::json& value);
+
+// 64-bit hash of a value's content: equal values (as nlohmann compares them,
+// except that 1 and 1.0 differ) hash equally, whatever their key order or
+// whitespace was on the wire. Mixes `seed` in. Not cryptographic: it tells a
+// re-sent copy of a delta from a different delta with the same seq.
+uint64_t contentHash(const nlohmann::json& value, uint64_t seed = 0);
+// Mixes a string into a hash the same way (for operation fields).
+uint64_t hashBytes(std::string_view bytes, uint64_t seed);
 
 }  // namespace agui_sync

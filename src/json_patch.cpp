@@ -33,10 +33,6 @@ PatchResult fail(PatchStatus s, size_t index, std::string msg) {
   return r;
 }
 
-bool isOp(const std::string& op) {
-  return op == "add" || op == "remove" || op == "replace" || op == "move" || op == "copy" || op == "test";
-}
-
 // Is `prefix` a proper prefix of `path` (so moving prefix into path would nest it in itself)?
 bool properPrefix(const Tokens& prefix, const Tokens& path) {
   if (prefix.size() >= path.size()) return false;
@@ -45,8 +41,48 @@ bool properPrefix(const Tokens& prefix, const Tokens& path) {
   return true;
 }
 
+constexpr const char* kOpNames[] = {"add", "remove", "replace", "move", "copy", "test"};
+
 int64_t memberOverhead(const json& parent, const std::string& key) {
   return parent.is_object() ? static_cast<int64_t>(key.size() + 4) : 1;
+}
+
+}  // namespace
+
+PatchResult checkOp(size_t index, const OpFields& f, PatchOp& out) {
+  if (!f.isObject) return fail(PatchStatus::Malformed, index, "operation is not an object");
+  const std::string* name = f.op;
+  if (!name) return fail(PatchStatus::Malformed, index, "missing or unknown 'op'");
+  if (*name == "add") out.kind = OpKind::Add;
+  else if (*name == "replace") out.kind = OpKind::Replace;
+  else if (*name == "remove") out.kind = OpKind::Remove;
+  else if (*name == "move") out.kind = OpKind::Move;
+  else if (*name == "copy") out.kind = OpKind::Copy;
+  else if (*name == "test") out.kind = OpKind::Test;
+  else return fail(PatchStatus::Malformed, index, "missing or unknown 'op'");
+  if (!f.path) return fail(PatchStatus::Malformed, index, "missing or non-string 'path'");
+  std::string err;
+  if (!parsePointer(*f.path, out.pathTokens, err)) return fail(PatchStatus::Malformed, index, err);
+  if (out.kind == OpKind::Move || out.kind == OpKind::Copy) {
+    if (!f.from) return fail(PatchStatus::Malformed, index, "missing or non-string 'from'");
+    if (!parsePointer(*f.from, out.fromTokens, err)) return fail(PatchStatus::Malformed, index, err);
+  }
+  if ((out.kind == OpKind::Add || out.kind == OpKind::Replace || out.kind == OpKind::Test) && !f.hasValue)
+    return fail(PatchStatus::Malformed, index, "missing 'value'");
+  return PatchResult{};
+}
+
+namespace {
+
+OpFields fieldsOf(const json& op) {
+  OpFields f;
+  f.isObject = op.is_object();
+  if (!f.isObject) return f;
+  f.op = stringMember(op, "op");
+  f.path = stringMember(op, "path");
+  f.from = stringMember(op, "from");
+  f.hasValue = op.find("value") != op.end();
+  return f;
 }
 
 }  // namespace
@@ -54,23 +90,31 @@ int64_t memberOverhead(const json& parent, const std::string& key) {
 PatchResult validatePatch(const json& ops) {
   if (!ops.is_array()) return fail(PatchStatus::Malformed, 0, "a patch must be an array of operations");
   size_t i = 0;
-  Tokens scratch;
-  std::string err;
+  PatchOp scratch;
   for (const auto& op : ops) {
-    if (!op.is_object()) return fail(PatchStatus::Malformed, i, "operation is not an object");
-    const std::string* name = stringMember(op, "op");
-    if (!name || !isOp(*name)) return fail(PatchStatus::Malformed, i, "missing or unknown 'op'");
-    const std::string* path = stringMember(op, "path");
-    if (!path) return fail(PatchStatus::Malformed, i, "missing or non-string 'path'");
-    if (!parsePointer(*path, scratch, err)) return fail(PatchStatus::Malformed, i, err);
-    if (*name == "move" || *name == "copy") {
-      const std::string* from = stringMember(op, "from");
-      if (!from) return fail(PatchStatus::Malformed, i, "missing or non-string 'from'");
-      if (!parsePointer(*from, scratch, err)) return fail(PatchStatus::Malformed, i, err);
+    PatchResult r = checkOp(i++, fieldsOf(op), scratch);
+    if (!r.ok()) return r;
+  }
+  return PatchResult{};
+}
+
+PatchResult toPatchOps(json ops, PatchOps& out) {
+  out.clear();
+  if (!ops.is_array()) return fail(PatchStatus::Malformed, 0, "a patch must be an array of operations");
+  out.reserve(ops.size());
+  size_t i = 0;
+  for (auto& op : *ops.get_ptr<json::array_t*>()) {
+    out.emplace_back();
+    PatchOp& p = out.back();
+    const OpFields f = fieldsOf(op);
+    PatchResult r = checkOp(i++, f, p);
+    if (!r.ok()) {
+      out.clear();
+      return r;
     }
-    if ((*name == "add" || *name == "replace" || *name == "test") && op.find("value") == op.end())
-      return fail(PatchStatus::Malformed, i, "missing 'value'");
-    ++i;
+    p.path = *f.path;
+    if (f.from) p.from = *f.from;
+    if (f.hasValue) p.value = std::move(op["value"]);
   }
   return PatchResult{};
 }
@@ -196,36 +240,27 @@ bool PatchTransaction::replace(const Tokens& path, json value, std::string& erro
   return true;
 }
 
-PatchResult PatchTransaction::applyOne(json& op, size_t index) {
-  const std::string& name = *stringMember(op, "op");
-  const std::string& pathText = *stringMember(op, "path");
-  Tokens path;
+PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
+  Tokens& path = op.pathTokens;
   std::string error;
-  if (!parsePointer(pathText, path, error)) return fail(PatchStatus::Malformed, index, error);
   bool ok = true;
   depthFailure_ = false;
 
-  if (name == "test") {
-    const json* target = resolvePointer(doc_, path, path.size(), &error);
-    if (!target) return fail(PatchStatus::PreconditionFailed, index, "test: " + error);
-    // nlohmann's equality compares numbers by value and objects as sorted maps,
-    // which is exactly RFC 6902 section 4.6 equality.
-    if (!(*target == op["value"]))
-      return fail(PatchStatus::PreconditionFailed, index, "test: value at '" + pathText + "' differs");
-    return PatchResult{};
-  }
-
-  if (name == "add") {
-    ok = add(path, std::move(op["value"]), error);
-  } else if (name == "remove") {
-    ok = remove(path, nullptr, error);
-  } else if (name == "replace") {
-    ok = replace(path, std::move(op["value"]), error);
-  } else {  // move / copy
-    const std::string& fromText = *stringMember(op, "from");
-    Tokens from;
-    if (!parsePointer(fromText, from, error)) return fail(PatchStatus::Malformed, index, error);
-    if (name == "move") {
+  switch (op.kind) {
+    case OpKind::Test: {
+      const json* target = resolvePointer(doc_, path, path.size(), &error);
+      if (!target) return fail(PatchStatus::PreconditionFailed, index, "test: " + error);
+      // nlohmann's equality compares numbers by value and objects as sorted maps,
+      // which is exactly RFC 6902 section 4.6 equality.
+      if (!(*target == op.value))
+        return fail(PatchStatus::PreconditionFailed, index, "test: value at '" + op.path + "' differs");
+      return PatchResult{};
+    }
+    case OpKind::Add: ok = add(path, std::move(op.value), error); break;
+    case OpKind::Remove: ok = remove(path, nullptr, error); break;
+    case OpKind::Replace: ok = replace(path, std::move(op.value), error); break;
+    case OpKind::Move: {
+      const Tokens& from = op.fromTokens;
       if (properPrefix(from, path)) return fail(PatchStatus::Failed, index, "move: cannot move a value into its own child");
       if (from == path) {
         // A move onto itself is a no-op, but the source must still exist.
@@ -234,31 +269,38 @@ PatchResult PatchTransaction::applyOne(json& op, size_t index) {
       }
       json value;
       ok = remove(from, &value, error) && add(path, std::move(value), error);
-      if (ok) changed_.push_back(fromText);
-    } else {
-      const json* source = resolvePointer(doc_, from, from.size(), &error);
+      if (ok) changed_.push_back(op.from);
+      break;
+    }
+    case OpKind::Copy: {
+      const json* source = resolvePointer(doc_, op.fromTokens, op.fromTokens.size(), &error);
       if (!source) return fail(PatchStatus::Failed, index, "copy: " + error);
       json value = *source;  // a copy costs the copied subtree, which the patch asked for
       ok = add(path, std::move(value), error);
+      break;
     }
   }
-  if (!ok) return fail(depthFailure_ ? PatchStatus::LimitExceeded : PatchStatus::Failed, index, name + ": " + error);
+  if (!ok) return fail(depthFailure_ ? PatchStatus::LimitExceeded : PatchStatus::Failed, index, std::string(kOpNames[static_cast<int>(op.kind)]) + ": " + error);
   if (!path.empty() && path.back() == "-") {
     // Report where an append landed, not the "-" token: consumers want a real path.
     path.back() = std::to_string(appendedIndex_);
     changed_.push_back(formatPointer(path));
   } else {
-    changed_.push_back(pathText);
+    changed_.push_back(op.path);
   }
   return PatchResult{};
 }
 
 PatchResult PatchTransaction::apply(json ops) {
-  PatchResult v = validatePatch(ops);
+  PatchOps parsed;
+  PatchResult v = toPatchOps(std::move(ops), parsed);
   if (!v.ok()) return v;
-  size_t i = 0;
-  for (auto& op : *ops.get_ptr<json::array_t*>()) {
-    PatchResult r = applyOne(op, i++);
+  return apply(std::move(parsed));
+}
+
+PatchResult PatchTransaction::apply(PatchOps ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    PatchResult r = applyOne(ops[i], i);
     if (!r.ok()) {
       rollback();
       return r;

@@ -34,10 +34,40 @@ struct PatchResult {
 
 const char* patchStatusCode(PatchStatus s);
 
+enum class OpKind : uint8_t { Add, Remove, Replace, Move, Copy, Test };
+
+// One operation, already checked for structure: pointers are parsed, `value`
+// is present exactly when the kind needs one.
+struct PatchOp {
+  OpKind kind = OpKind::Add;
+  std::string path;  // pointer text as received (reported in changedPaths)
+  std::string from;  // move / copy
+  Tokens pathTokens;
+  Tokens fromTokens;
+  nlohmann::json value;  // add / replace / test
+};
+using PatchOps = std::vector<PatchOp>;
+
+// The members of one operation object as a reader found them (nullptr = absent
+// or not a string), so the decoder that parses events straight into PatchOps
+// and validatePatch() share one set of rules and messages.
+struct OpFields {
+  bool isObject = true;
+  const std::string* op = nullptr;
+  const std::string* path = nullptr;
+  const std::string* from = nullptr;
+  bool hasValue = false;
+};
+// Checks one operation's structure; on success fills out.kind and the tokens
+// (out.path/out.from/out.value are the caller's to fill).
+PatchResult checkOp(size_t index, const OpFields& fields, PatchOp& out);
+
 // Structural validation of a patch document without touching any state: an array
 // of objects, each with a known `op`, a parseable `path`, `from` for move/copy and
 // `value` for add/replace/test.
 PatchResult validatePatch(const nlohmann::json& ops);
+// Validates and converts; operation values are moved out of `ops`.
+PatchResult toPatchOps(nlohmann::json ops, PatchOps& out);
 
 class PatchTransaction {
  public:
@@ -51,6 +81,8 @@ class PatchTransaction {
   // Takes the ops by value so a caller that owns them can std::move them in and
   // the operation values are moved, not copied, into the document.
   PatchResult apply(nlohmann::json ops);
+  // The same for operations that were validated already (checkOp/toPatchOps).
+  PatchResult apply(PatchOps ops);
   // Undo everything applied so far (used when a later check, e.g. a size limit or
   // a digest, rejects a patch that applied cleanly).
   void rollback();
@@ -72,7 +104,7 @@ class PatchTransaction {
     nlohmann::json value;
   };
 
-  PatchResult applyOne(nlohmann::json& op, size_t index);
+  PatchResult applyOne(PatchOp& op, size_t index);
   bool add(const Tokens& path, nlohmann::json value, std::string& error);
   bool remove(const Tokens& path, nlohmann::json* removed, std::string& error);
   bool replace(const Tokens& path, nlohmann::json value, std::string& error);

@@ -14,22 +14,6 @@ constexpr size_t kRecentCapacity = 256;
 // Bytes a STATE_SNAPSHOT envelope adds around the state: {"type":"STATE_SNAPSHOT","snapshot":...}
 constexpr uint64_t kSnapshotEnvelope = 40;
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-// Content identity of a delta for duplicate verification: its ops, not its
-// envelope, so a re-sent copy with other metadata still counts as the same.
-uint64_t deltaHash(const DecodedEvent& ev) {
-  auto it = ev.doc.find("delta");
-  return it == ev.doc.end() ? 0 : fnv1a(it->dump());
-}
-
 // Reasons after which the state is still correct, only behind: a replay of the
 // missed deltas from lastSeq heals them. Every other reason means the state (or
 // the sender's history) may be wrong, and only a snapshot can fix it.
@@ -164,7 +148,7 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vecto
     emitIgnored("stale-snapshot", seq, out);
     return;
   }
-  json& snapshot = ev.doc["snapshot"];
+  json& snapshot = ev.snapshot;
   const uint64_t bytes = approxSize(snapshot);
   // A rejected snapshot always yields a resync outcome, even mid-resync: it may
   // have been the very answer the app asked for.
@@ -175,7 +159,7 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vecto
     return;
   }
   // The event depth check allows for a delta's envelope, which a snapshot lacks.
-  if (valueDepth(snapshot) > options_.maxDepth) {
+  if (ev.snapshotDepth > options_.maxDepth) {
     emitError("limit-exceeded", "snapshot nests deeper than maxDepth (" + std::to_string(options_.maxDepth) + ")", out);
     requestResync("limit-exceeded", "snapshot over maxDepth", out, repeat);
     return;
@@ -234,7 +218,9 @@ void Receiver::handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<O
     return;
   }
   const uint64_t seq = *ev.seq.seq, base = *ev.seq.baseSeq;
-  const uint64_t hash = deltaHash(ev);
+  // Content identity for duplicate verification: the ops, not the envelope, so
+  // a re-sent copy with other metadata or formatting still counts as the same.
+  const uint64_t hash = ev.deltaHash;
   if (ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_) {
     if (isRetiredEpoch(*ev.seq.epoch)) return emitIgnored("stale-epoch", seq, out);
     if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", seq, out);
@@ -310,7 +296,7 @@ void Receiver::hold(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::
 
 bool Receiver::applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out) {
   PatchTransaction tx(state_, options_.maxDepth);
-  PatchResult r = tx.apply(std::move(ev.doc["delta"]));
+  PatchResult r = ev.opsProblem.ok() ? tx.apply(std::move(ev.ops)) : ev.opsProblem;
   if (!r.ok()) {
     if (r.status == PatchStatus::Malformed || r.status == PatchStatus::LimitExceeded) {
       emitError(patchStatusCode(r.status), r.message, out);
