@@ -6,6 +6,7 @@
 namespace agui_sync {
 
 using nlohmann::json;
+using namespace std::string_view_literals;
 
 size_t scanDepth(std::string_view text, size_t limit) {
   size_t depth = 0, deepest = 0;
@@ -66,12 +67,35 @@ bool readSeq(const json& v, uint64_t& out) {
   return false;
 }
 
-// Looks up `name` in metadata first, then takes the top-level field (null = absent).
-const json* findField(const json* metadata, const json& topLevel, const char* name) {
-  if (metadata) {
-    auto it = metadata->find(name);
-    if (it != metadata->end() && !it->is_null()) return &*it;
+// The members of `metadata` the engine reads (null = absent). Read member by
+// member: building a map for two numbers was a visible cost per event.
+struct SeqFields {
+  json seq, baseSeq, epoch, digest;
+};
+
+bool readSeqFields(JsonReader& r, SeqFields& f) {
+  using namespace std::string_view_literals;
+  f = SeqFields{};
+  if (!r.enterObject()) return false;
+  std::string key;
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(key, first, &end)) return false;
+    if (end) return true;
+    json* target = key == "seq"sv ? &f.seq : key == "baseSeq"sv ? &f.baseSeq : key == "epoch"sv ? &f.epoch
+                 : key == "digest"sv ? &f.digest : nullptr;
+    if (!target) {
+      if (!r.skipValue()) return false;
+      continue;
+    }
+    *target = json();  // a duplicate member: the last one wins
+    if (!r.readValue(*target)) return false;
   }
+}
+
+// The metadata field when present and not null, else the top-level one.
+const json* pick(const json& fromMetadata, const json& topLevel) {
+  if (!fromMetadata.is_null()) return &fromMetadata;
   return topLevel.is_null() ? nullptr : &topLevel;
 }
 
@@ -123,12 +147,12 @@ bool readOps(JsonReader& r, DecodedEvent& out) {
       if (!r.nextMember(key, first, &end)) return false;
       if (end) break;
       // A duplicate member: the last one wins, as in any JSON object.
-      if (key == "op" || key == "path" || key == "from") {
-        std::string& target = key == "op" ? opName : key == "path" ? path : from;
-        bool& has = key == "op" ? hasOp : key == "path" ? hasPath : hasFrom;
+      if (key == "op"sv || key == "path"sv || key == "from"sv) {
+        std::string& target = key == "op"sv ? opName : key == "path"sv ? path : from;
+        bool& has = key == "op"sv ? hasOp : key == "path"sv ? hasPath : hasFrom;
         has = r.peek() == '"';
         if (has ? !r.readString(target) : !r.skipValue()) return false;
-      } else if (key == "value") {
+      } else if (key == "value"sv) {
         value = nlohmann::json();
         if (!r.readValue(value)) return false;
         hasValue = true;
@@ -196,7 +220,9 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
   }
 
   bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
-  nlohmann::json metadata, topSeq, topBaseSeq;
+  SeqFields metadata;
+  bool metadataIsObject = false;
+  nlohmann::json topSeq, topBaseSeq;
   std::string key;
   if (!r.enterObject()) return syntaxError();
   for (bool first = true;; first = false) {
@@ -206,14 +232,14 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
     // Once the type is known to be another event, its members are only validated.
     const bool otherEvent = typeIsString && !isStateType(out.type);
     bool ok;
-    if (key == "type") {
+    if (key == "type"sv) {
       typeIsString = r.peek() == '"';
       ok = typeIsString ? r.readString(out.type) : r.skipValue();
-    } else if (key == "delta") {
+    } else if (key == "delta"sv) {
       hasDelta = true;
       deltaIsArray = r.peek() == '[' && !otherEvent;
       ok = deltaIsArray ? readOps(r, out) : r.skipValue();
-    } else if (key == "snapshot") {
+    } else if (key == "snapshot"sv) {
       hasSnapshot = true;
       if (otherEvent) {
         ok = r.skipValue();
@@ -224,13 +250,18 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
         ok = r.readValue(out.snapshot);
         out.snapshotDepth = r.deepest() - base;
       }
-    } else if (key == "metadata" && !otherEvent) {
-      metadata = nlohmann::json();
-      ok = r.readValue(metadata);
-    } else if (key == "seq" && !otherEvent) {
+    } else if (key == "metadata"sv && !otherEvent) {
+      metadataIsObject = r.peek() == '{';
+      if (metadataIsObject) {
+        ok = readSeqFields(r, metadata);
+      } else {
+        metadata = SeqFields{};  // a duplicate non-object metadata replaces an earlier one
+        ok = r.skipValue();
+      }
+    } else if (key == "seq"sv && !otherEvent) {
       topSeq = nlohmann::json();
       ok = r.readValue(topSeq);
-    } else if (key == "base_seq" && !otherEvent) {
+    } else if (key == "base_seq"sv && !otherEvent) {
       topBaseSeq = nlohmann::json();
       ok = r.readValue(topBaseSeq);
     } else {
@@ -257,13 +288,14 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
     return fail(err, "invalid-event", "STATE_SNAPSHOT needs a 'snapshot'", true);
   }
 
-  const json* meta = metadata.is_object() ? &metadata : nullptr;
+  const SeqFields none;
+  const SeqFields& meta = metadataIsObject ? metadata : none;
   uint64_t value = 0;
-  if (const json* s = findField(meta, topSeq, "seq")) {
+  if (const json* s = pick(meta.seq, topSeq)) {
     if (!readSeq(*s, value)) return fail(err, "invalid-seq", "seq must be an integer in [0, 2^53-1]", true);
     out.seq.seq = value;
   }
-  const json* b = findField(meta, topBaseSeq, "baseSeq");
+  const json* b = pick(meta.baseSeq, topBaseSeq);
   if (isDelta && b) {
     if (!readSeq(*b, value)) return fail(err, "invalid-seq", "baseSeq must be an integer in [0, 2^53-1]", true);
     out.seq.baseSeq = value;
@@ -273,19 +305,15 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
   if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
     return fail(err, "invalid-seq", "a STATE_DELTA's seq must be greater than its baseSeq", true);
 
-  if (meta) {
-    auto e = meta->find("epoch");
-    if (e != meta->end()) {
-      if (e->is_string()) out.seq.epoch = *e->get_ptr<const std::string*>();
-      else if (e->is_number_integer()) out.seq.epoch = e->dump();
-      else if (!e->is_null()) return fail(err, "invalid-seq", "metadata.epoch must be a string or integer", true);
-    }
-    auto g = meta->find("digest");
-    if (g != meta->end() && !g->is_null()) {
-      if (!g->is_string() || g->get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
-        return fail(err, "invalid-seq", "metadata.digest must be a 'sha256:<hex>' string", true);
-      out.seq.digest = *g->get_ptr<const std::string*>();
-    }
+  const json& e = meta.epoch;
+  if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
+  else if (e.is_number_integer()) out.seq.epoch = e.dump();
+  else if (!e.is_null()) return fail(err, "invalid-seq", "metadata.epoch must be a string or integer", true);
+  const json& g = meta.digest;
+  if (!g.is_null()) {
+    if (!g.is_string() || g.get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
+      return fail(err, "invalid-seq", "metadata.digest must be a 'sha256:<hex>' string", true);
+    out.seq.digest = *g.get_ptr<const std::string*>();
   }
   return true;
 }

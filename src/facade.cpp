@@ -85,23 +85,39 @@ uint8_t* Facade::inputBuffer(size_t n) {
   return input_.data();
 }
 
-std::string Facade::feedBytes(const uint8_t* p, size_t n) {
-  std::vector<Outcome> out;
-  engine_->feed(p, n, out);
-  for (const Outcome& o : out) {
+void Facade::feedBytes(const uint8_t* p, size_t n, std::string& result) {
+  outcomes_.clear();
+  engine_->feed(p, n, outcomes_);
+  for (const Outcome& o : outcomes_) {
     if (o.kind == OutcomeKind::Event) runEnded_ = o.type == "RUN_FINISHED" || o.type == "RUN_ERROR";
     else if (o.kind == OutcomeKind::Applied) runEnded_ = false;
   }
-  return resultJson(*engine_, out);
+  appendResultJson(result, *engine_, outcomes_);
+  outcomes_.clear();
 }
 
 std::string Facade::feedInput(size_t n) {
   if (n > input_.size()) n = input_.size();
-  return feedBytes(input_.data(), n);
+  std::string result;
+  feedBytes(input_.data(), n, result);
+  return result;
+}
+
+const uint8_t* Facade::feedInputRaw(size_t n) {
+  if (n > input_.size()) n = input_.size();
+  // A large Result (a snapshot) does not pin its capacity for the instance's life.
+  if (result_.capacity() > (1u << 20)) std::string().swap(result_);
+  result_.assign(4, '\0');
+  feedBytes(input_.data(), n, result_);
+  const uint32_t len = static_cast<uint32_t>(result_.size() - 4);
+  for (int i = 0; i < 4; ++i) result_[i] = static_cast<char>((len >> (8 * i)) & 0xFF);
+  return reinterpret_cast<const uint8_t*>(result_.data());
 }
 
 std::string Facade::feed(const std::string& bytes) {
-  return feedBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  std::string result;
+  feedBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), result);
+  return result;
 }
 
 std::string Facade::end() {

@@ -41,6 +41,20 @@ bool properPrefix(const Tokens& prefix, const Tokens& path) {
   return true;
 }
 
+// Insert / erase in the middle of an array by swapping neighbours. vector's own
+// insert/erase move-assign each shifted element, and basic_json's assignment
+// (by value: construct, swap, destroy) costs several times a swap; in WASM that
+// made a removal from a 2,000-element list the largest cost of a delta.
+void insertAt(json::array_t& arr, size_t idx, json value) {
+  arr.push_back(std::move(value));
+  for (size_t i = arr.size() - 1; i > idx; --i) arr[i].swap(arr[i - 1]);
+}
+
+void eraseAt(json::array_t& arr, size_t idx) {
+  for (size_t i = idx; i + 1 < arr.size(); ++i) arr[i].swap(arr[i + 1]);
+  arr.pop_back();
+}
+
 constexpr const char* kOpNames[] = {"add", "remove", "replace", "move", "copy", "test"};
 
 int64_t memberOverhead(const json& parent, const std::string& key) {
@@ -141,26 +155,26 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
   }
   if (path.empty()) {
     sizeDelta_ += static_cast<int64_t>(approxSize(value)) - static_cast<int64_t>(approxSize(doc_));
-    undo_.push_back(Undo{UndoKind::Swap, {}, {}, 0, std::move(doc_)});
+    undo_.push_back(Undo{UndoKind::Swap, &path, 0, {}, 0, std::move(doc_)});
     doc_ = std::move(value);
     return true;
   }
   json* parent = resolvePointer(doc_, path, path.size() - 1, &error);
   if (!parent) return false;
   const std::string& last = path.back();
-  Tokens parentPath(path.begin(), path.end() - 1);
+  const size_t parentCount = path.size() - 1;
   if (parent->is_object()) {
     auto& obj = *parent->get_ptr<json::object_t*>();
     int64_t added = static_cast<int64_t>(approxSize(value));
     auto it = obj.find(last);
     if (it != obj.end()) {
       sizeDelta_ += added - static_cast<int64_t>(approxSize(it->second));
-      undo_.push_back(Undo{UndoKind::RestoreKey, std::move(parentPath), last, 0, std::move(it->second)});
+      undo_.push_back(Undo{UndoKind::RestoreKey, &path, parentCount, last, 0, std::move(it->second)});
       it->second = std::move(value);
     } else {
       sizeDelta_ += added + memberOverhead(*parent, last);
       obj.emplace(last, std::move(value));
-      undo_.push_back(Undo{UndoKind::EraseKey, std::move(parentPath), last, 0, json()});
+      undo_.push_back(Undo{UndoKind::EraseKey, &path, parentCount, last, 0, json()});
     }
     return true;
   }
@@ -170,6 +184,7 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
     if (last == "-") {
       idx = arr.size();
       appendedIndex_ = idx;
+      appended_ = true;
     } else if (!parseArrayIndex(last, idx)) {
       error = "invalid array index '" + last + "'";
       return false;
@@ -178,8 +193,8 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
       return false;
     }
     sizeDelta_ += static_cast<int64_t>(approxSize(value)) + 1;
-    arr.insert(arr.begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
-    undo_.push_back(Undo{UndoKind::EraseIndex, std::move(parentPath), {}, idx, json()});
+    insertAt(arr, idx, std::move(value));
+    undo_.push_back(Undo{UndoKind::EraseIndex, &path, parentCount, {}, idx, json()});
     return true;
   }
   error = "cannot add a member to a scalar at " + formatPointer(path, path.size() - 1);
@@ -194,7 +209,7 @@ bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& er
   json* parent = resolvePointer(doc_, path, path.size() - 1, &error);
   if (!parent) return false;
   const std::string& last = path.back();
-  Tokens parentPath(path.begin(), path.end() - 1);
+  const size_t parentCount = path.size() - 1;
   if (parent->is_object()) {
     auto& obj = *parent->get_ptr<json::object_t*>();
     auto it = obj.find(last);
@@ -206,7 +221,7 @@ bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& er
     json old = std::move(it->second);
     obj.erase(it);
     if (removed) *removed = old;  // copy only when a move needs the value
-    undo_.push_back(Undo{UndoKind::RestoreKey, std::move(parentPath), last, 0, std::move(old)});
+    undo_.push_back(Undo{UndoKind::RestoreKey, &path, parentCount, last, 0, std::move(old)});
     return true;
   }
   if (parent->is_array()) {
@@ -218,9 +233,9 @@ bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& er
     }
     sizeDelta_ -= static_cast<int64_t>(approxSize(arr[idx])) + 1;
     json old = std::move(arr[idx]);
-    arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(idx));
+    eraseAt(arr, idx);
     if (removed) *removed = old;
-    undo_.push_back(Undo{UndoKind::InsertIndex, std::move(parentPath), {}, idx, std::move(old)});
+    undo_.push_back(Undo{UndoKind::InsertIndex, &path, parentCount, {}, idx, std::move(old)});
     return true;
   }
   error = "cannot remove from a scalar at " + formatPointer(path, path.size() - 1);
@@ -235,7 +250,7 @@ bool PatchTransaction::replace(const Tokens& path, json value, std::string& erro
   json* target = resolvePointer(doc_, path, path.size(), &error);
   if (!target) return false;
   sizeDelta_ += static_cast<int64_t>(approxSize(value)) - static_cast<int64_t>(approxSize(*target));
-  undo_.push_back(Undo{UndoKind::Swap, path, {}, 0, std::move(*target)});
+  undo_.push_back(Undo{UndoKind::Swap, &path, path.size(), {}, 0, std::move(*target)});
   *target = std::move(value);
   return true;
 }
@@ -245,6 +260,7 @@ PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
   std::string error;
   bool ok = true;
   depthFailure_ = false;
+  appended_ = false;
 
   switch (op.kind) {
     case OpKind::Test: {
@@ -281,10 +297,12 @@ PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
     }
   }
   if (!ok) return fail(depthFailure_ ? PatchStatus::LimitExceeded : PatchStatus::Failed, index, std::string(kOpNames[static_cast<int>(op.kind)]) + ": " + error);
-  if (!path.empty() && path.back() == "-") {
-    // Report where an append landed, not the "-" token: consumers want a real path.
-    path.back() = std::to_string(appendedIndex_);
-    changed_.push_back(formatPointer(path));
+  if (appended_) {
+    // Report where an append landed, not the "-" token: consumers want a real
+    // path. (The token itself stays: undo steps read this op's tokens.)
+    Tokens real(path.begin(), path.end() - 1);
+    real.push_back(std::to_string(appendedIndex_));
+    changed_.push_back(formatPointer(real));
   } else {
     changed_.push_back(op.path);
   }
@@ -299,8 +317,13 @@ PatchResult PatchTransaction::apply(json ops) {
 }
 
 PatchResult PatchTransaction::apply(PatchOps ops) {
-  for (size_t i = 0; i < ops.size(); ++i) {
-    PatchResult r = applyOne(ops[i], i);
+  // Kept until commit/rollback: undo steps point at these operations' tokens
+  // (a moved vector keeps its elements where they are).
+  batches_.push_back(std::move(ops));
+  PatchOps& kept = batches_.back();
+  undo_.reserve(undo_.size() + kept.size() + 1);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    PatchResult r = applyOne(kept[i], i);
     if (!r.ok()) {
       rollback();
       return r;
@@ -315,29 +338,30 @@ void PatchTransaction::rollback() {
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
     Undo& u = *it;
     if (u.kind == UndoKind::Swap) {
-      json* target = resolvePointer(doc_, u.parent, u.parent.size());
+      json* target = resolvePointer(doc_, *u.path, u.count);
       if (target) *target = std::move(u.value);
       continue;
     }
-    json* parent = resolvePointer(doc_, u.parent, u.parent.size());
+    json* parent = resolvePointer(doc_, *u.path, u.count);
     if (!parent) continue;  // unreachable: the shape is restored step by step
     switch (u.kind) {
       case UndoKind::EraseKey: parent->get_ptr<json::object_t*>()->erase(u.key); break;
       case UndoKind::RestoreKey: (*parent->get_ptr<json::object_t*>())[u.key] = std::move(u.value); break;
       case UndoKind::EraseIndex: {
         auto& arr = *parent->get_ptr<json::array_t*>();
-        arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(u.index));
+        eraseAt(arr, u.index);
         break;
       }
       case UndoKind::InsertIndex: {
         auto& arr = *parent->get_ptr<json::array_t*>();
-        arr.insert(arr.begin() + static_cast<std::ptrdiff_t>(u.index), std::move(u.value));
+        insertAt(arr, u.index, std::move(u.value));
         break;
       }
       case UndoKind::Swap: break;
     }
   }
   undo_.clear();
+  batches_.clear();
   changed_.clear();
   sizeDelta_ = 0;
 }

@@ -87,10 +87,14 @@ class PatchTransaction {
   // a digest, rejects a patch that applied cleanly).
   void rollback();
   // Forget the undo log; the changes stay.
-  void commit() { undo_.clear(); }
+  void commit() {
+    undo_.clear();
+    batches_.clear();
+  }
 
   // Pointers the patch wrote, in order (move contributes `from` and `path`).
   const std::vector<std::string>& changedPaths() const { return changed_; }
+  std::vector<std::string> takeChangedPaths() { return std::move(changed_); }
   // Estimated change of the serialized state size, in bytes.
   int64_t sizeDelta() const { return sizeDelta_; }
 
@@ -98,7 +102,11 @@ class PatchTransaction {
   enum class UndoKind { EraseKey, RestoreKey, EraseIndex, InsertIndex, Swap };
   struct Undo {
     UndoKind kind;
-    Tokens parent;  // for Swap: the full path of the replaced value
+    // The parent's path (for Swap: the replaced value's path) is the first
+    // `count` tokens of an operation's pointer, which batches_ keeps alive, so
+    // recording an undo step copies no path.
+    const Tokens* path;
+    size_t count;
     std::string key;
     size_t index = 0;
     nlohmann::json value;
@@ -112,11 +120,13 @@ class PatchTransaction {
 
   nlohmann::json& doc_;
   size_t maxDepth_;
+  std::vector<PatchOps> batches_;  // the applied operations (their tokens back undo_)
   std::vector<Undo> undo_;
   std::vector<std::string> changed_;
   int64_t sizeDelta_ = 0;
   bool depthFailure_ = false;
   size_t appendedIndex_ = 0;  // where the last add with "-" landed, for changedPaths
+  bool appended_ = false;     // the current operation appended to an array with "-"
 };
 
 // One-shot convenience: validate, then apply atomically and commit.

@@ -16,5 +16,7 @@ void appendJsonString(std::string& out, std::string_view s);
 void appendOutcomeJson(std::string& out, const Outcome& o);
 // {"outcomes":[...],"status":...,"lastSeq":...,"lastEventId":...,"pending":n,"resync":...}
 std::string resultJson(const SyncEngine& engine, const std::vector<Outcome>& outcomes);
+// The same, appended to `out` (lets a caller reuse one buffer's capacity).
+void appendResultJson(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes);
 
 }  // namespace agui_sync

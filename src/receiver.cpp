@@ -92,12 +92,12 @@ void Receiver::remember(uint64_t seq, uint64_t hash) {
   if (recent_.size() > kRecentCapacity) recent_.pop_front();
 }
 
-void Receiver::onEvent(DecodedEvent event, std::string_view raw, std::vector<Outcome>& out) {
+void Receiver::onEvent(DecodedEvent event, std::string raw, std::vector<Outcome>& out) {
   if (event.cls == EventClass::Other) {
     Outcome o;
     o.kind = OutcomeKind::Event;
-    o.type = event.type;
-    o.raw.assign(raw.data(), raw.size());
+    o.type = std::move(event.type);
+    o.raw = std::move(raw);
     out.push_back(std::move(o));
     return;
   }
@@ -135,7 +135,7 @@ void Receiver::onStreamEnd(std::vector<Outcome>& out) {
                   out);
 }
 
-void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out) {
+void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out) {
   const std::optional<uint64_t> seq = ev.seq.seq;
   const bool epochChanged = ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_;
   if (epochChanged && isRetiredEpoch(*ev.seq.epoch)) {
@@ -205,13 +205,13 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vecto
   o.kind = OutcomeKind::Applied;
   o.type = "STATE_SNAPSHOT";
   o.seq = seq;
-  o.raw.assign(raw.data(), raw.size());
+  o.raw = std::move(raw);
   o.changedPaths.emplace_back("");
   out.push_back(std::move(o));
   drain(out);
 }
 
-void Receiver::handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out) {
+void Receiver::handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out) {
   if (!ev.seq.seq) {
     if (status_ == SyncStatus::Resyncing) return emitIgnored("awaiting-snapshot", std::nullopt, out);
     if (applyDelta(ev, raw, 0, out) && status_ == SyncStatus::Synced) status_ = SyncStatus::Unverified;
@@ -267,7 +267,7 @@ void Receiver::handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out)
   emitIgnored("duplicate", seq, out);
 }
 
-void Receiver::hold(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out) {
+void Receiver::hold(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out) {
   const uint64_t seq = *ev.seq.seq, base = *ev.seq.baseSeq;
   const bool resyncing = status_ == SyncStatus::Resyncing;
   auto existing = pending_.find(base);
@@ -287,14 +287,14 @@ void Receiver::hold(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::
                          out);
   }
   if (pending_.empty()) gapAge_ = 0;
-  Held h{std::move(ev), std::string(raw), hash};
+  Held h{std::move(ev), std::move(raw), hash};
   pendingBytes_ += h.raw.size();
   pending_.emplace(base, std::move(h));
   ++metrics_.held;
   emitIgnored(resyncing ? "awaiting-snapshot" : "reordered", seq, out);
 }
 
-bool Receiver::applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out) {
+bool Receiver::applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out) {
   PatchTransaction tx(state_, options_.maxDepth);
   PatchResult r = ev.opsProblem.ok() ? tx.apply(std::move(ev.ops)) : ev.opsProblem;
   if (!r.ok()) {
@@ -339,8 +339,8 @@ bool Receiver::applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash,
   o.kind = OutcomeKind::Applied;
   o.type = "STATE_DELTA";
   o.seq = ev.seq.seq;
-  o.raw.assign(raw.data(), raw.size());
-  o.changedPaths = tx.changedPaths();
+  o.raw = std::move(raw);
+  o.changedPaths = tx.takeChangedPaths();
   out.push_back(std::move(o));
   return true;
 }

@@ -58,8 +58,9 @@ class Receiver {
   // The SSE layer's last event id, echoed in resync requests.
   void setLastEventId(std::optional<std::string> id) { lastEventId_ = std::move(id); }
 
-  // `raw` is the event's JSON text, kept verbatim for applied/event outcomes.
-  void onEvent(DecodedEvent event, std::string_view raw, std::vector<Outcome>& out);
+  // `raw` is the event's JSON text, kept verbatim for applied/event outcomes
+  // (moved into the outcome, or into the reorder window, not copied).
+  void onEvent(DecodedEvent event, std::string raw, std::vector<Outcome>& out);
   // An event that could not be decoded (bad JSON, bad fields, over a limit).
   void onDecodeError(const DecodeError& error, std::vector<Outcome>& out);
   // An SSE heartbeat comment. When it carries the sender's seq (": hb <seq>",
@@ -86,11 +87,11 @@ class Receiver {
     uint64_t hash = 0;
   };
 
-  void handleSnapshot(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out);
-  void handleDelta(DecodedEvent& ev, std::string_view raw, std::vector<Outcome>& out);
+  void handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out);
+  void handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out);
   void handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out);
-  void hold(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out);
-  bool applyDelta(DecodedEvent& ev, std::string_view raw, uint64_t hash, std::vector<Outcome>& out);
+  void hold(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out);
+  bool applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out);
   void drain(std::vector<Outcome>& out);
   void prunePending();
   // `repeat`: emit even while already resyncing (a snapshot answering the

@@ -59,7 +59,7 @@ void SyncEngine::handleEvent(SseItem& item, std::vector<Outcome>& out) {
     receiver_.onDecodeError(error, out);
     return;
   }
-  receiver_.onEvent(std::move(decoded_), item.data, out);
+  receiver_.onEvent(std::move(decoded_), std::move(item.data), out);
   decoded_ = DecodedEvent{};
 }
 

@@ -1,7 +1,24 @@
 // RFC 6901 JSON Pointer helpers for the JS state mirror.
 
-/** "" -> [], "/a~1b/~0c" -> ["a/b", "~c"]. Throws on a pointer without leading "/". */
+// Agents write the same few paths over and over, so parsed pointers are cached
+// (bounded; cleared when full). Cached token arrays are frozen: callers share them.
+const CACHE_LIMIT = 4096;
+const cache = new Map();
+
+/**
+ * "" -> [], "/a~1b/~0c" -> ["a/b", "~c"]. Throws on a pointer without leading "/".
+ * The returned array is frozen (it may be shared with other callers).
+ */
 export function parsePointer(pointer) {
+  const cached = cache.get(pointer);
+  if (cached !== undefined) return cached;
+  const tokens = Object.freeze(splitPointer(pointer));
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(pointer, tokens);
+  return tokens;
+}
+
+function splitPointer(pointer) {
   if (pointer === '') return [];
   if (typeof pointer !== 'string' || pointer.charCodeAt(0) !== 47 /* / */) {
     throw new Error(`invalid JSON pointer ${JSON.stringify(pointer)}`);

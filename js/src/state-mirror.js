@@ -18,8 +18,16 @@ function isContainer(value) {
   return value !== null && typeof value === 'object';
 }
 
+// Plain assignment is V8's fast path and, on a plain object whose own
+// properties are all writable data properties (JSON.parse output, spread
+// copies), creates or updates an own data property for every key except
+// "__proto__", whose assignment would set the prototype instead.
 function defineOwn(object, key, value) {
-  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    object[key] = value;
+  }
 }
 
 function shallowCopy(node) {
@@ -50,24 +58,29 @@ export function applyDelta(root, ops) {
   if (!Array.isArray(ops)) throw new Error('delta is not an array');
   // Containers created during this delta: safe to modify in place for the
   // following operations of the same delta (no one else has seen them yet).
-  let fresh = new Set();
+  // Only a delta that edits more than once (several ops, or a move) can revisit
+  // one, so the common single add/replace/remove skips the set.
+  let fresh = ops.length > 1 || (ops.length === 1 && ops[0] !== null && typeof ops[0] === 'object' && ops[0].op === 'move')
+    ? new Set()
+    : null;
   let doc = root;
+  let docFresh = false;
 
   // Copies the spine from the root down to the parent of tokens[last]; returns the parent.
   const editParent = (tokens) => {
-    if (!fresh.has(doc)) {
+    if (!docFresh) {
       if (!isContainer(doc)) throw new Error('the document is not a container');
       doc = shallowCopy(doc);
-      fresh.add(doc);
+      docFresh = true;
     }
     let node = doc;
     for (let i = 0; i < tokens.length - 1; i++) {
       const token = tokens[i];
       let next = child(node, token);
-      if (!fresh.has(next)) {
+      if (fresh === null || !fresh.has(next)) {
         if (!isContainer(next)) throw new Error(`path component ${JSON.stringify(token)} is not a container`);
         next = shallowCopy(next);
-        fresh.add(next);
+        if (fresh !== null) fresh.add(next);
         if (Array.isArray(node)) node[parseIndex(token, node.length, false)] = next;
         else defineOwn(node, token, next);
       }
@@ -79,6 +92,7 @@ export function applyDelta(root, ops) {
   const add = (tokens, value) => {
     if (tokens.length === 0) {
       doc = value;
+      docFresh = false;
       return;
     }
     const parent = editParent(tokens);
@@ -105,6 +119,7 @@ export function applyDelta(root, ops) {
   const replace = (tokens, value) => {
     if (tokens.length === 0) {
       doc = value;
+      docFresh = false;
       return;
     }
     const parent = editParent(tokens);
@@ -143,6 +158,7 @@ export function applyDelta(root, ops) {
         // `value` is about to be reachable from two places: nothing may be
         // edited in place any more, or both places would change.
         fresh = new Set();
+        docFresh = false;
         add(parsePointer(op.path), value);
         break;
       }

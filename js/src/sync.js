@@ -22,6 +22,15 @@ const defaultNow = typeof performance === 'object' && performance !== null && ty
   : () => Date.now();
 
 const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+// The facade leaves each feed's Result in WASM memory as [uint32 LE length][UTF-8
+// JSON] and returns its address: one TextDecoder call reads it (embind's own
+// std::string return scans every byte in JS first).
+function readResult(heap, ptr) {
+  const length = (heap[ptr] | (heap[ptr + 1] << 8) | (heap[ptr + 2] << 16) | (heap[ptr + 3] << 24)) >>> 0;
+  return textDecoder.decode(heap.subarray(ptr + 4, ptr + 4 + length));
+}
 
 // Frees the C++ object of a StateSync that was garbage-collected undisposed.
 const leakRegistry = typeof FinalizationRegistry === 'function'
@@ -317,7 +326,8 @@ export class StateSync {
       const result = this.#call(() => {
         const ptr = facade.inputBuffer(slice.length);
         engine.heapU8.set(slice, ptr); // heapU8 re-read: inputBuffer may have grown memory
-        return facade.feedInput(slice.length);
+        const result = facade.feedInput(slice.length);
+        return readResult(engine.heapU8, result); // re-read again: feeding may have grown it
       });
       this.#absorb(result, outcomes);
     }
@@ -343,7 +353,8 @@ export class StateSync {
         const ptr = facade.inputBuffer(capacity);
         const stats = textEncoder.encodeInto(rest, engine.heapU8.subarray(ptr, ptr + capacity));
         read = stats.read;
-        return facade.feedInput(stats.written);
+        const result = facade.feedInput(stats.written);
+        return readResult(engine.heapU8, result); // heapU8 read after the call: memory may have grown
       });
       this.#absorb(result, outcomes);
       rest = read >= rest.length ? '' : rest.slice(read);
