@@ -39,7 +39,14 @@ export function escapeToken(token) {
 /** Array index per RFC 6901: "0" or digits without a leading zero. */
 export function parseIndex(token, length, allowEnd) {
   if (allowEnd && token === '-') return length;
-  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new Error(`invalid array index ${JSON.stringify(token)}`);
+  // A char-code loop, not a RegExp: this runs for every array step of every op.
+  const n = token.length;
+  let valid = n > 0 && n <= 16 && !(n > 1 && token.charCodeAt(0) === 48 /* 0 */);
+  for (let i = 0; valid && i < n; i++) {
+    const c = token.charCodeAt(i);
+    valid = c >= 48 && c <= 57;
+  }
+  if (!valid) throw new Error(`invalid array index ${JSON.stringify(token)}`);
   const index = Number(token);
   if (index > length || (!allowEnd && index === length)) throw new Error(`array index ${token} out of range`);
   return index;

@@ -376,16 +376,11 @@ export class StateSync {
         outcomes.push(raw);
         continue;
       }
+      // The parsed outcome becomes the public one: { kind, type, seq, changedPaths, event, state }.
+      const outcome = raw;
       const event = raw.event;
       if (raw.type === 'STATE_SNAPSHOT') this.#noteSnapshotEpoch(event);
-      const outcome = {
-        kind: 'applied',
-        type: raw.type,
-        seq: raw.seq,
-        state: undefined,
-        changedPaths: raw.changedPaths,
-        event,
-      };
+      outcome.state = undefined;
       if (unmirrored === null) {
         try {
           this.#state = raw.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(this.#state, event.delta);
