@@ -153,11 +153,12 @@ bool JsonReader::readEscape(std::string& out) {
   return true;
 }
 
-bool JsonReader::readStringBody(std::string& out) {
+bool JsonReader::stringBody(std::string* out) {
+  std::string scratch;  // escapes of a skipped string are still decoded, to validate them (rare)
   for (;;) {
     const char* run = p_;
     while (p_ < end_ && !kStops.table[static_cast<unsigned char>(*p_)]) ++p_;
-    out.append(run, static_cast<size_t>(p_ - run));
+    if (out) out->append(run, static_cast<size_t>(p_ - run));
     if (p_ >= end_) return fail("unterminated string");
     const unsigned char c = static_cast<unsigned char>(*p_);
     if (c == '"') {
@@ -166,35 +167,12 @@ bool JsonReader::readStringBody(std::string& out) {
     }
     if (c == '\\') {
       ++p_;
-      if (!readEscape(out)) return false;
+      if (!readEscape(out ? *out : scratch)) return false;
+      scratch.clear();
     } else if (c >= 0x80) {
       const size_t n = utf8Length(reinterpret_cast<const unsigned char*>(p_), reinterpret_cast<const unsigned char*>(end_));
       if (n == 0) return fail("invalid UTF-8 in string");
-      out.append(p_, n);
-      p_ += n;
-    } else {
-      return fail("control character in string");
-    }
-  }
-}
-
-bool JsonReader::skipStringBody() {
-  for (;;) {
-    while (p_ < end_ && !kStops.table[static_cast<unsigned char>(*p_)]) ++p_;
-    if (p_ >= end_) return fail("unterminated string");
-    const unsigned char c = static_cast<unsigned char>(*p_);
-    if (c == '"') {
-      ++p_;
-      return true;
-    }
-    if (c == '\\') {
-      // Escapes are validated by decoding them into a scratch buffer (rare).
-      ++p_;
-      std::string scratch;
-      if (!readEscape(scratch)) return false;
-    } else if (c >= 0x80) {
-      const size_t n = utf8Length(reinterpret_cast<const unsigned char*>(p_), reinterpret_cast<const unsigned char*>(end_));
-      if (n == 0) return fail("invalid UTF-8 in string");
+      if (out) out->append(p_, n);
       p_ += n;
     } else {
       return fail("control character in string");
@@ -207,7 +185,7 @@ bool JsonReader::readString(std::string& out) {
   if (p_ >= end_ || *p_ != '"') return fail("expected a string");
   ++p_;
   out.clear();
-  return readStringBody(out);
+  return stringBody(&out);
 }
 
 // --- numbers ------------------------------------------------------------------
@@ -327,59 +305,49 @@ bool JsonReader::literal(const char* word, size_t n) {
   return true;
 }
 
-bool JsonReader::enterObject() {
+bool JsonReader::open(char bracket, const char* expected) {
   skipWs();
-  if (p_ >= end_ || *p_ != '{') return fail("expected an object");
+  if (p_ >= end_ || *p_ != bracket) return fail(expected);
   ++p_;
   return push();
 }
 
-bool JsonReader::nextMember(std::string& key, bool first, bool* done) {
+bool JsonReader::nextItem(char close, bool first, bool* done, const char* unterminated, const char* badSeparator) {
   skipWs();
-  if (p_ >= end_) return fail("unterminated object");
-  if (*p_ == '}') {
+  if (p_ >= end_) return fail(unterminated);
+  if (*p_ == close) {
     ++p_;
     pop();
     *done = true;
     return true;
   }
   if (!first) {
-    if (*p_ != ',') return fail("expected ',' or '}' in object");
+    if (*p_ != ',') return fail(badSeparator);
     ++p_;
-    skipWs();
   }
-  if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
-  ++p_;
-  key.clear();
-  if (!readStringBody(key)) return false;
-  skipWs();
-  if (p_ >= end_ || *p_ != ':') return fail("expected ':' after a member name");
-  ++p_;
   *done = false;
   return true;
 }
 
-bool JsonReader::enterArray() {
-  skipWs();
-  if (p_ >= end_ || *p_ != '[') return fail("expected an array");
-  ++p_;
-  return push();
-}
+bool JsonReader::enterObject() { return open('{', "expected an object"); }
+
+bool JsonReader::enterArray() { return open('[', "expected an array"); }
 
 bool JsonReader::nextElement(bool first, bool* done) {
+  return nextItem(']', first, done, "unterminated array", "expected ',' or ']' in array");
+}
+
+bool JsonReader::nextMember(std::string& key, bool first, bool* done) {
+  if (!nextItem('}', first, done, "unterminated object", "expected ',' or '}' in object")) return false;
+  if (*done) return true;
   skipWs();
-  if (p_ >= end_) return fail("unterminated array");
-  if (*p_ == ']') {
-    ++p_;
-    pop();
-    *done = true;
-    return true;
-  }
-  if (!first) {
-    if (*p_ != ',') return fail("expected ',' or ']' in array");
-    ++p_;
-  }
-  *done = false;
+  if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
+  ++p_;
+  key.clear();
+  if (!stringBody(&key)) return false;
+  skipWs();
+  if (p_ >= end_ || *p_ != ':') return fail("expected ':' after a member name");
+  ++p_;
   return true;
 }
 
@@ -420,7 +388,7 @@ bool JsonReader::readValue(json& out) {
     case '"': {
       ++p_;
       out = json::string_t();
-      return readStringBody(*out.get_ptr<json::string_t*>());
+      return stringBody(&*out.get_ptr<json::string_t*>());
     }
     case 't':
       out = true;
@@ -460,7 +428,7 @@ bool JsonReader::skipValue() {
         if (!skipValue()) return false;
       }
     }
-    case '"': ++p_; return skipStringBody();
+    case '"': ++p_; return stringBody(nullptr);
     case 't': return literal("true", 4);
     case 'f': return literal("false", 5);
     case 'n': return literal("null", 4);

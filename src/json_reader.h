@@ -84,9 +84,15 @@ class JsonReader {
   }
   bool fail(const char* message);
   bool push();  // one level deeper; fails past maxDepth
+  // Consumes an opening bracket (one level deeper).
+  bool open(char bracket, const char* expected);
+  // Before a container's next item: consumes the closing bracket (*done), or
+  // after the first item the ',' that must precede the next one.
+  bool nextItem(char close, bool first, bool* done, const char* unterminated, const char* badSeparator);
   void pop() { --depth_; }
-  bool readStringBody(std::string& out);  // after the opening quote
-  bool skipStringBody();
+  // After the opening quote: reads up to and past the closing one, appending
+  // the decoded text to *out (nullptr: validate only).
+  bool stringBody(std::string* out);
   bool readEscape(std::string& out);
   bool readNumber(nlohmann::json& out);
   bool skipNumber(const char** start);
