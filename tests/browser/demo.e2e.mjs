@@ -9,8 +9,9 @@
 //  - right (agui-state-sync): Approve is disabled whenever the state is
 //    unverified or resyncing, the pane heals and shows "matches agent", and the
 //    agent verifies its approval as MATCHING.
-// Screenshots go to tests/artifacts/ (gitignored); the final one is copied to
-// docs/demo.png for the README.
+// Screenshots go to tests/artifacts/ (gitignored); with AGUI_UPDATE_SCREENSHOT=1
+// the final one is copied to docs/demo.png for the README (a plain test run
+// leaves tracked files alone).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -127,8 +128,10 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   await page.waitForTimeout(300);
   const finalShot = path.join(ARTIFACTS, 'demo-final.png');
   await page.screenshot({ path: finalShot, fullPage: true });
-  mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
-  copyFileSync(finalShot, path.join(ROOT, 'docs', 'demo.png'));
+  if (process.env.AGUI_UPDATE_SCREENSHOT === '1') {
+    mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
+    copyFileSync(finalShot, path.join(ROOT, 'docs', 'demo.png'));
+  }
 
   assert.deepEqual(pageErrors, [], 'the page logged errors');
 });
