@@ -31,7 +31,7 @@
 //   | {"ok":false,"error"}; verify(approvalJson, stateJson) -> "true" | "false".
 //
 // Result = {"outcomes":[Outcome...], "status":"synced"|"unverified"|"resyncing",
-//           "lastSeq":n|null, "lastEventId":s|null, "pending":n,
+//           "lastSeq":n|null, "lastEventId":s|null, "epoch":s|null, "pending":n,
 //           "resync":null|{"reason","lastSeq","lastEventId"}}
 // Outcome =
 //   {"kind":"applied","type":"STATE_SNAPSHOT"|"STATE_DELTA","seq":n|null,

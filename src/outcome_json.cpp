@@ -114,6 +114,8 @@ void appendResultJson(std::string& out, const SyncEngine& engine, const std::vec
   appendOptionalSeq(out, engine.lastSeq());
   out += ",\"lastEventId\":";
   appendOptionalString(out, engine.lastEventId());
+  out += ",\"epoch\":";
+  appendOptionalString(out, engine.receiver().epoch());
   out += ",\"pending\":";
   out += std::to_string(engine.receiver().pendingCount());
   out += ",\"resync\":";

@@ -379,7 +379,6 @@ export class StateSync {
       // The parsed outcome becomes the public one: { kind, type, seq, changedPaths, event, state }.
       const outcome = raw;
       const event = raw.event;
-      if (raw.type === 'STATE_SNAPSHOT') this.#noteSnapshotEpoch(event);
       outcome.state = undefined;
       if (unmirrored === null) {
         try {
@@ -404,15 +403,7 @@ export class StateSync {
     this.#lastSeq = result.lastSeq;
     this.#lastEventId = result.lastEventId;
     this.#resync = result.resync;
-    if (result.epoch !== undefined) this.#epoch = result.epoch; // an engine that reports it is the authority
-  }
-
-  // The engine's epoch changes only when it applies a snapshot carrying
-  // metadata.epoch (a string, or an integer it keeps as its decimal text).
-  #noteSnapshotEpoch(event) {
-    const epoch = event.metadata !== null && typeof event.metadata === 'object' ? event.metadata.epoch : undefined;
-    if (typeof epoch === 'string') this.#epoch = epoch;
-    else if (typeof epoch === 'number') this.#epoch = Number.isSafeInteger(epoch) ? String(epoch) : null; // digits lost by JSON.parse: unknown
+    this.#epoch = result.epoch; // kept by C++ as text: a numeric epoch beyond 2^53 keeps its digits
   }
 
   #snapshotForNotify() {

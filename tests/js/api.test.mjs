@@ -293,6 +293,20 @@ describe('end, reset, resync', () => {
     sync.dispose();
   });
 
+  test('epoch comes from the engine: string epochs, and integer epochs with every digit', async () => {
+    const sync = await createStateSync();
+    assert.equal(sync.epoch, null);
+    sync.feed('data: {"type":"STATE_SNAPSHOT","snapshot":{},"metadata":{"seq":1,"epoch":"run-a"}}\n\n');
+    assert.equal(sync.epoch, 'run-a');
+    // Beyond 2^53 JSON.parse would round it; the engine keeps the text.
+    sync.feed('data: {"type":"STATE_SNAPSHOT","snapshot":{},"metadata":{"seq":1,"epoch":12345678901234567891}}\n\n');
+    assert.equal(sync.epoch, '12345678901234567891');
+    // A delta from another epoch is refused and leaves the epoch alone.
+    sync.feed('data: {"type":"STATE_DELTA","delta":[],"metadata":{"seq":2,"baseSeq":1,"epoch":"other"}}\n\n');
+    assert.equal(sync.epoch, '12345678901234567891');
+    sync.dispose();
+  });
+
   test('metrics() has the C++ counters, byte totals and taxRate', async () => {
     const sync = await createStateSync();
     sync.feed(': heartbeat\n\n' + sse(snapshot({ n: 0 }, 1)) + sse(delta([{ op: 'replace', path: '/n', value: 1 }], 2)));
