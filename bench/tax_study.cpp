@@ -5,7 +5,9 @@
 //
 //   build/native/tax_study [--updates N] [--state-bytes B] [--seed S] [--step-ms MS]
 //                          [--sweep SEEDS] [--md docs/tax-study.md] [--svg docs/tax-study.svg]
-// --sweep K repeats strategies 1, 4, 5 for seeds seed+1 .. seed+K (robustness).
+// --sweep K repeats strategies 1, 4, 5 (and 4 without the guard's disconnect
+// signal, and 4 without held seqs in the catch-up request) for seeds
+// seed+1 .. seed+K (robustness).
 //   make study      (writes docs/tax-study.md and docs/tax-study.svg)
 //
 // Prints the markdown report on stdout; exit status 0 whether the goals pass or
@@ -60,10 +62,10 @@ struct StudyConfig {
   uint32_t maxRetries = 2;
   // Our side: engine, guard, emitter, client behaviour.
   agui_sync::Options engine = tunedEngineOptions();
-  agui_sync::GuardOptions guard = tunedGuardOptions();
+  agui_sync::GuardOptions guard;     // the guard's defaults (staleAfterMs 15000); see the guard tuning table
+  bool disconnectSignal = true;      // the client tells the guard when its stream ended, as Facade::end() does
   uint64_t heartbeatMs = 1000;      // the server writes ": hb <seq>" when it wrote nothing for this long
-  bool blockWhileDisconnected = false;  // app policy beyond the guard (see the guard tuning table)
-  bool replaySkipsHeld = false;  // what-if wire extension: the catch-up request names the deltas the client holds
+  bool sendHeld = true;              // the catch-up request lists the seqs the client holds (X-AGUI-State-Held)
   agui_sync::EmitterOptions emitter = defaultEmitterOptions();
   uint32_t resyncTimeoutSteps = 2;  // a catch-up that produced nothing is asked again after this
   size_t adaptiveWindow = 100;      // steps per adaptive decision
@@ -77,15 +79,6 @@ struct StudyConfig {
     agui_sync::Options o;
     o.maxGapEvents = 2;
     o.reorderWindow = 16;
-    return o;
-  }
-  // The guard's only disconnect signal is silence: with the default 15 s, a
-  // tunnel shorter than that leaves the UI approving what it last saw. The
-  // server heartbeats every heartbeatMs while idle, so 2 s of silence means the
-  // stream is gone (or 4 updates in a row were lost).
-  static agui_sync::GuardOptions tunedGuardOptions() {
-    agui_sync::GuardOptions o;
-    o.staleAfterMs = 2000;
     return o;
   }
   static agui_sync::EmitterOptions defaultEmitterOptions() {
@@ -341,17 +334,11 @@ class Run {
     const bool replayable = isOurs(st_) && !(st_ == Strategy::Adaptive && snapshotMode_) &&
                             engine_.lastSeq() && engine_.receiver().epoch() && !stateWrongReason(reason);
     if (!replayable) return pushSnapshot(frames);
-    std::vector<json> events = em_.replaySince(*engine_.lastSeq(), *engine_.receiver().epoch());
-    if (c_.replaySkipsHeld && events.size() > 1) {
-      // What-if: the request lists the seqs the receiver holds in its reorder
-      // window (from its `reordered` outcomes); the server leaves those out.
-      std::vector<json> kept;
-      for (json& e : events) {
-        const uint64_t seq = e["metadata"].value("seq", uint64_t(0));
-        if (!std::binary_search(held_.begin(), held_.end(), seq)) kept.push_back(std::move(e));
-      }
-      events = std::move(kept);
-    }
+    // The request carries lastSeq, epoch and the seqs the receiver holds in its
+    // reorder window (resync.held, X-AGUI-State-Held); the replay leaves those out.
+    std::vector<json> events =
+        em_.replaySince(*engine_.lastSeq(), &*engine_.receiver().epoch(),
+                        c_.sendHeld ? engine_.receiver().heldSeqs() : std::vector<uint64_t>{});
     if (events.size() == 1 && events[0].value("type", "") == "STATE_SNAPSHOT") {
       ++res_.snapshotsSent;
     } else if (!events.empty()) {
@@ -381,23 +368,12 @@ class Run {
     if (reference()) return referenceFeed(chunk);
     outcomes_.clear();
     engine_.feed(chunk, outcomes_);
-    guard_.noteActivity(nowMs);
+    if (!chunk.empty()) guard_.noteActivity(nowMs);
     for (const auto& o : outcomes_) {
       if (o.kind == agui_sync::OutcomeKind::Resync) wantResync_ = true;
-      if (c_.replaySkipsHeld) trackHeld(o);
-    }
-  }
-
-  // The seqs the receiver holds for reordering, as its outcomes tell them
-  // (sorted; only `reordered` is unambiguous, so a held delta reported as
-  // `awaiting-snapshot` is simply sent again).
-  void trackHeld(const agui_sync::Outcome& o) {
-    if (!o.seq) return;
-    if (o.kind == agui_sync::OutcomeKind::Ignored && o.reason == "reordered") {
-      held_.insert(std::upper_bound(held_.begin(), held_.end(), *o.seq), *o.seq);
-    } else if (o.kind == agui_sync::OutcomeKind::Applied) {
-      const uint64_t last = engine_.lastSeq().value_or(0);
-      held_.erase(held_.begin(), std::upper_bound(held_.begin(), held_.end(), last));
+      // As Facade::feedBytes: did the stream's last event end the run?
+      if (o.kind == agui_sync::OutcomeKind::Event) runEnded_ = o.type == "RUN_FINISHED" || o.type == "RUN_ERROR";
+      else if (o.kind == agui_sync::OutcomeKind::Applied) runEnded_ = false;
     }
   }
 
@@ -408,6 +384,10 @@ class Run {
     }
     outcomes_.clear();
     engine_.end(outcomes_);
+    // As Facade::end(): a stream that did not end right after RUN_FINISHED /
+    // RUN_ERROR broke, and the guard refuses until bytes flow again. (The
+    // study's agent runs one long run, so every end here is a break.)
+    if (c_.disconnectSignal && !runEnded_) guard_.noteDisconnected();
     // The connection is gone either way; the next connect() asks with the reason.
     wantResync_ = false;
   }
@@ -473,9 +453,8 @@ class Run {
       return finishSession();
     }
     agui_sync::Approval approval;
-    agui_sync::GuardResult r = !viewed_ ? agui_sync::GuardResult{false, viewReason_}
-                               : (c_.blockWhileDisconnected && outage) ? agui_sync::GuardResult{false, "disconnected"}
-                                                                       : guard_.approve(token_, nowMs, &approval);
+    agui_sync::GuardResult r =
+        !viewed_ ? agui_sync::GuardResult{false, viewReason_} : guard_.approve(token_, nowMs, &approval);
     if (r.ok) {
       ++res_.approvals;
       if (proposalOf(engine_.state()) != agentProposal) {
@@ -558,7 +537,7 @@ class Run {
   std::vector<agui_sync::Outcome> outcomes_;
   bool wantResync_ = false;
   size_t lastCatchUp_ = 0;
-  std::vector<uint64_t> held_;  // replaySkipsHeld only
+  bool runEnded_ = false;  // the last event was RUN_FINISHED / RUN_ERROR (Facade::end's rule)
   // Adaptive.
   bool snapshotMode_ = false;
   agui_sync::Metrics win_;
@@ -638,25 +617,26 @@ inline Study runStudy(const StudyConfig& c, const std::vector<LinkProfile>& prof
       }
       {
         StudyConfig t = c;
-        t.replaySkipsHeld = true;
+        t.sendHeld = false;
         st.gapTuning.emplace_back("maxGapEvents " + std::to_string(c.engine.maxGapEvents) +
-                                      " + replay skips the deltas the client holds (what-if wire extension)",
+                                      ", catch-up request without the held seqs (the replay sends them again)",
                                   runStrategy(Strategy::DeltaReplay, st.trace, mobile->schedule, st.human, t));
       }
       struct GuardVariant {
         const char* label;
         uint64_t staleAfterMs;
-        bool blockWhileDisconnected;
+        bool disconnectSignal;
       };
-      for (const GuardVariant& v : {GuardVariant{"staleAfterMs 15000 (guard default)", 15000, false},
-                                    GuardVariant{"staleAfterMs 5000", 5000, false},
-                                    GuardVariant{"staleAfterMs 2000", 2000, false},
-                                    GuardVariant{"staleAfterMs 15000 + app refuses while disconnected", 15000, true}}) {
+      for (const GuardVariant& v :
+           {GuardVariant{"staleness only: staleAfterMs 15000 (guard default)", 15000, false},
+            GuardVariant{"staleness only: staleAfterMs 2000 (this study's earlier headline)", 2000, false},
+            GuardVariant{"built-in disconnect signal + staleAfterMs 15000 (guard default)", 15000, true},
+            GuardVariant{"built-in disconnect signal + staleAfterMs 2000", 2000, true}}) {
         StudyConfig t = c;
         t.guard.staleAfterMs = v.staleAfterMs;
-        t.blockWhileDisconnected = v.blockWhileDisconnected;
+        t.disconnectSignal = v.disconnectSignal;
         std::string label = v.label;
-        if (v.staleAfterMs == c.guard.staleAfterMs && v.blockWhileDisconnected == c.blockWhileDisconnected)
+        if (v.staleAfterMs == c.guard.staleAfterMs && v.disconnectSignal == c.disconnectSignal)
           label += " (used above)";
         st.guardTuning.emplace_back(label, runStrategy(Strategy::DeltaReplay, st.trace, mobile->schedule, st.human, t));
       }
@@ -666,20 +646,24 @@ inline Study runStudy(const StudyConfig& c, const std::vector<LinkProfile>& prof
 }
 
 // Robustness: the same study for other seeds (other trace, human and faults),
-// strategies 1, 4 and 5 plus two what-ifs on top of 4, summed per profile.
+// strategies 1, 4 and 5 as above (the headline rows) plus two variants of 4
+// without one of its features, summed per profile.
 struct SweepVariant {
   std::string label;
   Strategy strategy = Strategy::Reference;
-  bool blockWhileDisconnected = false;
-  bool replaySkipsHeld = false;
+  bool headline = true;  // the configuration of the results table (the goals are judged on these)
+  bool disconnectSignal = true;
+  std::optional<uint64_t> staleAfterMs;  // none: as above
+  bool sendHeld = true;
 };
 
 inline std::vector<SweepVariant> sweepVariants() {
-  return {{strategyName(Strategy::Reference), Strategy::Reference, false, false},
-          {strategyName(Strategy::DeltaReplay), Strategy::DeltaReplay, false, false},
-          {strategyName(Strategy::Adaptive), Strategy::Adaptive, false, false},
-          {"4 + app refuses approvals while disconnected", Strategy::DeltaReplay, true, false},
-          {"4 + replay skips held deltas (what-if)", Strategy::DeltaReplay, false, true}};
+  return {{strategyName(Strategy::Reference), Strategy::Reference},
+          {strategyName(Strategy::DeltaReplay), Strategy::DeltaReplay},
+          {strategyName(Strategy::Adaptive), Strategy::Adaptive},
+          {"4, guard on staleness only (staleAfterMs 2000, no disconnect signal)", Strategy::DeltaReplay, false, false,
+           2000, true},
+          {"4, catch-up request without the held seqs", Strategy::DeltaReplay, false, true, std::nullopt, false}};
 }
 
 struct SweepRow {
@@ -717,8 +701,9 @@ inline Sweep runSweep(const StudyConfig& base, const std::vector<LinkProfile>& p
       for (auto& row : sw.rows) {
         if (row.profile != profiles[i].name) continue;
         StudyConfig v = c;
-        v.blockWhileDisconnected = row.variant.blockWhileDisconnected;
-        v.replaySkipsHeld = row.variant.replaySkipsHeld;
+        v.disconnectSignal = row.variant.disconnectSignal;
+        if (row.variant.staleAfterMs) v.guard.staleAfterMs = *row.variant.staleAfterMs;
+        v.sendHeld = row.variant.sendHeld;
         const Result r = runStrategy(row.variant.strategy, trace, schedule, human, v);
         const double ratio = static_cast<double>(r.link.bytesSent) / base0;
         row.approvals += r.approvals;
@@ -776,7 +761,7 @@ inline std::vector<Goal> goals(const Study& st, const Sweep* sweep = nullptr) {
       uint64_t approvals = 0, drifted = 0;
       size_t runs = 0, over = 0;
       for (const auto& row : sweep->rows) {
-        if (row.variant.blockWhileDisconnected || row.variant.replaySkipsHeld || row.variant.strategy != s) continue;
+        if (!row.variant.headline || row.variant.strategy != s) continue;
         approvals += row.approvals;
         drifted += row.drifted;
         if (row.profile == "mobile-train") runs += row.runs, over += row.over;
@@ -812,6 +797,136 @@ inline std::string blockedText(const Result& r) {
   return s + ")";
 }
 
+// Sums over the sweep rows that match `pick`.
+struct SweepSum {
+  uint64_t approvals = 0, drifted = 0, inOutage = 0, actedOn = 0;
+  double sumRatio = 0, maxRatio = 0;
+  size_t runs = 0, over = 0;
+};
+template <typename Pick>
+SweepSum sweepSum(const Sweep& sweep, const std::string& profile, Pick pick) {
+  SweepSum t;
+  for (const auto& row : sweep.rows) {
+    if ((!profile.empty() && row.profile != profile) || !pick(row.variant)) continue;
+    t.approvals += row.approvals, t.drifted += row.drifted, t.inOutage += row.inOutage, t.actedOn += row.actedOn;
+    t.sumRatio += row.sumRatio, t.maxRatio = std::max(t.maxRatio, row.maxRatio);
+    t.runs += row.runs, t.over += row.over;
+  }
+  return t;
+}
+inline std::string ratioSummary(const SweepSum& t) {
+  return "mean " + agui_sim::fmt("%.3f", t.runs ? t.sumRatio / static_cast<double>(t.runs) : 0) + "×, max " +
+         agui_sim::fmt("%.3f", t.maxRatio) + "×, " + std::to_string(t.over) + " of " + std::to_string(t.runs) +
+         " seeds above 1.1×";
+}
+
+// The gap tuning table's paragraph: what the numbers of its rows say.
+inline std::string gapTuningText(const Study& st) {
+  double lo = 1e300, hi = 0;
+  const Result* defaultGap = nullptr;
+  const Result* used = nullptr;
+  const Result* noHeld = nullptr;
+  for (const auto& [label, r] : st.gapTuning) {
+    const double ratio = static_cast<double>(r.link.bytesSent) / static_cast<double>(st.baselineBytes);
+    if (label.find("without the held seqs") != std::string::npos) {
+      noHeld = &r;
+      continue;
+    }
+    lo = std::min(lo, ratio), hi = std::max(hi, ratio);
+    if (label.find("engine default") != std::string::npos) defaultGap = &r;
+    if (label.find("used above") != std::string::npos) used = &r;
+  }
+  std::ostringstream o;
+  o << "While a gap is open the receiver holds the deltas after it (the link reorders by at most 3 frames, which "
+       "maxGapEvents 2 still heals in place). ";
+  if (st.config.sendHeld)
+    o << "Its catch-up request lists them, so the replay does not send them again, and how long it waits barely "
+         "moves the bytes ("
+      << agui_sim::fmt("%.3f", lo) << "× to " << agui_sim::fmt("%.3f", hi) << "× over the rows with held seqs)";
+  if (defaultGap && used)
+    o << "; it moves how long the UI stays behind: " << defaultGap->behindSteps << " steps with the engine default, "
+      << used->behindSteps << " with maxGapEvents " << st.config.engine.maxGapEvents;
+  if (noHeld)
+    o << ". Without the held seqs in the request every held delta is sent twice: "
+      << agui_sim::fmt("%.3f", static_cast<double>(noHeld->link.bytesSent) / static_cast<double>(st.baselineBytes))
+      << "× (last row)";
+  o << ".";
+  return o.str();
+}
+
+inline std::string heldFinding(const Study& st, const Sweep* sweep) {
+  std::ostringstream o;
+  for (const auto& [label, r] : st.gapTuning)
+    if (label.find("without the held seqs") != std::string::npos)
+      o << " Without the held seqs the replay sends those deltas again: "
+        << agui_sim::fmt("%.2f", static_cast<double>(r.link.bytesSent) / static_cast<double>(st.baselineBytes))
+        << "× on this seed (gap tuning table)";
+  if (sweep && sweep->seeds > 0) {
+    const SweepSum with = sweepSum(*sweep, "mobile-train",
+                                   [](const SweepVariant& v) { return v.headline && v.strategy == Strategy::DeltaReplay; });
+    const SweepSum without = sweepSum(*sweep, "mobile-train", [](const SweepVariant& v) {
+      return !v.headline && v.strategy == Strategy::DeltaReplay && !v.sendHeld;
+    });
+    o << "; over " << sweep->seeds << " other seeds on `mobile-train`, with them: " << ratioSummary(with)
+      << "; without: " << ratioSummary(without);
+  }
+  if (o.tellp() > 0) o << ".";
+  return o.str();
+}
+
+inline std::string guardFinding(const Study& st, const Sweep* sweep) {
+  const StudyConfig& c = st.config;
+  uint64_t drifted = 0, approvals = 0;
+  for (const auto& r : st.runs)
+    for (Strategy s : {Strategy::DeltaReplay, Strategy::Adaptive})
+      drifted += r.of(s).driftedApprovals, approvals += r.of(s).approvals;
+  std::ostringstream o;
+  o << "6. **The approval guard knows when the stream broke**"
+    << (c.disconnectSignal ? "" : " only if told (this run left the disconnect signal off)") << ". ";
+  if (c.disconnectSignal)
+    o << "The client calls `noteDisconnected()` when its stream ends (as `Facade::end()` does, unless the run had "
+         "just finished), and the guard refuses with reason `disconnected` until bytes flow again. ";
+  o << "With " << (c.disconnectSignal ? "that and " : "") << "staleAfterMs " << c.guard.staleAfterMs
+    << (c.guard.staleAfterMs == agui_sync::GuardOptions{}.staleAfterMs ? " (the guard's default)" : "") << ", ours let "
+    << drifted << " drifted approval(s) through in " << approvals << " (strategies 4 and 5, all profiles, this seed)";
+  if (sweep && sweep->seeds > 0) {
+    const SweepSum head = sweepSum(*sweep, "", [](const SweepVariant& v) {
+      return v.headline && (v.strategy == Strategy::DeltaReplay || v.strategy == Strategy::Adaptive);
+    });
+    const SweepSum stale = sweepSum(*sweep, "", [](const SweepVariant& v) { return !v.disconnectSignal; });
+    o << " and " << head.drifted << " in " << head.approvals << " over " << sweep->seeds << " other seeds";
+    o << ". Without the signal, on staleness alone (staleAfterMs 2000 with a heartbeat every " << c.heartbeatMs
+      << " ms, this study's earlier headline), strategy 4 let " << stale.drifted << " through in " << stale.approvals
+      << " over the same seeds (" << stale.inOutage << " during an outage; the agent's `verifyApproval` would have "
+      << "acted on " << stale.actedOn << ")";
+  }
+  for (const auto& [label, r] : st.guardTuning)
+    if (label.find("staleness only: staleAfterMs 15000") != std::string::npos)
+      o << "; with the default 15 s and no signal, " << r.driftedApprovals
+        << " on this seed's `mobile-train` alone (guard tuning table)";
+  o << ".";
+  return o.str();
+}
+
+inline std::string adaptiveFinding(const Study& st, const Result& mobileAdaptive) {
+  uint64_t switches = 0;
+  for (const auto& r : st.runs) switches += r.of(Strategy::Adaptive).modeSwitches;
+  std::ostringstream o;
+  o << "5. **Adaptive** ";
+  if (switches == 0)
+    o << "never switched on these profiles: the highest window taxRate on `mobile-train` was "
+      << agui_sim::fmt("%.3f", mobileAdaptive.maxWindowTaxRate) << " against a break-even of "
+      << agui_sim::fmt("%.3f", mobileAdaptive.breakEvenTaxRate)
+      << ", and netSavedBytes stayed positive, because replays keep resyncs from costing snapshots. With replay, a "
+         "snapshot per update is never the better deal for a state many times larger than a delta (the switch itself "
+         "is exercised by tests/native/test_link_sim.cpp with a forced threshold).";
+  else
+    o << "switched modes " << switches << " time(s) over these profiles (link counters table); on `mobile-train` the "
+      << "highest window taxRate in delta mode was " << agui_sim::fmt("%.3f", mobileAdaptive.maxWindowTaxRate)
+      << " against a break-even of " << agui_sim::fmt("%.3f", mobileAdaptive.breakEvenTaxRate) << ".";
+  return o.str();
+}
+
 // What the numbers say, with the numbers of this run.
 inline std::string findings(const Study& st, const Sweep* sweep) {
   const ProfileRun* mobile = nullptr;
@@ -840,53 +955,30 @@ inline std::string findings(const Study& st, const Sweep* sweep) {
     << "3. **Delta + snapshot resync** is safe (0 drifted steps) but every resync and reconnect costs a snapshot: "
     << x(snap) << " on `mobile-train` (" << snap.snapshotsSent << " snapshots).\n"
     << "4. **Delta + replay (ours)** is safe and cheap: " << x(ours) << " on `mobile-train`, " << ours.replays
-    << " catch-ups answered by replays, " << ours.snapshotsSent << " snapshot(s) in all. What remains is (a) frames "
-       "lost on the way (they count as sent) and (b) the deltas a gap makes the receiver hold: `replaySince(lastSeq)` "
-       "sends them again. (b) is why the engine default maxGapEvents 32 costs "
-    << (st.gapTuning.empty() ? std::string("more") : x(st.gapTuning.front().second))
-    << " here; waiting only as long as the link can reorder (maxGapEvents " << st.config.engine.maxGapEvents
-    << ") is the main tuning. A catch-up request that "
-       "named the seqs the client already holds would remove (b) (what-if row above).\n"
-    << "5. **Adaptive** never switched on these profiles: the highest window taxRate on `mobile-train` was "
-    << agui_sim::fmt("%.3f", adaptive.maxWindowTaxRate) << " against a break-even of "
-    << agui_sim::fmt("%.3f", adaptive.breakEvenTaxRate)
-    << ", and netSavedBytes stayed positive, because replays keep resyncs from costing snapshots. With replay, a "
-       "snapshot per update is never the better deal for a state many times larger than a delta (the switch itself "
-       "is exercised by tests/native/test_link_sim.cpp with a forced threshold).\n"
-    << "6. **The approval guard cannot see a broken connection**, only silence. With its default staleAfterMs of "
-       "15 s, "
-    << (st.guardTuning.empty() ? std::string("a tunnel shorter than that leaves approvals open")
-                               : std::to_string(st.guardTuning.front().second.driftedApprovals) +
-                                     " approval(s) made during a tunnel shorter than that were let through on a "
-                                     "proposal the agent had since replaced (guard tuning table)")
-    << ". This study uses " << st.config.guard.staleAfterMs << " ms (safe only with the server writing at least every "
-    << st.config.heartbeatMs << " ms), which leaves that long a window after each break";
+    << " catch-ups answered by replays, " << ours.snapshotsSent << " snapshot(s) in all. "
+    << (st.config.sendHeld
+            ? std::string("The catch-up request lists the seqs the client holds in its reorder window, so the replay "
+                          "sends only what is missing; what remains above the zero-loss bytes is what the link wasted: "
+                          "frames lost on the way (sent again by the replay), duplicates, cut frames and the odd "
+                          "heartbeat.")
+            : std::string("The replay resends the deltas the client holds in its reorder window."))
+    << heldFinding(st, sweep) << "\n"
+    << adaptiveFinding(st, adaptive) << "\n"
+    ;
+  o << guardFinding(st, sweep) << "\n";
   uint64_t engineDriftSteps = 0;
   for (const auto& r : st.runs)
     for (const auto& res : r.results)
       if (res.strategy != Strategy::Reference) engineDriftSteps += res.driftSteps;
-  if (sweep && sweep->seeds > 0) {
-    uint64_t drifted = 0, inOutage = 0, acted = 0, policy = 0, policyApprovals = 0;
-    for (const auto& row : sweep->rows) {
-      if (row.variant.strategy == Strategy::Reference) continue;
-      engineDriftSteps += row.driftSteps;
-      if (row.variant.strategy == Strategy::DeltaReplay && !row.variant.blockWhileDisconnected &&
-          !row.variant.replaySkipsHeld)
-        drifted += row.drifted, inOutage += row.inOutage, acted += row.actedOn;
-      if (row.variant.blockWhileDisconnected) policy += row.drifted, policyApprovals += row.approvals;
-    }
-    o << ": over " << sweep->seeds << " other seeds strategy 4 let " << drifted << " drifted approval(s) through ("
-      << inOutage << " during an outage); the agent's `verifyApproval` would have acted on " << acted
-      << " of them. An app that also refuses while its connection is down had " << policy << " in "
-      << policyApprovals << " approvals";
-  }
-  o << ". The guard would need a disconnect signal (the client knows when its stream ended) to close this window.\n";
+  if (sweep)
+    for (const auto& row : sweep->rows)
+      if (row.variant.strategy != Strategy::Reference) engineDriftSteps += row.driftSteps;
   if (engineDriftSteps == 0)
     o << "7. **The engine never reported `synced` on a wrong state**: 0 drifted steps for strategies 2–5 on every "
          "profile"
       << (sweep && sweep->seeds ? " (and for 4, 5 on every other seed)" : "")
-      << "; being behind (lost, held, outage) shows as `resyncing`, a pending gap or staleness, and the guard "
-         "refuses then.\n";
+      << "; being behind (lost, held, outage) shows as `resyncing`, a pending gap, a disconnect or staleness, and "
+         "the guard refuses then.\n";
   else
     o << "7. **The engine reported `synced` on a wrong state in " << engineDriftSteps
       << " steps** (strategies 2–5, all runs): a bug to investigate.\n";
@@ -914,9 +1006,15 @@ inline std::string report(const Study& st, const std::string& command, const Swe
     << " steps later, at most " << c.maxRetries << " times. The schedule is the same for every strategy.\n"
     << "- **Our client**: SyncEngine (reorderWindow " << c.engine.reorderWindow << ", maxGapEvents "
     << c.engine.maxGapEvents << ") + ApprovalGuard (staleAfterMs " << c.guard.staleAfterMs
+    << (c.guard.staleAfterMs == agui_sync::GuardOptions{}.staleAfterMs ? ", the default" : "")
+    << (c.disconnectSignal ? "; when the stream ends or breaks the client calls `noteDisconnected()` as "
+                             "`Facade::end()` does (unless the last event was RUN_FINISHED / RUN_ERROR, which this "
+                             "one-run trace never sends), and bytes arriving clear it"
+                           : "; no disconnect signal: the guard sees an outage only as silence")
     << "; the server writes a `: hb <seq>` heartbeat after " << c.heartbeatMs
-    << " ms without a frame). A resync outcome closes the stream and reconnects at once with lastSeq/epoch/reason; a catch-up that "
-    << "produced nothing is asked again after " << c.resyncTimeoutSteps << " steps.\n"
+    << " ms without a frame). A resync outcome closes the stream and reconnects at once with lastSeq/epoch/reason"
+    << (c.sendHeld ? " and the seqs it holds in its reorder window (`resync.held`, `X-AGUI-State-Held`)" : "")
+    << "; a catch-up that produced nothing is asked again after " << c.resyncTimeoutSteps << " steps.\n"
     << "- **Faults**: one schedule per profile (seeded), shared by all five strategies; a frame's fate depends only on "
     << "(step, index of the frame within the step). After a drop the client reconnects as soon as the outage ends. "
     << "Faults are modelled at the level of SSE events (relays, fan-out, broken connections), not TCP segments: a "
@@ -928,9 +1026,10 @@ inline std::string report(const Study& st, const std::string& command, const Swe
     << "2. **delta + snapshot resync**: SyncEngine; every resync and every reconnect is answered with a snapshot.\n"
     << "3. **snapshots only** (ADR-0005): every update is a full `STATE_SNAPSHOT` (SyncEngine client, snapshot at "
        "reconnect).\n"
-    << "4. **delta + replay (ours)**: StateEmitter + SyncEngine; a reconnect or resync sends lastSeq and the server "
-       "answers `replaySince(lastSeq)` (replay when the ring covers it and it is cheaper, else a snapshot); reasons "
-       "that mean the state is wrong get a snapshot (docs/wire.md section 3).\n"
+    << "4. **delta + replay (ours)**: StateEmitter + SyncEngine; a reconnect or resync sends lastSeq, epoch and the "
+       "seqs the client holds, and the server answers `replaySince(lastSeq, epoch, held)` (the missed deltas but the "
+       "held ones, when the ring covers them and they are cheaper, else a snapshot); reasons that mean the state is "
+       "wrong get a snapshot (docs/wire.md section 3).\n"
     << "5. **adaptive (ours)**: like 4, but every " << c.adaptiveWindow
     << " steps the client reads the engine's metrics over the window and switches the server to a snapshot per "
        "update when `netSavedBytes < 0` or `taxRate` exceeds the break-even rate (S − d)/S (S snapshot bytes, d mean "
@@ -995,8 +1094,7 @@ inline std::string report(const Study& st, const std::string& command, const Swe
 
   if (!st.gapTuning.empty()) {
     o << "\n## Tuning the receiver: how long to wait for a gap (ours, strategy 4, `mobile-train`)\n\n"
-      << "Every event the receiver waits before calling a gap is an event the replay sends again (the held ones "
-         "arrive twice). The link reorders by at most 3 frames, which maxGapEvents 2 still heals in place.\n\n"
+      << gapTuningText(st) << "\n\n"
       << "| receiver options | wire bytes | × base | resyncs | replays | drifted approvals | behind |\n"
          "|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& [label, r] : st.gapTuning)
@@ -1007,11 +1105,13 @@ inline std::string report(const Study& st, const std::string& command, const Swe
   }
   if (!st.guardTuning.empty()) {
     o << "\n## Tuning the guard: what the UI knows during an outage (ours, strategy 4, `mobile-train`)\n\n"
-      << "The guard learns that the stream is gone only from silence (`staleAfterMs`); while the tunnel lasts less "
-         "than that, the UI shows the last proposal it saw as approvable although the agent may have replaced it. "
-         "2 s is safe for a healthy stream only if the server writes at least every second (updates or `: hb` "
-         "heartbeats; docs/wire.md suggests 5 s). The last row is an app policy beyond the guard (the client knows "
-         "its connection broke).\n\n"
+      << "Without a disconnect signal the guard learns that the stream is gone only from silence (`staleAfterMs`): "
+         "while a tunnel lasts less than that, the UI shows the last proposal it saw as approvable although the agent "
+         "may have replaced it, and a short `staleAfterMs` is safe for a healthy stream only if the server writes at "
+         "least that often (updates or `: hb` heartbeats; docs/wire.md suggests 5 s). With the built-in signal the "
+         "guard refuses with reason `disconnected` from the moment the stream ends until bytes flow again, whatever "
+         "`staleAfterMs`. (An earlier version of this study also had an app policy \"refuse while disconnected\"; "
+         "the built-in signal is that policy, inside the guard.)\n\n"
       << "| guard options | approvals | drifted approvals (in outage) | acted on | blocked |\n|---|---:|---:|---:|---|\n";
     for (const auto& [label, r] : st.guardTuning)
       o << "| " << label << " | " << r.approvals << " | " << r.driftedApprovals << " (" << r.driftedInOutage << ") | "

@@ -70,7 +70,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("update", &EmitterFacade::update)
       .function("patch", &EmitterFacade::patch)
       .function("snapshot", &EmitterFacade::snapshot)
-      .function("replaySince", &EmitterFacade::replaySince)
+      .function("replay", &EmitterFacade::replay)
       .function("heartbeat", &EmitterFacade::heartbeat)
       .function("stateJson", &EmitterFacade::stateJson)
       .function("seq", &EmitterFacade::seq)

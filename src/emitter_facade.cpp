@@ -111,9 +111,30 @@ std::string EmitterFacade::patch(const std::string& opsJson) {
 
 std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }
 
-std::string EmitterFacade::replaySince(double seq, const std::string& epoch) const {
-  const uint64_t s = seq > 0 ? static_cast<uint64_t>(seq) : 0;
-  return eventsJson(epoch.empty() ? emitter_->replaySince(s) : emitter_->replaySince(s, epoch), false);
+std::string EmitterFacade::replay(const std::string& requestJson) const {
+  json request;
+  std::string error;
+  if (!parseBounded(requestJson, 4, request, error)) return "{\"error\":\"replay request: " + error + "\"}";
+  auto seq = request.is_object() ? request.find("seq") : request.end();
+  if (seq == request.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() > kMaxSeq)
+    return "{\"error\":\"replay request: seq must be an integer in [0, 2^53)\"}";
+  auto epoch = request.find("epoch");
+  const std::string* check = nullptr;
+  if (epoch != request.end() && !epoch->is_null()) {
+    if (!epoch->is_string()) return "{\"error\":\"replay request: epoch must be a string or null\"}";
+    check = epoch->get_ptr<const std::string*>();
+  }
+  std::vector<uint64_t> skip;
+  auto held = request.find("skip");
+  if (held != request.end() && !held->is_null()) {
+    if (!held->is_array()) return "{\"error\":\"replay request: skip must be an array of seqs\"}";
+    for (const json& s : *held) {
+      if (!s.is_number_unsigned() || s.get<uint64_t>() > kMaxSeq)
+        return "{\"error\":\"replay request: skip must be an array of seqs\"}";
+      skip.push_back(s.get<uint64_t>());
+    }
+  }
+  return eventsJson(emitter_->replaySince(seq->get<uint64_t>(), check, skip), false);
 }
 
 std::string EmitterFacade::heartbeat() const { return emitter_->heartbeat(); }

@@ -9,7 +9,10 @@
 //   update(stateJson)           {"ok":true,"events":[...]} | {"ok":false,"error":s}
 //   patch(opsJson)              {"ok":true,"events":[...]} | {"ok":false,"code":s,"error":s,"opIndex":n}
 //   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
-//   replaySince(seq, epoch)     {"events":[...]} ("" epoch = don't check)
+//   replay(requestJson)         {"seq":n,"epoch"?:s|null,"skip"?:[n,...]} -> {"events":[...]}, or
+//                               {"error":s} for a bad request. epoch absent or null = don't
+//                               check ("" is an epoch like any other); skip: the seqs the client
+//                               holds (StateEmitter::replaySince, docs/wire.md section 3).
 //   heartbeat()                 ": hb <seq>\n\n"
 //   stateJson(), seq(), epoch(), statsJson()
 #include <memory>
@@ -30,7 +33,7 @@ class EmitterFacade {
   std::string update(const std::string& stateJson);
   std::string patch(const std::string& opsJson);
   std::string snapshot() const;
-  std::string replaySince(double seq, const std::string& epoch) const;
+  std::string replay(const std::string& requestJson) const;
   std::string heartbeat() const;
   std::string stateJson() const;
   double seq() const;

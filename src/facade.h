@@ -32,7 +32,7 @@
 //
 // Result = {"outcomes":[Outcome...], "status":"synced"|"unverified"|"resyncing",
 //           "lastSeq":n|null, "lastEventId":s|null, "epoch":s|null, "pending":n,
-//           "resync":null|{"reason","lastSeq","lastEventId"}}
+//           "resync":null|{"reason","lastSeq","lastEventId","held":[seq,...]}}
 // Outcome =
 //   {"kind":"applied","type":"STATE_SNAPSHOT"|"STATE_DELTA","seq":n|null,
 //    "changedPaths":[...],"event":<event JSON verbatim>}

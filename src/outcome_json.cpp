@@ -129,7 +129,13 @@ void appendResultJson(std::string& out, const SyncEngine& engine, const std::vec
     appendOptionalSeq(out, r->lastSeq);
     out += ",\"lastEventId\":";
     appendOptionalString(out, r->lastEventId);
-    out.push_back('}');
+    out += ",\"held\":[";
+    const std::vector<uint64_t> held = engine.receiver().heldSeqs();
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (i) out.push_back(',');
+      out += std::to_string(held[i]);
+    }
+    out += "]}";
   }
   out.push_back('}');
 }

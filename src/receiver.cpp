@@ -1,5 +1,7 @@
 #include "receiver.h"
 
+#include <algorithm>
+
 #include "canonical_json.h"
 #include "json_measure.h"
 #include "json_patch.h"
@@ -39,6 +41,18 @@ void Receiver::setInitialState(json state) {
   metrics_.stateBytes = approxSize(state_);
   status_ = SyncStatus::Unverified;
   lastSeq_.reset();
+}
+
+std::vector<uint64_t> Receiver::heldSeqs() const {
+  std::vector<uint64_t> seqs;
+  for (const auto& [base, held] : pending_) {
+    if (seqs.size() >= options_.reorderWindow) break;
+    if (lastSeq_ && base < *lastSeq_) continue;  // straddles lastSeq: can never apply
+    if (held.event.seq.seq) seqs.push_back(*held.event.seq.seq);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  return seqs;
 }
 
 void Receiver::emitIgnored(const char* reason, std::optional<uint64_t> seq, std::vector<Outcome>& out) {

@@ -77,6 +77,11 @@ class Receiver {
   const std::optional<std::string>& lastEventId() const { return lastEventId_; }
   const std::optional<ResyncRequest>& resyncRequest() const { return resync_; }
   size_t pendingCount() const { return pending_.size(); }
+  // The seqs of the deltas held in the reorder window that can still apply
+  // (baseSeq >= lastSeq), ascending; at most reorderWindow of them. A client
+  // lists them in its catch-up request so the replay can leave them out
+  // (docs/wire.md, section 3).
+  std::vector<uint64_t> heldSeqs() const;
   const Metrics& metrics() const { return metrics_; }
   Metrics& metrics() { return metrics_; }
 

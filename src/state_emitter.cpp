@@ -1,5 +1,6 @@
 #include "state_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "canonical_json.h"
@@ -338,15 +339,36 @@ json StateEmitter::snapshot() const {
   return snapshotEvent(seq_, &digest);
 }
 
-std::vector<json> StateEmitter::replaySince(uint64_t seq) const {
+std::vector<json> StateEmitter::replaySince(uint64_t seq) const { return replaySince(seq, nullptr, {}); }
+
+std::vector<json> StateEmitter::replaySince(uint64_t seq, const std::string& epoch) const {
+  return replaySince(seq, &epoch, {});
+}
+
+std::vector<json> StateEmitter::replaySince(uint64_t seq, const std::string* epoch,
+                                            const std::vector<uint64_t>& skip) const {
   std::vector<json> events;
+  if (epoch && *epoch != options_.epoch) {
+    ++stats_.replaySnapshots;
+    events.push_back(snapshot());
+    return events;
+  }
   if (seq == seq_) return events;
   bool useSnapshot = seq > seq_ || seq < floor_;
   const size_t first = useSnapshot ? 0 : static_cast<size_t>(seq - floor_);
+  std::vector<uint64_t> held;
+  if (!useSnapshot && !skip.empty()) {
+    for (uint64_t s : skip)
+      if (s > seq + 1 && s <= seq_) held.push_back(s);  // never the first missed delta
+    std::sort(held.begin(), held.end());
+  }
+  // ring_[i] has seq floor_ + i + 1.
+  auto skipped = [&](size_t i) { return !held.empty() && std::binary_search(held.begin(), held.end(), floor_ + i + 1); };
   if (!useSnapshot) {
     // Many small deltas can outweigh one snapshot: the same ratio rule as emit().
     size_t bytes = 0;
-    for (size_t i = first; i < ring_.size(); ++i) bytes += ring_[i].bytes;
+    for (size_t i = first; i < ring_.size(); ++i)
+      if (!skipped(i)) bytes += ring_[i].bytes;
     const double ratio = options_.snapshotRatio;
     if (!(ratio > 0)) {
       useSnapshot = true;
@@ -366,16 +388,9 @@ std::vector<json> StateEmitter::replaySince(uint64_t seq) const {
   }
   ++stats_.replays;
   events.reserve(ring_.size() - first);
-  for (size_t i = first; i < ring_.size(); ++i) events.push_back(ring_[i].event);
+  for (size_t i = first; i < ring_.size(); ++i)
+    if (!skipped(i)) events.push_back(ring_[i].event);
   return events;
-}
-
-std::vector<json> StateEmitter::replaySince(uint64_t seq, const std::string& epoch) const {
-  if (epoch != options_.epoch) {
-    ++stats_.replaySnapshots;
-    return std::vector<json>{snapshot()};
-  }
-  return replaySince(seq);
 }
 
 std::string StateEmitter::encode(const json& event, bool withId) {

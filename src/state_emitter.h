@@ -119,6 +119,14 @@ class StateEmitter {
   std::vector<nlohmann::json> replaySince(uint64_t seq) const;
   // Same, but a client whose epoch differs from ours gets a snapshot.
   std::vector<nlohmann::json> replaySince(uint64_t seq, const std::string& epoch) const;
+  // The general form. `epoch`: nullptr = don't check (any string, "" included,
+  // must equal ours). `skip`: seqs the client says it already holds in its
+  // reorder window (docs/wire.md, section 3); a replay leaves those deltas out
+  // and weighs only the ones it sends against a snapshot. The first delta after
+  // `seq` is never left out (a client holding it would have applied it), so a
+  // client that is behind always gets something that moves it on.
+  std::vector<nlohmann::json> replaySince(uint64_t seq, const std::string* epoch,
+                                          const std::vector<uint64_t>& skip) const;
 
   // "id: <metadata.seq>\ndata: <json>\n\n" (no id line without a seq or when !withId).
   static std::string encode(const nlohmann::json& event, bool withId = true);

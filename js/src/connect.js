@@ -3,10 +3,21 @@
 // its bytes to a StateSync, and when the engine asks for a resync or the
 // connection ends or breaks, end the stream, wait (exponential backoff), and
 // reconnect saying where the state is (X-AGUI-State-Seq / -Epoch /
-// X-AGUI-Resync-Reason / Last-Event-ID headers, and forwardedProps.stateSync
-// in a RunAgentInput body), so the server can replay what was missed.
+// X-AGUI-Resync-Reason / X-AGUI-State-Held / Last-Event-ID headers, and
+// forwardedProps.stateSync in a RunAgentInput body), so the server can replay
+// what was missed (and leave out the deltas the client already holds).
 import { DISPOSED_MESSAGE, reportListenerError, syncError, syncTypeError } from './errors.js';
-import { HEADER_CATCH_UP, HEADER_EPOCH, HEADER_LAST_EVENT_ID, HEADER_REASON, HEADER_SEQ, isHeaderSafe } from './resync-wire.js';
+import {
+  formatHeld,
+  HEADER_CATCH_UP,
+  HEADER_EPOCH,
+  HEADER_HELD,
+  HEADER_LAST_EVENT_ID,
+  HEADER_REASON,
+  HEADER_SEQ,
+  isHeaderSafe,
+  parseHeld,
+} from './resync-wire.js';
 
 const TERMINAL_EVENTS = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
@@ -110,6 +121,7 @@ export function connectStateSync(sync, options) {
         epoch: sync.epoch ?? null,
         reason: request ? request.reason : null,
         lastEventId: sync.lastEventId,
+        held: request ? parseHeld(request.held) : [],
       };
     });
     const controller = new AbortController();
@@ -200,13 +212,15 @@ function buildRequest(init, body, position, signal) {
   if (position.lastSeq !== null) headers.set(HEADER_SEQ, String(position.lastSeq));
   if (position.epoch !== null && isHeaderSafe(position.epoch)) headers.set(HEADER_EPOCH, position.epoch);
   if (position.reason !== null) headers.set(HEADER_REASON, position.reason);
+  const held = formatHeld(position.held);
+  if (held) headers.set(HEADER_HELD, held);
   if (position.lastEventId !== null && isHeaderSafe(position.lastEventId)) headers.set(HEADER_LAST_EVENT_ID, position.lastEventId);
   const request = { ...init, headers, signal };
   if (body) {
     const input = body(position);
     if (input !== undefined) {
       if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('options.body() must return a RunAgentInput object or undefined'));
-      const stateSync = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason };
+      const stateSync = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
       request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync } });
       request.method = init.method ?? 'POST';
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');

@@ -96,19 +96,24 @@ export class StateEmitter {
   /**
    * What a client at `seq` needs to be current: [] when it is, the missed
    * deltas exactly as first sent, or one snapshot (too old, future seq, replay
-   * costlier than a snapshot, or `epoch` given and not ours).
+   * costlier than a snapshot, or `epoch` given and not ours; '' is an epoch
+   * like any other). `held`: seqs the client already holds (resync.held); a
+   * replay leaves those out, except the first missed delta.
    */
-  replaySince(seq, epoch) {
+  replaySince(seq, epoch, held) {
     this.#check();
     if (!Number.isSafeInteger(seq) || seq < 0) throw syncTypeError('replaySince() seq must be an integer >= 0');
     if (epoch !== undefined && epoch !== null && typeof epoch !== 'string') {
       throw syncTypeError('replaySince() epoch must be a string');
     }
-    // The facade treats "" as "don't check"; an empty epoch from a client can
-    // only match an emitter whose epoch is "" too.
-    const check = epoch === undefined || epoch === null ? '' : epoch;
-    if (check === '' && epoch === '' && this.#epoch !== '') return [this.snapshot()];
-    return this.#run((f) => f.replaySince(seq, check)).events;
+    const skip = held ?? [];
+    if (!Array.isArray(skip) || !skip.every((s) => Number.isSafeInteger(s) && s >= 0)) {
+      throw syncTypeError('replaySince() held must be an array of integers >= 0');
+    }
+    const request = JSON.stringify({ seq, epoch: epoch ?? null, skip });
+    const result = this.#run((f) => f.replay(request));
+    if (result.error !== undefined) throw syncError(`replaySince() failed: ${result.error}`);
+    return result.events;
   }
 
   /** "id: <metadata.seq>\ndata: <JSON>\n\n" (no id line when `id` is false or the event has no seq). */

@@ -5,6 +5,16 @@ export const HEADER_SEQ = 'X-AGUI-State-Seq';
 export const HEADER_EPOCH = 'X-AGUI-State-Epoch';
 export const HEADER_REASON = 'X-AGUI-Resync-Reason';
 export const HEADER_LAST_EVENT_ID = 'Last-Event-ID';
+/**
+ * Request header: the seqs of the deltas the client holds in its reorder
+ * window, ascending, comma-separated ("12,13,15"). The server may leave them
+ * out of a replay; the client must still accept them if they come (duplicates).
+ */
+export const HEADER_HELD = 'X-AGUI-State-Held';
+/** At most this many held seqs travel (the engine's default reorderWindow); the rest are simply replayed. */
+export const MAX_HELD = 64;
+/** A longer X-AGUI-State-Held value is ignored unread: MAX_HELD 16-digit seqs, commas and spaces. */
+export const MAX_HELD_HEADER = MAX_HELD * 18;
 /** Response header: how the server caught the client up ('current' | 'replay' | 'snapshot'). */
 export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
 
@@ -32,4 +42,36 @@ export function parseSeq(value) {
   if (typeof value !== 'string' || !/^(0|[1-9][0-9]*)$/.test(value)) return null;
   const n = Number(value);
   return Number.isSafeInteger(n) ? n : null;
+}
+
+// Valid seqs only, ascending, no repeats, the lowest MAX_HELD.
+function normalizeHeld(values) {
+  const seqs = [];
+  for (const value of values) {
+    const seq = parseSeq(value);
+    if (seq !== null) seqs.push(seq);
+  }
+  seqs.sort((a, b) => a - b);
+  return seqs.filter((seq, i) => i === 0 || seq !== seqs[i - 1]).slice(0, MAX_HELD);
+}
+
+/**
+ * The held seqs a request carries: an X-AGUI-State-Held value ("12,13,15") or
+ * a forwardedProps.stateSync.held array. Entries that are not canonical seqs
+ * (parseSeq) are ignored, as is a header value longer than MAX_HELD_HEADER or
+ * anything that is neither a string nor an array; never throws. Ascending, no
+ * repeats, at most MAX_HELD.
+ */
+export function parseHeld(value) {
+  if (typeof value === 'string') {
+    if (value.length > MAX_HELD_HEADER) return [];
+    return normalizeHeld(value.split(',').map((entry) => entry.trim()));
+  }
+  if (Array.isArray(value)) return normalizeHeld(value.slice(0, MAX_HELD * 4).map((v) => (typeof v === 'number' ? v : null)));
+  return [];
+}
+
+/** [15, 12, 13] -> "12,13,15" (normalized as parseHeld does); "" when none is valid. */
+export function formatHeld(held) {
+  return Array.isArray(held) ? normalizeHeld(held.map((v) => (typeof v === 'number' ? v : null))).join(',') : '';
 }

@@ -4,16 +4,20 @@
 // an idle stream alive with heartbeats.
 import { syncTypeError } from './errors.js';
 import {
+  formatHeld,
   HEADER_CATCH_UP,
   HEADER_EPOCH,
+  HEADER_HELD,
   HEADER_LAST_EVENT_ID,
   HEADER_REASON,
   HEADER_SEQ,
+  MAX_HELD,
+  parseHeld,
   parseSeq,
   SNAPSHOT_REASONS,
 } from './resync-wire.js';
 
-export { HEADER_CATCH_UP, SNAPSHOT_REASONS };
+export { formatHeld, HEADER_CATCH_UP, HEADER_HELD, MAX_HELD, parseHeld, SNAPSHOT_REASONS };
 
 function headerValue(headers, name) {
   let value;
@@ -33,13 +37,14 @@ function headerValue(headers, name) {
 
 /**
  * Where the client says it is: { lastSeq, epoch, reason, lastEventId }, each
- * null when absent or malformed. `request` is an HTTP request ({headers}: Node
+ * null when absent or malformed, and `held`: the seqs it holds in its reorder
+ * window (X-AGUI-State-Held / stateSync.held; [] when absent, bad entries dropped). `request` is an HTTP request ({headers}: Node
  * IncomingMessage, a fetch Request, or a plain object) or a RunAgentInput
  * (forwardedProps.stateSync). Last-Event-ID is reported but never taken for the
  * seq: without an epoch it cannot prove which incarnation's seq it is.
  */
 export function readResyncRequest(request) {
-  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null };
+  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null, held: [] };
   if (request === null || typeof request !== 'object') return position;
   const headers = request.headers;
   if (headers !== null && typeof headers === 'object') {
@@ -47,6 +52,7 @@ export function readResyncRequest(request) {
     position.lastEventId = headerValue(headers, HEADER_LAST_EVENT_ID);
     position.epoch = headerValue(headers, HEADER_EPOCH) || null;
     position.reason = headerValue(headers, HEADER_REASON) || null;
+    position.held = parseHeld(headerValue(headers, HEADER_HELD));
     return position;
   }
   const stateSync = request.forwardedProps?.stateSync;
@@ -56,13 +62,15 @@ export function readResyncRequest(request) {
   if (typeof epoch === 'string') position.epoch = epoch;
   else if (Number.isSafeInteger(epoch)) position.epoch = String(epoch);
   if (typeof stateSync.reason === 'string' && stateSync.reason) position.reason = stateSync.reason;
+  position.held = Array.isArray(stateSync.held) ? parseHeld(stateSync.held) : []; // JSON: an array of numbers
   return position;
 }
 
 /**
  * What to send a (re)connecting client before live events:
  *   { mode: 'current', events: [] }      it is up to date (same epoch, same seq);
- *   { mode: 'replay', events: [deltas] } the deltas it missed, as first sent;
+ *   { mode: 'replay', events: [deltas] } the deltas it missed, as first sent,
+ *     except those it says it holds (`held`);
  *   { mode: 'snapshot', events: [snapshot] } anything else: no or unknown seq,
  *     another (or no) epoch, too old for the replay buffer, a replay costlier than
  *     a snapshot, or a reason saying its state is wrong (SNAPSHOT_REASONS).
@@ -71,13 +79,13 @@ export function catchUp(emitter, request) {
   if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
     throw syncTypeError('catchUp() needs a StateEmitter');
   }
-  const { lastSeq, epoch, reason } = readResyncRequest(request);
+  const { lastSeq, epoch, reason, held } = readResyncRequest(request);
   let events;
   const sameEpoch = epoch === emitter.epoch || (epoch === null && emitter.epoch === '');
   if (lastSeq === null || !sameEpoch || (reason !== null && SNAPSHOT_REASONS.has(reason))) {
     events = [emitter.snapshot()];
   } else {
-    events = emitter.replaySince(lastSeq, emitter.epoch);
+    events = emitter.replaySince(lastSeq, emitter.epoch, held);
   }
   const mode = events.length === 0 ? 'current' : events[0].type === 'STATE_SNAPSHOT' ? 'snapshot' : 'replay';
   return { mode, events };

@@ -179,10 +179,10 @@ export class StateSync {
     return this.#lastEventId;
   }
 
-  /** null, or what to tell the server: { reason, lastSeq, lastEventId }. */
+  /** null, or what to tell the server: { reason, lastSeq, lastEventId, held }. */
   resyncRequest() {
     this.#check();
-    return this.#resync === null ? null : { ...this.#resync };
+    return this.#resync === null ? null : { ...this.#resync, held: [...(this.#resync.held ?? [])] };
   }
 
   /**

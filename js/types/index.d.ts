@@ -112,6 +112,11 @@ export interface ResyncRequest {
   reason: ResyncReason;
   lastSeq: number | null;
   lastEventId: string | null;
+  /**
+   * Seqs of the deltas held in the reorder window, ascending ([] when none):
+   * sent as X-AGUI-State-Held so a replay can leave them out (docs/wire.md §3).
+   */
+  held: number[];
 }
 
 export interface SyncMetrics {
@@ -379,8 +384,12 @@ export interface StateEmitter<S = JsonValue> {
   encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;
   /** ": hb <seq>\n\n". */
   heartbeat(): string;
-  /** What a client at `seq` (of `epoch`) needs: [], the missed deltas, or one snapshot. */
-  replaySince(seq: number, epoch?: string | null): StateEvent<S>[];
+  /**
+   * What a client at `seq` (of `epoch`; null/undefined = not checked) needs: [],
+   * the missed deltas, or one snapshot. `held`: seqs the client already holds
+   * (ResyncRequest.held), left out of a replay (except the first missed delta).
+   */
+  replaySince(seq: number, epoch?: string | null, held?: readonly number[]): StateEvent<S>[];
   readonly seq: number;
   readonly epoch: string;
   /** The current state, parsed once per change; treat as read-only. */
@@ -396,6 +405,8 @@ export interface StateSyncPosition {
   lastSeq: number | null;
   epoch: string | null;
   reason: string | null;
+  /** Seqs the client holds in its reorder window, ascending (X-AGUI-State-Held; [] when none). */
+  held: number[];
 }
 
 /** An AG-UI RunAgentInput (only what connectStateSync touches is typed). */

@@ -10,7 +10,7 @@ export interface RequestWithHeaders {
 
 /** A RunAgentInput carrying forwardedProps.stateSync. */
 export interface RunAgentInputWithPosition {
-  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason', unknown>>; [key: string]: unknown };
+  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason' | 'held', unknown>>; [key: string]: unknown };
   [key: string]: unknown;
 }
 
@@ -20,6 +20,14 @@ export type CatchUpRequest = RequestWithHeaders | RunAgentInputWithPosition | nu
 export const SNAPSHOT_REASONS: ReadonlySet<string>;
 /** 'X-AGUI-State-Sync' */
 export const HEADER_CATCH_UP: string;
+/** 'X-AGUI-State-Held' (request): the seqs the client holds, "12,13,15". */
+export const HEADER_HELD: string;
+/** The most held seqs a request carries (64). */
+export const MAX_HELD: number;
+/** "12,13,15" or [12, 13, 15] -> valid seqs, ascending, unique, at most MAX_HELD; bad entries dropped, never throws. */
+export function parseHeld(value: unknown): number[];
+/** [15, 12, 13] -> "12,13,15" ("" when none is valid). */
+export function formatHeld(held: readonly number[]): string;
 
 /** Where the client says it is. */
 export function readResyncRequest(request: CatchUpRequest): StateSyncPosition & { lastEventId: string | null };

@@ -249,8 +249,9 @@ describe('feed', () => {
     }
     assert.equal(sync.status, 'resyncing');
     const req = sync.resyncRequest();
-    assert.deepEqual(Object.keys(req).sort(), ['lastEventId', 'lastSeq', 'reason']);
+    assert.deepEqual(Object.keys(req).sort(), ['held', 'lastEventId', 'lastSeq', 'reason']);
     assert.equal(req.lastSeq, 1);
+    assert.deepEqual(req.held, []);
     assertMirrors(sync);
     sync.dispose();
   });
@@ -265,7 +266,9 @@ describe('end, reset, resync', () => {
     const ended = sync.end();
     assert.deepEqual(ended, [{ kind: 'resync', reason: 'gap', lastSeq: 1, lastEventId: 'b', detail: ended[0].detail }]);
     assert.equal(sync.status, 'resyncing');
-    assert.deepEqual(sync.resyncRequest(), { reason: 'gap', lastSeq: 1, lastEventId: 'b' });
+    assert.deepEqual(sync.resyncRequest(), { reason: 'gap', lastSeq: 1, lastEventId: 'b', held: [3] });
+    sync.resyncRequest().held.push(99); // a copy: the caller cannot change what the next call reports
+    assert.deepEqual(sync.resyncRequest().held, [3]);
     sync.reset();
     const answered = sync.feed(sse(snapshot({ n: 5 }, 5)));
     assert.equal(answered[0].kind, 'applied');

@@ -138,6 +138,63 @@ describe('connectStateSync', () => {
     emitter.dispose();
   });
 
+  test('held seqs travel in X-AGUI-State-Held; the replay skips them and the state converges', T, async () => {
+    const { emitter, sync, outcomes, add, listen } = await scenario();
+    let skipped;
+    handlers.push((req, res) => {
+      sseHead(res);
+      writeCatchUp(res, emitter, req);
+      const events = add(6);
+      // seqs 3 and 5 lost: 4 and 6 are held for reordering when the stream ends.
+      res.end(events.filter((_, i) => i !== 2 && i !== 4).map((e) => emitter.encode(e)).join(''));
+    });
+    handlers.push((req, res) => {
+      sseHead(res);
+      skipped = writeCatchUp(res, emitter, req);
+      res.end(emitter.encode(RUN_FINISHED));
+    });
+    await connectStateSync(sync, { url: base, backoff: FAST, ...listen }).done;
+    assert.deepEqual(outcomes.filter((o) => o.kind === 'resync').map((o) => o.reason), ['gap']);
+    assert.equal(requests[0].headers['x-agui-state-held'], undefined);
+    assert.equal(requests[1].headers['x-agui-state-seq'], '2');
+    assert.equal(requests[1].headers['x-agui-state-held'], '4,6');
+    assert.equal(skipped.mode, 'replay');
+    assert.deepEqual(skipped.events.map((e) => e.metadata.seq), [3, 5], 'the held deltas are not sent again');
+    assert.deepEqual(sync.state, emitter.state);
+    assert.equal(sync.lastSeq, 6);
+    assert.equal(sync.status, 'synced');
+    assert.equal(sync.resyncRequest(), null);
+    const metrics = sync.metrics();
+    assert.equal(metrics.duplicates, 0);
+    assert.equal(metrics.resyncSnapshots, 0);
+    sync.dispose();
+    emitter.dispose();
+  });
+
+  test('a server that ignores X-AGUI-State-Held replays the held seqs too: duplicates, still converges', T, async () => {
+    const { emitter, sync, add, listen } = await scenario();
+    handlers.push((req, res) => {
+      sseHead(res);
+      writeCatchUp(res, emitter, req);
+      const events = add(5);
+      res.end(events.filter((_, i) => i !== 1).map((e) => emitter.encode(e)).join('')); // seq 2 lost
+    });
+    handlers.push((req, res) => {
+      sseHead(res);
+      assert.equal(req.headers['x-agui-state-held'], '3,4,5');
+      const { 'x-agui-state-held': _, ...rest } = req.headers;
+      const result = writeCatchUp(res, emitter, { headers: rest });
+      assert.deepEqual(result.events.map((e) => e.metadata.seq), [2, 3, 4, 5]);
+      res.end(emitter.encode(RUN_FINISHED));
+    });
+    await connectStateSync(sync, { url: base, backoff: FAST, ...listen }).done;
+    assert.deepEqual(sync.state, emitter.state);
+    assert.equal(sync.status, 'synced');
+    assert.equal(sync.metrics().duplicates, 3);
+    sync.dispose();
+    emitter.dispose();
+  });
+
   test('a corrupt delta (patch-failed) aborts the stream and the server answers with a snapshot', T, async () => {
     const { emitter, sync, outcomes, add, listen } = await scenario();
     let secondSocketClosed = null;
@@ -201,9 +258,11 @@ describe('connectStateSync', () => {
       assert.ok(RunAgentInputSchema.safeParse(input).success, request.body);
       assert.equal(input.runId, `r${i + 1}`);
       assert.equal(input.forwardedProps.app, 1);
-      assert.deepEqual(input.forwardedProps.stateSync, { lastSeq: contexts[i].lastSeq, epoch: contexts[i].epoch, reason: null });
+      assert.deepEqual(input.forwardedProps.stateSync,
+        { lastSeq: contexts[i].lastSeq, epoch: contexts[i].epoch, reason: null, held: contexts[i].held });
+      assert.deepEqual(contexts[i].held, []);
     }
-    assert.deepEqual(JSON.parse(requests[0].body).forwardedProps.stateSync, { lastSeq: null, epoch: null, reason: null });
+    assert.deepEqual(JSON.parse(requests[0].body).forwardedProps.stateSync, { lastSeq: null, epoch: null, reason: null, held: [] });
     assert.equal(contexts[1].epoch, 'E');
     sync.dispose();
     emitter.dispose();

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { jsDir, pkg } from './support.mjs';
 
 const server = await import(join(jsDir, 'src', 'server.js'));
-const { catchUp, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } = server;
+const { catchUp, formatHeld, HEADER_HELD, MAX_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } = server;
 const { createStateEmitter } = pkg;
 
 let emitter;
@@ -71,7 +71,7 @@ describe('catchUp', () => {
     assert.equal(catchUp(emitter, new Request('http://x/', { headers: { 'x-agui-state-seq': '5', 'x-agui-state-epoch': 'E' } })).mode, 'replay');
     assert.equal(catchUp(emitter, headers({ 'last-event-id': '5', 'x-agui-state-epoch': 'E' })).mode, 'snapshot');
     assert.deepEqual(readResyncRequest(headers({ 'last-event-id': 'e9', 'x-agui-resync-reason': 'gap' })),
-      { lastSeq: null, epoch: null, reason: 'gap', lastEventId: 'e9' });
+      { lastSeq: null, epoch: null, reason: 'gap', lastEventId: 'e9', held: [] });
   });
 
   test('RunAgentInput: forwardedProps.stateSync', () => {
@@ -83,6 +83,53 @@ describe('catchUp', () => {
     assert.equal(catchUp(emitter, input({ lastSeq: '6', epoch: 'E' })).mode, 'snapshot', 'lastSeq must be a number here');
     assert.equal(catchUp(emitter, { threadId: 't', runId: 'r', messages: [] }).mode, 'snapshot');
     assert.throws(() => catchUp({}, {}), TypeError);
+  });
+
+  test('X-AGUI-State-Held: the replay leaves out the seqs the client holds', () => {
+    assert.equal(HEADER_HELD, 'X-AGUI-State-Held');
+    const replay = catchUp(emitter, headers({ 'x-agui-state-seq': '2', 'x-agui-state-epoch': 'E', 'x-agui-state-held': '4,6' }));
+    assert.equal(replay.mode, 'replay');
+    assert.deepEqual(replay.events, [sent[2], sent[4]], 'seqs 3 and 5; 4 and 6 are held');
+    // The first missed delta is never left out: a client that held it would have applied it.
+    assert.deepEqual(catchUp(emitter, headers({ 'x-agui-state-seq': '2', 'x-agui-state-epoch': 'E', 'x-agui-state-held': '3,4,5,6' })).events, [sent[2]]);
+    // Held seqs never turn a snapshot answer into a replay, nor a current client into a replay.
+    assert.equal(catchUp(emitter, headers({ 'x-agui-state-seq': '2', 'x-agui-state-epoch': 'other', 'x-agui-state-held': '4' })).mode, 'snapshot');
+    assert.equal(catchUp(emitter, headers({ 'x-agui-state-seq': '4', 'x-agui-state-epoch': 'E', 'x-agui-state-held': '6', 'x-agui-resync-reason': 'patch-failed' })).mode, 'snapshot');
+    assert.equal(catchUp(emitter, headers({ 'x-agui-state-seq': '6', 'x-agui-state-epoch': 'E', 'x-agui-state-held': '7' })).mode, 'current');
+    // RunAgentInput carrier: stateSync.held.
+    const input = { threadId: 't', runId: 'r', messages: [], forwardedProps: { stateSync: { lastSeq: 2, epoch: 'E', held: [6, 4] } } };
+    assert.deepEqual(catchUp(emitter, input).events, [sent[2], sent[4]]);
+  });
+
+  test('X-AGUI-State-Held is validated strictly: bad entries are ignored, nothing throws', () => {
+    const held = (value) => readResyncRequest(headers(value === undefined ? {} : { 'X-AGUI-State-Held': value })).held;
+    assert.deepEqual(held(undefined), []);
+    assert.deepEqual(held(''), []);
+    assert.deepEqual(held('12,13,15'), [12, 13, 15]);
+    assert.deepEqual(held(' 15 , 12,13 ,12'), [12, 13, 15], 'spaces around entries; sorted, no repeats');
+    assert.deepEqual(held('12,abc,-3,1.5,013,0x10,1e3,,+4,9007199254740992,9007199254740991'), [12, 9007199254740991]);
+    assert.deepEqual(held(['7,8', '1']), [7, 8], 'repeated header: the first value');
+    assert.deepEqual(held(Array.from({ length: 100 }, (_, i) => i + 1).join(',')), Array.from({ length: MAX_HELD }, (_, i) => i + 1),
+      'at most MAX_HELD, the lowest');
+    assert.deepEqual(held('1,'.repeat(2000) + '2'), [], 'an overlong value is ignored unread');
+    assert.deepEqual(readResyncRequest(new Request('http://x/', { headers: { 'x-agui-state-held': '5,3' } })).held, [3, 5]);
+    const body = (h) => readResyncRequest({ forwardedProps: { stateSync: { lastSeq: 1, epoch: 'E', held: h } } }).held;
+    assert.deepEqual(body([3, '4', -1, 2.5, null, 5, 3]), [3, 5]);
+    for (const bad of ['3,4', 3, { 0: 3 }, null, undefined, true]) assert.deepEqual(body(bad), []);
+    // A malformed header still gets a valid (unskipped) replay.
+    assert.deepEqual(catchUp(emitter, headers({ 'x-agui-state-seq': '3', 'x-agui-state-epoch': 'E', 'x-agui-state-held': 'x,,4;5' })).events, sent.slice(3));
+  });
+
+  test('formatHeld / parseHeld round trip', () => {
+    assert.equal(formatHeld([15, 12, 13, 13]), '12,13,15');
+    assert.deepEqual(parseHeld(formatHeld([15, 12, 13])), [12, 13, 15]);
+    assert.equal(formatHeld([]), '');
+    assert.equal(formatHeld([-1, 1.5, NaN, '3']), '');
+    assert.equal(formatHeld(null), '');
+    const many = Array.from({ length: MAX_HELD + 10 }, (_, i) => 9007199254740991 - i);
+    const text = formatHeld(many);
+    assert.equal(parseHeld(text).length, MAX_HELD);
+    assert.deepEqual(parseHeld(text), parseHeld(many));
   });
 });
 

@@ -32,7 +32,7 @@ import type {
   ViewToken,
 } from 'agui-state-sync';
 import { useAgentState } from 'agui-state-sync/react';
-import { catchUp, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
+import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
 import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
 
 interface Todo {
@@ -215,6 +215,8 @@ export async function approvals(): Promise<void> {
   const wire: string = events.map((e) => emitter.encode(e)).join('') + emitter.encode(emitter.snapshot(), { id: false });
   const hb: string = emitter.heartbeat();
   const replay: StateEvent<Shared>[] = emitter.replaySince(0, emitter.epoch);
+  const skipped: StateEvent<Shared>[] = emitter.replaySince(0, null, [2, 3]);
+  void skipped;
   const items: string[] = emitter.state.items;
   const stats: EmitterStats = emitter.stats();
   const seq: number = emitter.seq;
@@ -233,9 +235,11 @@ export async function approvals(): Promise<void> {
   writeCatchUp(res, emitter, undefined);
   const stop: () => void = startHeartbeat(res, emitter, 5000);
   stop();
-  const position = readResyncRequest({ headers: {} });
+  const position = readResyncRequest({ headers: { [HEADER_HELD]: '4,6' } });
+  const heldSeqs: number[] = position.held;
+  const heldText: string = formatHeld(parseHeld('6,4'));
   const reasons: ReadonlySet<string> = SNAPSHOT_REASONS;
-  void mode, position.lastSeq, reasons;
+  void mode, position.lastSeq, reasons, heldSeqs, heldText;
 
   const connection: Connection = connectStateSync(sync, {
     url: '/agent',

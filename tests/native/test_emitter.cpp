@@ -815,6 +815,103 @@ TEST_CASE("emitter: replay ring caps and semantics", "[emitter]") {
   REQUIRE(ez.replaySince(0)[0]["type"] == "STATE_SNAPSHOT");
 }
 
+TEST_CASE("emitter: a replay leaves out the seqs the client holds", "[emitter]") {
+  EmitterOptions o;
+  o.epoch = "e1";
+  o.digestEvery = 0;
+  json s = {{"n", 0}, {"pad", std::string(1000, 'x')}};
+  StateEmitter em(o, s);
+  for (int i = 1; i <= 6; ++i) {
+    s["n"] = i;
+    REQUIRE(em.update(s)[0]["type"] == "STATE_DELTA");
+  }
+  auto seqsOf = [](const std::vector<json>& events) {
+    std::vector<uint64_t> out;
+    for (const json& e : events) {
+      REQUIRE(e["type"] == "STATE_DELTA");
+      out.push_back(e["metadata"]["seq"].get<uint64_t>());
+    }
+    return out;
+  };
+  const std::string ours = "e1", other = "e0", none;
+  CHECK(seqsOf(em.replaySince(2, &ours, {4, 6})) == std::vector<uint64_t>{3, 5});
+  CHECK(seqsOf(em.replaySince(2, nullptr, {4, 6})) == std::vector<uint64_t>{3, 5});
+  // The first missed delta is never left out (a client holding it would have applied it).
+  CHECK(seqsOf(em.replaySince(2, nullptr, {3, 4, 5, 6})) == std::vector<uint64_t>{3});
+  // Unsorted, repeated, already-applied and future seqs are harmless.
+  CHECK(seqsOf(em.replaySince(2, nullptr, {6, 0, 2, 4, 4, 99})) == std::vector<uint64_t>{3, 5});
+  CHECK(seqsOf(em.replaySince(2, nullptr, {})) == std::vector<uint64_t>{3, 4, 5, 6});
+  // The epoch is still checked ("" is not "don't check"); a current client gets nothing.
+  CHECK(em.replaySince(2, &other, {4})[0]["type"] == "STATE_SNAPSHOT");
+  CHECK(em.replaySince(2, &none, {4})[0]["type"] == "STATE_SNAPSHOT");
+  CHECK(em.replaySince(6, &ours, {4}).empty());
+  CHECK(em.replaySince(7, &ours, {8})[0]["type"] == "STATE_SNAPSHOT");  // from the future
+
+  // The snapshot-or-replay rule weighs only the deltas actually sent.
+  EmitterOptions c;
+  c.digestEvery = 0;
+  StateEmitter ec(c, padded(json{{"n", 0}}));
+  for (int i = 1; i <= 50; ++i) REQUIRE(ec.update(padded(json{{"n", i}}))[0]["type"] == "STATE_DELTA");
+  REQUIRE(ec.replaySince(10)[0]["type"] == "STATE_SNAPSHOT");
+  std::vector<uint64_t> held;
+  for (uint64_t q = 12; q <= 50; ++q) held.push_back(q);
+  CHECK(seqsOf(ec.replaySince(10, nullptr, held)) == std::vector<uint64_t>{11});
+}
+
+TEST_CASE("emitter round trip: a replay that skips the held seqs converges", "[emitter][property]") {
+  size_t skipped = 0, heals = 0;
+  for (uint32_t seed = 1; seed <= 120; ++seed) {
+    RandomState rs(seed * 15485863u);
+    EmitterOptions o;
+    o.epoch = "e" + std::to_string(seed);
+    o.digestEvery = rs.chance(0.5) ? 4 : 0;
+    o.snapshotRatio = 100;  // always replay: this test is about the deltas
+    StateEmitter em(o, richState(rs));
+    agui_sync::Options eo;
+    eo.maxGapEvents = 1000;  // gaps stay open until the stream ends
+    eo.reorderWindow = 8;
+    SyncEngine eng(eo);
+    feed(eng, em.snapshotSse());
+    for (int step = 0; step < 40; ++step) {
+      for (const json& ev : em.update(evolve(rs, em.state())))
+        if (!rs.chance(0.3)) feed(eng, StateEmitter::encode(ev));
+      if (!rs.chance(0.3) && step != 39) continue;
+      // The connection breaks: an open gap becomes a resync whose request lists the held seqs.
+      std::vector<agui_sync::Outcome> ended;
+      eng.end(ended);
+      eng.reset();
+      const std::vector<uint64_t> held = eng.receiver().heldSeqs();
+      REQUIRE(held.size() == eng.receiver().pendingCount());
+      REQUIRE(held.size() <= eo.reorderWindow);
+      REQUIRE(std::is_sorted(held.begin(), held.end()));
+      if (!held.empty()) {
+        REQUIRE(eng.status() == SyncStatus::Resyncing);
+        REQUIRE(eng.receiver().resyncRequest()->reason == "gap");
+        REQUIRE(held.front() > eng.lastSeq().value() + 1);
+      }
+      std::vector<json> replay = eng.status() == SyncStatus::Resyncing && eng.receiver().resyncRequest()->reason != "gap"
+                                     ? std::vector<json>{em.snapshot()}
+                                     : em.replaySince(*eng.lastSeq(), &*eng.receiver().epoch(), held);
+      for (const json& e : replay)
+        if (e["type"] == "STATE_DELTA")
+          REQUIRE_FALSE(std::binary_search(held.begin(), held.end(), e["metadata"]["seq"].get<uint64_t>()));
+      const size_t missing = em.seq() - *eng.lastSeq();
+      if (!replay.empty() && replay[0]["type"] == "STATE_DELTA" && replay.size() < missing) ++skipped;
+      ++heals;
+      auto out = feed(eng, StateEmitter::encodeAll(replay));
+      std::string reason;
+      if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
+          eng.lastSeq() != em.seq())
+        FAIL("seed " << seed << " step " << step << ": not healed (" << reason << ", "
+                     << agui_sync::statusName(eng.status()) << ")");
+      REQUIRE(eng.receiver().pendingCount() == 0);
+      REQUIRE(eng.receiver().heldSeqs().empty());
+    }
+  }
+  INFO("heals " << heals << ", replays that skipped held deltas " << skipped);
+  REQUIRE(skipped > 100);
+}
+
 // ---------------------------------------------------------------------------
 // Round-trip properties
 // ---------------------------------------------------------------------------

@@ -34,13 +34,13 @@ TEST_CASE("emitter facade: update, patch, replay and errors", "[emitter][facade]
   CHECK(r["events"][0]["metadata"].contains("digest"));  // every 2nd seq
   json res = json::parse(client.feed(frames(r["events"])));
   CHECK(res["outcomes"][0]["reason"] == "reordered");
-  json replay = json::parse(em.replaySince(0, "e1"));
+  json replay = json::parse(em.replay(R"({"seq":0,"epoch":"e1"})"));
   REQUIRE(replay["events"].size() == 2);
   res = json::parse(client.feed(frames(replay["events"])));
   CHECK(res["status"] == "synced");
   CHECK(json::parse(client.stateJson()) == json::parse(em.stateJson()));
   CHECK(em.seq() == 2);
-  CHECK(json::parse(em.replaySince(0, "other"))["events"][0]["type"] == "STATE_SNAPSHOT");
+  CHECK(json::parse(em.replay(R"({"seq":0,"epoch":"other"})"))["events"][0]["type"] == "STATE_SNAPSHOT");
   CHECK(em.heartbeat() == ": hb 2\n\n");
   json bad = json::parse(em.patch(R"([{"op":"remove","path":"/missing"}])"));
   CHECK(bad["ok"] == false);
@@ -48,4 +48,75 @@ TEST_CASE("emitter facade: update, patch, replay and errors", "[emitter][facade]
   CHECK(json::parse(em.update("{"))["ok"] == false);
   CHECK(json::parse(em.update(std::string(100000, '[')))["ok"] == false);
   CHECK(em.seq() == 2);
+}
+
+TEST_CASE("emitter facade: replay request, epoch null vs empty, skip held seqs", "[emitter][facade]") {
+  EmitterFacade em(R"({"epoch":"e1","snapshotRatio":100})");
+  REQUIRE(em.initError().empty());
+  for (int i = 1; i <= 5; ++i) REQUIRE(json::parse(em.patch(json::array({{{"op", "add"}, {"path", "/k" + std::to_string(i)}, {"value", i}}}).dump()))["ok"] == true);
+  auto seqs = [](const json& r) {
+    std::vector<uint64_t> out;
+    for (const auto& e : r["events"]) out.push_back(e["metadata"]["seq"].get<uint64_t>());
+    return out;
+  };
+  // epoch absent or null: not checked; "" is an epoch like any other (not ours).
+  CHECK(seqs(json::parse(em.replay(R"({"seq":2})"))) == std::vector<uint64_t>{3, 4, 5});
+  CHECK(seqs(json::parse(em.replay(R"({"seq":2,"epoch":null})"))) == std::vector<uint64_t>{3, 4, 5});
+  json empty = json::parse(em.replay(R"({"seq":2,"epoch":""})"));
+  REQUIRE(empty["events"].size() == 1);
+  CHECK(empty["events"][0]["type"] == "STATE_SNAPSHOT");
+  CHECK(json::parse(em.replay(R"({"seq":5,"epoch":"e1"})"))["events"].empty());
+  // skip: held seqs are left out; the first missed delta never is.
+  CHECK(seqs(json::parse(em.replay(R"({"seq":1,"epoch":"e1","skip":[3,5]})"))) == std::vector<uint64_t>{2, 4});
+  CHECK(seqs(json::parse(em.replay(R"({"seq":1,"epoch":"e1","skip":[2,3,4,5]})"))) == std::vector<uint64_t>{2});
+  CHECK(seqs(json::parse(em.replay(R"({"seq":1,"skip":[1,99]})"))) == std::vector<uint64_t>{2, 3, 4, 5});
+  // Bad requests: an error, never a guess.
+  for (const char* bad : {"", "{", "[]", R"({"epoch":"e1"})", R"({"seq":-1})", R"({"seq":1.5})", R"({"seq":9007199254740992})",
+                          R"({"seq":1,"epoch":7})", R"({"seq":1,"skip":"3"})", R"({"seq":1,"skip":[3,"4"]})",
+                          R"({"seq":1,"skip":[-3]})"}) {
+    INFO(bad);
+    json r = json::parse(em.replay(bad));
+    CHECK(r.contains("error"));
+    CHECK_FALSE(r.contains("events"));
+  }
+  CHECK(json::parse(em.replay(R"({"seq":1,"skip":[)" + std::string(100000, '[') + "]}")).contains("error"));
+}
+
+TEST_CASE("facade result: the resync request lists the held seqs; a replay skipping them converges", "[emitter][facade]") {
+  EmitterFacade em(R"({"epoch":"e1","snapshotRatio":100})");
+  Facade client(R"({"maxGapEvents":100})");
+  client.feed(frames(json::array({json::parse(em.snapshot())})));
+  std::vector<json> sent;
+  for (int i = 1; i <= 6; ++i) {
+    json r = json::parse(em.patch(json::array({{{"op", "add"}, {"path", "/k" + std::to_string(i)}, {"value", i}}}).dump()));
+    sent.push_back(r["events"][0]);
+  }
+  client.feed(frames(json::array({sent[0], sent[3], sent[5]})));  // seqs 2, 3, 5 lost
+  json status = json::parse(client.statusJson());
+  CHECK(status["resync"].is_null());
+  CHECK(status["pending"] == 2);
+  json ended = json::parse(client.end());
+  REQUIRE(ended["resync"].is_object());
+  CHECK(ended["resync"]["reason"] == "gap");
+  CHECK(ended["resync"]["lastSeq"] == 1);
+  CHECK(ended["resync"]["held"] == json::array({4, 6}));
+  client.reset();
+  json request = {{"seq", ended["resync"]["lastSeq"]}, {"epoch", "e1"}, {"skip", ended["resync"]["held"]}};
+  json replay = json::parse(em.replay(request.dump()));
+  REQUIRE(replay["events"].size() == 3);  // 2, 3 and 5; 4 and 6 are held by the client
+  CHECK(replay["events"][0]["metadata"]["seq"] == 2);
+  CHECK(replay["events"][1]["metadata"]["seq"] == 3);
+  CHECK(replay["events"][2]["metadata"]["seq"] == 5);
+  json res = json::parse(client.feed(frames(replay["events"])));
+  CHECK(res["status"] == "synced");
+  CHECK(res["lastSeq"] == 6);
+  CHECK(res["resync"].is_null());
+  CHECK(json::parse(client.stateJson()) == json::parse(em.stateJson()));
+
+  // A resync with nothing held lists an empty array.
+  Facade fresh("");
+  fresh.feed(frames(json::array({json::parse(em.snapshot())})));
+  json bad = json::parse(fresh.feed("id: 9\ndata: {\"type\":\"STATE_DELTA\",\"delta\":[{\"op\":\"remove\",\"path\":\"/nope\"}],\"metadata\":{\"seq\":7,\"baseSeq\":6,\"epoch\":\"e1\"}}\n\n"));
+  REQUIRE(bad["resync"].is_object());
+  CHECK(bad["resync"]["held"] == json::array());
 }

@@ -108,6 +108,11 @@ TEST_CASE("tax study: ours never drifts and never lets a drifted approval throug
   c.updates = 500;
   c.seed = 11;
   c.meanSessionGapSteps = 12;
+  // The headline client is the product's: the guard's default options plus its
+  // built-in disconnect signal, and catch-up requests that list the held seqs.
+  CHECK(c.guard.staleAfterMs == agui_sync::GuardOptions{}.staleAfterMs);
+  CHECK(c.disconnectSignal);
+  CHECK(c.sendHeld);
   const tax_study::Study st = tax_study::runStudy(c, agui_sim::standardProfiles(), false);
   REQUIRE(st.runs.size() == 4);
   for (const auto& run : st.runs) {
@@ -119,10 +124,8 @@ TEST_CASE("tax study: ours never drifts and never lets a drifted approval throug
       CHECK(r.driftSteps == 0);         // synced always means "equal to the agent at lastSeq"
       CHECK(r.driftedWrongState == 0);  // an approval never rests on a wrong state
       CHECK(r.actedOnDrift == 0);       // verifyApproval refuses whatever slipped through
-      // The guard only sees an outage as silence (staleAfterMs), so on other
-      // seeds an approval in the first 2 s of a tunnel can slip through (the
-      // agent refuses it, see actedOnDrift; docs/tax-study.md, "Other seeds").
-      // On this seed, as on the study's, there is none.
+      // The client tells the guard when its stream broke (as Facade::end()
+      // does), so no approval slips through during an outage.
       if (tax_study::isOurs(r.strategy)) CHECK(r.driftedApprovals == 0);
     }
     CHECK(run.of(tax_study::Strategy::DeltaReplay).finalInSync);
@@ -134,6 +137,21 @@ TEST_CASE("tax study: ours never drifts and never lets a drifted approval throug
   CHECK(mobile.of(tax_study::Strategy::Reference).driftSteps > 0);
   CHECK(mobile.of(tax_study::Strategy::DeltaReplay).link.bytesSent < st.baselineBytes * 13 / 10);
   CHECK(mobile.of(tax_study::Strategy::SnapshotsOnly).link.bytesSent > st.baselineBytes * 3);
+  // Held seqs in the catch-up request: the replay leaves out what the client holds.
+  tax_study::StudyConfig noHeld = c;
+  noHeld.sendHeld = false;
+  const auto resent =
+      tax_study::runStrategy(tax_study::Strategy::DeltaReplay, st.trace, mobile.schedule, st.human, noHeld);
+  CHECK(resent.finalInSync);
+  CHECK(resent.replayedFrames > mobile.of(tax_study::Strategy::DeltaReplay).replayedFrames);
+  CHECK(resent.link.bytesSent > mobile.of(tax_study::Strategy::DeltaReplay).link.bytesSent);
+  // Without the disconnect signal, on staleness alone, the guard lets some through here.
+  tax_study::StudyConfig staleOnly = c;
+  staleOnly.disconnectSignal = false;
+  const auto stale =
+      tax_study::runStrategy(tax_study::Strategy::DeltaReplay, st.trace, mobile.schedule, st.human, staleOnly);
+  CHECK(stale.blockedBy.count("disconnected") == 0);
+  CHECK(mobile.of(tax_study::Strategy::DeltaReplay).blockedBy.count("disconnected") == 1);
   // The lossless run is the baseline: every strategy but snapshots-only sends it.
   CHECK(st.runs[0].of(tax_study::Strategy::Reference).link.bytesSent == st.baselineBytes);
 }

@@ -412,3 +412,36 @@ TEST_CASE("a replay that fails escalates the resync to one that needs a snapshot
   // Now only a snapshot heals.
   CHECK(only(h.send(deltaEvent(op("/n", 2), 1, 2))).reason == "awaiting-snapshot");
 }
+
+TEST_CASE("heldSeqs: the deltas waiting in the reorder window, ascending, bounded", "[receiver]") {
+  Options o;
+  o.reorderWindow = 3;
+  o.maxGapEvents = 100;
+  Harness h(o);
+  h.send(snapshotEvent({{"n", 1}}, 1));
+  CHECK(h.engine.receiver().heldSeqs().empty());
+  CHECK(only(h.send(deltaEvent(op("/n", 5), 4, 5))).reason == "reordered");
+  CHECK(only(h.send(deltaEvent(op("/n", 3), 2, 3))).reason == "reordered");
+  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5});
+  h.send(deltaEvent(op("/n", 5), 4, 5));  // a duplicate of a held one is not listed twice
+  h.send(deltaEvent(op("/n", 6), 5, 6));
+  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5, 6});
+  // The window is full: the next one is a gap resync, and the list stays within it.
+  CHECK(only(h.send(deltaEvent(op("/n", 7), 6, 7))).kind == OutcomeKind::Resync);
+  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5, 6});
+  CHECK(h.engine.receiver().resyncRequest()->reason == "gap");
+  // The replay from lastSeq heals: held deltas apply as their bases arrive.
+  h.send(deltaEvent(op("/n", 2), 1, 2));
+  CHECK(h.engine.lastSeq() == 3u);
+  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{5, 6});
+  h.send(deltaEvent(op("/n", 4), 3, 4));
+  CHECK(h.engine.lastSeq() == 6u);
+  CHECK(h.engine.status() == SyncStatus::Synced);
+  CHECK(h.engine.receiver().heldSeqs().empty());
+  // Held deltas survive a reconnect (reset keeps the reorder window).
+  h.send(deltaEvent(op("/n", 9), 8, 9));
+  h.end();
+  h.engine.reset();
+  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{9});
+  CHECK(h.engine.receiver().resyncRequest()->reason == "gap");
+}
