@@ -107,11 +107,16 @@ export function writeCatchUp(res, emitter, request) {
  * Writes emitter.heartbeat() (": hb <seq>\n\n") to `res` every `intervalMs`
  * until the returned stop() is called, the response closes, or the emitter is
  * disposed. The timer does not keep a Node process alive by itself.
+ * options.write(line): where the line goes instead of res.write, for a server
+ * that queues its writes (a heartbeat must not overtake a queued event, or the
+ * client would see a seq ahead of the events it has and ask for a resync).
  */
-export function startHeartbeat(res, emitter, intervalMs = 5000) {
+export function startHeartbeat(res, emitter, intervalMs = 5000, options = {}) {
   if (typeof intervalMs !== 'number' || !(intervalMs > 0) || !Number.isFinite(intervalMs)) {
     throw syncTypeError('startHeartbeat() intervalMs must be a positive number');
   }
+  const write = options?.write ?? ((line) => res.write(line));
+  if (typeof write !== 'function') throw syncTypeError('startHeartbeat() options.write must be a function');
   let timer = null;
   const stop = () => {
     if (timer === null) return;
@@ -127,7 +132,7 @@ export function startHeartbeat(res, emitter, intervalMs = 5000) {
     } catch {
       return stop(); // disposed emitter
     }
-    res.write(line);
+    write(line);
   }, intervalMs);
   if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   if (typeof res.on === 'function') res.on('close', stop);

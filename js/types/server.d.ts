@@ -49,5 +49,13 @@ export interface SseResponse {
 /** catchUp() written to `res` (sets X-AGUI-State-Sync if headers are not sent yet). */
 export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
 
-/** Writes a heartbeat every `intervalMs` (default 5000); returns stop(). */
-export function startHeartbeat(res: SseResponse, emitter: StateEmitter<any>, intervalMs?: number): () => void;
+/**
+ * Writes a heartbeat every `intervalMs` (default 5000); returns stop().
+ * `options.write` receives each line instead of `res.write` (for servers that queue writes).
+ */
+export function startHeartbeat(
+  res: SseResponse,
+  emitter: StateEmitter<any>,
+  intervalMs?: number,
+  options?: { write?: (line: string) => void },
+): () => void;

@@ -190,6 +190,17 @@ describe('writeCatchUp / startHeartbeat on a real http server', () => {
     assert.throws(() => startHeartbeat({ write() {} }, emitter, 0), TypeError);
   });
 
+  test('startHeartbeat can hand its lines to the server\'s own write queue', async () => {
+    const queued = [];
+    const res = { write() { throw new Error('must not write directly'); } };
+    const stop = startHeartbeat(res, emitter, 5, { write: (line) => queued.push(line) });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    stop();
+    assert.ok(queued.length >= 2);
+    for (const line of queued) assert.equal(line, `: hb ${emitter.seq}\n\n`);
+    assert.throws(() => startHeartbeat(res, emitter, 5, { write: 'no' }), TypeError);
+  });
+
   test('startHeartbeat stops by itself when the client goes away', async () => {
     let writes = 0;
     let closed;

@@ -234,7 +234,9 @@ export async function approvals(): Promise<void> {
   const res: SseResponse = { write: () => true, headersSent: false };
   writeCatchUp(res, emitter, undefined);
   const stop: () => void = startHeartbeat(res, emitter, 5000);
+  const stopQueued: () => void = startHeartbeat(res, emitter, 5000, { write: (line: string) => void line.length });
   stop();
+  stopQueued();
   const position = readResyncRequest({ headers: { [HEADER_HELD]: '4,6' } });
   const heldSeqs: number[] = position.held;
   const heldText: string = formatHeld(parseHeld('6,4'));
