@@ -72,7 +72,11 @@ export function connectStateSync(sync, options) {
     throw syncTypeError('connectStateSync() needs a StateSync');
   }
   if (options === null || typeof options !== 'object') throw syncTypeError('connectStateSync() needs options with a url');
-  const { url, init = {}, body, signal, onOutcome, onStatus } = options;
+  const { url, init = {}, body, signal, onOutcome, onStatus, onChunk, idleTimeoutMs } = options;
+  if (idleTimeoutMs !== undefined && (typeof idleTimeoutMs !== 'number' || !(idleTimeoutMs > 0) || !Number.isFinite(idleTimeoutMs))) {
+    throw syncTypeError('connectStateSync() options.idleTimeoutMs must be a positive number of milliseconds');
+  }
+  if (onChunk !== undefined && typeof onChunk !== 'function') throw syncTypeError('connectStateSync() options.onChunk must be a function');
   if (typeof url !== 'string' && !(url instanceof URL)) throw syncTypeError('connectStateSync() options.url must be a string or URL');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw syncTypeError('connectStateSync() needs options.fetch (no global fetch)');
@@ -129,6 +133,20 @@ export function connectStateSync(sync, options) {
     if (closed) controller.abort();
     const request = buildRequest(init, body, position, controller.signal);
     let progressed = false; // any byte arrived: the next failure starts the backoff over
+    // A connection that silently stops delivering (a dead TCP path, a stuck
+    // proxy) never ends by itself: after idleTimeoutMs without a byte it is
+    // treated as broken, which also tells the guard (sync.end()).
+    let idleTimer = null;
+    let idledOut = false;
+    const armIdle = () => {
+      if (idleTimeoutMs === undefined) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        idledOut = true;
+        controller.abort();
+      }, idleTimeoutMs);
+    };
+    armIdle();
     try {
       status('connecting', { attempt });
       const response = await fetchImpl(url, request);
@@ -146,7 +164,11 @@ export function connectStateSync(sync, options) {
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          if (value.length > 0) progressed = true;
+          if (value.length > 0) {
+            progressed = true;
+            armIdle();
+          }
+          notify(onChunk, value, 'an onChunk listener');
           for (const outcome of guarded(() => sync.feed(value))) {
             if (outcome.kind === 'resync') resync = resync ?? outcome;
             else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
@@ -164,11 +186,13 @@ export function connectStateSync(sync, options) {
       }
       const finished = !resync && ranToEnd && guarded(() => sync.status) !== 'resyncing';
       return { finished, progressed, error: null };
-    } catch (error) {
-      if (error instanceof Fatal || closed) throw error;
+    } catch (thrown) {
+      if (thrown instanceof Fatal || closed) throw thrown;
+      const error = idledOut ? syncError(`the stream was idle for ${idleTimeoutMs} ms (no byte, not even a heartbeat)`) : thrown;
       guarded(() => sync.end()).forEach((outcome) => notify(onOutcome, outcome, 'an onOutcome listener'));
       return { finished: false, progressed, error };
     } finally {
+      clearTimeout(idleTimer);
       controller.abort();
       if (current === controller) current = null;
     }

@@ -439,6 +439,13 @@ export interface ConnectOptions<S = JsonValue> {
   signal?: AbortSignal;
   onOutcome?: (outcome: Outcome<S>) => void;
   onStatus?: (status: ConnectStatus) => void;
+  /** Every raw chunk of the stream, before it is fed (byte counters, capture). */
+  onChunk?: (chunk: Uint8Array) => void;
+  /**
+   * Treat the connection as broken after this long without a byte (off by
+   * default). With a server heartbeat every H ms, about 3 x H is a good value.
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface Connection {

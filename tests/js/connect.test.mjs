@@ -114,6 +114,44 @@ describe('connectStateSync', () => {
     emitter.dispose();
   });
 
+  test('idleTimeoutMs: a stream that stops delivering is treated as broken and reconnects', T, async () => {
+    const { emitter, sync, statuses, add, listen } = await scenario();
+    let stalled;
+    handlers.push((req, res) => {
+      sseHead(res);
+      writeCatchUp(res, emitter, req);
+      res.write(add(3).map((e) => emitter.encode(e)).join(''));
+      stalled = res; // never writes again, never ends: a dead path
+    });
+    handlers.push((req, res) => {
+      sseHead(res);
+      assert.equal(writeCatchUp(res, emitter, req).mode, 'current'); // nothing was lost, only the path died
+      res.end(add(1).map((e) => emitter.encode(e)).join('') + emitter.encode(RUN_FINISHED));
+    });
+    let chunkBytes = 0;
+    const onChunk = (chunk) => {
+      assert.ok(chunk instanceof Uint8Array);
+      chunkBytes += chunk.length;
+    };
+    let guardWhileIdle = null;
+    const onStatus = (s) => {
+      listen.onStatus(s);
+      if (s.state === 'waiting') guardWhileIdle = sync.guard.blocker();
+    };
+    await connectStateSync(sync, { url: base, backoff: FAST, ...listen, onStatus, onChunk, idleTimeoutMs: 150 }).done;
+    stalled.destroy();
+    assert.deepEqual(sync.state, emitter.state);
+    assert.equal(sync.lastSeq, 4);
+    const waiting = statuses.find((s) => s.state === 'waiting');
+    assert.match(waiting.error.message, /idle for 150 ms/);
+    assert.equal(guardWhileIdle, 'disconnected', 'the guard refuses while the idle stream is being replaced');
+    assert.ok(chunkBytes > 0);
+    assert.throws(() => connectStateSync(sync, { url: base, idleTimeoutMs: 0 }), TypeError);
+    assert.throws(() => connectStateSync(sync, { url: base, onChunk: 1 }), TypeError);
+    sync.dispose();
+    emitter.dispose();
+  });
+
   test('a lost event (gap at the end of a stream) resyncs with reason gap and heals by replay', T, async () => {
     const { emitter, sync, outcomes, add, listen } = await scenario();
     handlers.push((req, res) => {
