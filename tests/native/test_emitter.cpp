@@ -73,6 +73,19 @@ bool hasResync(const std::vector<agui_sync::Outcome>& out, std::string* reason =
   return false;
 }
 
+// Feeds a catch-up and requires that it healed the receiver completely: no
+// resync, synced, the sender's state and seq, nothing held.
+void feedAndRequireHealed(SyncEngine& eng, const StateEmitter& em, const std::vector<json>& catchUp, uint32_t seed,
+                          int step) {
+  auto out = feed(eng, StateEmitter::encodeAll(catchUp));
+  std::string reason;
+  if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
+      eng.lastSeq() != em.seq())
+    FAIL("seed " << seed << " step " << step << ": not healed (" << reason << ", "
+                 << agui_sync::statusName(eng.status()) << ")");
+  REQUIRE(eng.receiver().pendingCount() == 0);
+}
+
 std::set<std::string> keysOf(const json& obj) {
   std::set<std::string> k;
   for (auto it = obj.begin(); it != obj.end(); ++it) k.insert(it.key());
@@ -898,13 +911,7 @@ TEST_CASE("emitter round trip: a replay that skips the held seqs converges", "[e
       const size_t missing = em.seq() - *eng.lastSeq();
       if (!replay.empty() && replay[0]["type"] == "STATE_DELTA" && replay.size() < missing) ++skipped;
       ++heals;
-      auto out = feed(eng, StateEmitter::encodeAll(replay));
-      std::string reason;
-      if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
-          eng.lastSeq() != em.seq())
-        FAIL("seed " << seed << " step " << step << ": not healed (" << reason << ", "
-                     << agui_sync::statusName(eng.status()) << ")");
-      REQUIRE(eng.receiver().pendingCount() == 0);
+      feedAndRequireHealed(eng, em, replay, seed, step);
       REQUIRE(eng.receiver().heldSeqs().empty());
     }
   }
@@ -1034,13 +1041,7 @@ TEST_CASE("emitter round trip: replaySince heals dropped events", "[emitter][pro
           ++healedBySnapshot;
         }
       }
-      auto out = feed(eng, StateEmitter::encodeAll(replay));
-      std::string reason;
-      if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
-          eng.lastSeq() != em.seq())
-        FAIL("seed " << seed << " step " << step << ": not healed (" << reason << ", "
-                     << agui_sync::statusName(eng.status()) << ")");
-      REQUIRE(eng.receiver().pendingCount() == 0);
+      feedAndRequireHealed(eng, em, replay, seed, step);
     }
   }
   INFO("heals " << heals << " by deltas " << healedByDeltas << " by snapshot " << healedBySnapshot
