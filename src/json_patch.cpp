@@ -285,7 +285,7 @@ PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
       }
       json value;
       ok = remove(from, &value, error) && add(path, std::move(value), error);
-      if (ok) changed_.push_back(op.from);
+      if (ok) changed_.push_back(std::move(op.from));  // the op's texts are not read again
       break;
     }
     case OpKind::Copy: {
@@ -304,7 +304,7 @@ PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
     real.push_back(std::to_string(appendedIndex_));
     changed_.push_back(formatPointer(real));
   } else {
-    changed_.push_back(op.path);
+    changed_.push_back(std::move(op.path));
   }
   return PatchResult{};
 }
