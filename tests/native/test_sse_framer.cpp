@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sse_framer.h"
+#include "../support/whatwg_utf8.h"
 #include "test_support.h"
 
 using agui_sync::SseFramer;
@@ -738,78 +739,7 @@ TEST_CASE("sse: a million 1-byte chunks", "[sse][perf]") {
 
 namespace {
 
-void appendCodePoint(std::string& s, uint32_t cp) {
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// The WHATWG Encoding "UTF-8 decoder" algorithm, transcribed step by step.
-std::string whatwgUtf8Decode(const std::string& in) {
-  std::string out;
-  uint32_t cp = 0;
-  int needed = 0, seen = 0;
-  uint8_t lower = 0x80, upper = 0xBF;
-  size_t i = 0;
-  while (true) {
-    if (i == in.size()) {
-      if (needed != 0) out += kFFFD;
-      return out;
-    }
-    const uint8_t b = static_cast<uint8_t>(in[i]);
-    if (needed == 0) {
-      ++i;
-      if (b <= 0x7F) {
-        out += static_cast<char>(b);
-      } else if (b >= 0xC2 && b <= 0xDF) {
-        needed = 1;
-        cp = b & 0x1F;
-      } else if (b >= 0xE0 && b <= 0xEF) {
-        if (b == 0xE0) lower = 0xA0;
-        if (b == 0xED) upper = 0x9F;
-        needed = 2;
-        cp = b & 0xF;
-      } else if (b >= 0xF0 && b <= 0xF4) {
-        if (b == 0xF0) lower = 0x90;
-        if (b == 0xF4) upper = 0x8F;
-        needed = 3;
-        cp = b & 0x7;
-      } else {
-        out += kFFFD;
-      }
-      continue;
-    }
-    if (b < lower || b > upper) {
-      cp = 0;
-      needed = seen = 0;
-      lower = 0x80;
-      upper = 0xBF;
-      out += kFFFD;  // and do not consume b: it is processed again
-      continue;
-    }
-    ++i;
-    lower = 0x80;
-    upper = 0xBF;
-    cp = (cp << 6) | (b & 0x3F);
-    if (++seen == needed) {
-      appendCodePoint(out, cp);
-      cp = 0;
-      needed = seen = 0;
-    }
-  }
-}
+using agui_test::whatwgUtf8Decode;  // tests/support/whatwg_utf8.h (shared with the fuzz target)
 
 std::vector<SseItem> referenceParse(std::string bytes) {
   std::string text = whatwgUtf8Decode(bytes);
