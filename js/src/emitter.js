@@ -17,17 +17,6 @@ const EMITTER_MODULE = {
 
 const EMITTER_DISPOSED = 'agui-state-sync: this StateEmitter was disposed';
 
-const leakRegistry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ facade, engine }) => {
-    if (engine.failure) return;
-    try {
-      facade.delete();
-    } catch {
-      // nothing sensible to do in a finalizer
-    }
-  })
-  : null;
-
 // An Error for a refused update/patch: message plus code (and opIndex for a patch).
 function refusal(what, result) {
   const match = /^([a-z][a-z-]*): (.*)$/s.exec(result.error);
@@ -54,7 +43,7 @@ export class StateEmitter {
     this.#link = new EngineLink(engine, 'StateEmitter');
     this.#facade = facade;
     this.#epoch = this.#call(() => facade.epoch());
-    if (leakRegistry) leakRegistry.register(this, { facade, engine }, this);
+    this.#link.track(this, facade);
   }
 
   /**
@@ -164,17 +153,10 @@ export class StateEmitter {
   dispose() {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (leakRegistry) leakRegistry.unregister(this);
     const facade = this.#facade;
     this.#facade = null;
     this.#state = undefined;
-    if (facade && !this.#link.failed) {
-      try {
-        facade.delete();
-      } catch {
-        // going away either way
-      }
-    }
+    this.#link.release(this, facade);
   }
 
   /** @internal test hooks (not part of the public API) */

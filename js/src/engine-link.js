@@ -5,6 +5,18 @@
 // makes this one unusable at its next call.
 import { asCause, describeThrown, syncError } from './errors.js';
 
+// Frees the C++ object of an owner that was garbage-collected undisposed.
+const leakRegistry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ facade, engine }) => {
+    if (engine.failure) return;
+    try {
+      facade.delete();
+    } catch {
+      // nothing sensible to do in a finalizer
+    }
+  })
+  : null;
+
 export class EngineLink {
   #engine;
   #owner;
@@ -47,5 +59,21 @@ export class EngineLink {
   /** Makes only this owner unusable (the engine itself is fine). */
   breakOwner(error) {
     this.#broken = error;
+  }
+
+  /** Frees `facade` if `owner` is garbage-collected without being disposed. */
+  track(owner, facade) {
+    if (leakRegistry) leakRegistry.register(owner, { facade, engine: this.#engine }, owner);
+  }
+
+  /** For dispose(): stops tracking `owner` and frees its facade (a failed engine is left alone). */
+  release(owner, facade) {
+    if (leakRegistry) leakRegistry.unregister(owner);
+    if (!facade || this.failed) return;
+    try {
+      facade.delete();
+    } catch {
+      // the owner is going away either way
+    }
   }
 }

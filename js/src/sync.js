@@ -32,18 +32,6 @@ function readResult(heap, ptr) {
   return textDecoder.decode(heap.subarray(ptr + 4, ptr + 4 + length));
 }
 
-// Frees the C++ object of a StateSync that was garbage-collected undisposed.
-const leakRegistry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ facade, engine }) => {
-    if (engine.failure) return;
-    try {
-      facade.delete();
-    } catch {
-      // nothing sensible to do in a finalizer
-    }
-  })
-  : null;
-
 /** The guard's JS-side options: { now, staleCheckMs }. */
 function guardOptions(options) {
   const now = options?.now ?? defaultNow;
@@ -137,7 +125,7 @@ export class StateSync {
       unusable: () => this.#unusableReason(),
     }, staleCheckMs);
     this.#absorb(this.#call(() => facade.statusJson()), null);
-    if (leakRegistry) leakRegistry.register(this, { facade, engine }, this);
+    this.#link.track(this, facade);
   }
 
   /**
@@ -263,17 +251,10 @@ export class StateSync {
     this.#disposed = true;
     this.#listeners.clear();
     this.#guard.dispose();
-    if (leakRegistry) leakRegistry.unregister(this);
     const facade = this.#facade;
     this.#facade = null;
     this.#state = undefined;
-    if (facade && !this.#link.failed) {
-      try {
-        facade.delete();
-      } catch {
-        // the instance is going away either way
-      }
-    }
+    this.#link.release(this, facade);
   }
 
   /** @internal test hooks (not part of the public API) */
