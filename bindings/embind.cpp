@@ -40,8 +40,8 @@ size_t heapBytesInUse() { return mallinfo().uordblks; }
 namespace {
 // The scratch buffer's address, for the wrapper's HEAPU8.set / encodeInto.
 uintptr_t inputBuffer(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
-// The Result's address ([uint32 length][UTF-8 JSON], see Facade::feedInputRaw).
-uintptr_t feedInput(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.feedInputRaw(n)); }
+// The Result's address ([uint32 length][UTF-8 JSON], see Facade::feedInput).
+uintptr_t feedInput(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.feedInput(n)); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(agui_state_sync) {

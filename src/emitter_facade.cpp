@@ -15,14 +15,10 @@ namespace {
 // Parses app-supplied JSON with the same depth guard the receiver uses, so a
 // hostile value cannot exhaust the stack in the diff.
 bool parseBounded(const std::string& text, size_t maxDepth, json& out, std::string& error) {
-  JsonReader reader(text, maxDepth + 4);
-  json value;
-  if (!(reader.readValue(value) && reader.finish())) {
-    error = reader.depthExceeded() ? "value nests deeper than maxDepth" : "not valid JSON";
-    return false;
-  }
-  out = std::move(value);
-  return true;
+  bool tooDeep = false;
+  if (JsonReader::parse(text, maxDepth + 4, out, nullptr, &tooDeep)) return true;
+  error = tooDeep ? "value nests deeper than maxDepth" : "not valid JSON";
+  return false;
 }
 
 std::string failure(const std::string& error) {

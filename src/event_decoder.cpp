@@ -8,29 +8,6 @@ namespace agui_sync {
 using nlohmann::json;
 using namespace std::string_view_literals;
 
-size_t scanDepth(std::string_view text, size_t limit) {
-  size_t depth = 0, deepest = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\') ++i;
-      else if (c == '"') inString = false;
-      continue;
-    }
-    if (c == '"') inString = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > deepest) {
-        deepest = depth;
-        if (deepest > limit) return deepest;
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 bool mayBeStateEvent(std::string_view text) {
   // A type we can see that is not a state type means "no"; otherwise assume yes.
   if (text.find("STATE_SNAPSHOT") != std::string_view::npos) return true;

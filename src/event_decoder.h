@@ -54,11 +54,6 @@ struct DecodeError {
   bool stateEvent = false;  // the event was (or may have been) a state event: an update was lost
 };
 
-// Nesting depth of JSON text without parsing it (strings are skipped), stopping
-// early once `limit` is exceeded. Lets a depth bomb be refused in O(bytes) with
-// no recursion and no allocation.
-size_t scanDepth(std::string_view text, size_t limit);
-
 // Best guess whether undecodable text was a state event, so that losing it
 // triggers a resync. Errs on the side of "yes".
 bool mayBeStateEvent(std::string_view text);

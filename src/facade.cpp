@@ -46,9 +46,9 @@ Facade::Facade(const std::string& optionsJson) {
   json opts = json::object();
   json initial;
   bool hasInitial = false;
-  JsonReader reader(optionsJson, kOptionsDepth);
-  if (!optionsJson.empty() && !(reader.readValue(opts) && reader.finish())) {
-    initError_ = reader.depthExceeded() ? "initialState nests deeper than maxDepth" : "options must be a JSON object";
+  bool tooDeep = false;
+  if (!optionsJson.empty() && !JsonReader::parse(optionsJson, kOptionsDepth, opts, nullptr, &tooDeep)) {
+    initError_ = tooDeep ? "initialState nests deeper than maxDepth" : "options must be a JSON object";
   } else if (!opts.is_object()) {
     initError_ = "options must be a JSON object";
   } else {
@@ -96,14 +96,7 @@ void Facade::feedBytes(const uint8_t* p, size_t n, std::string& result) {
   outcomes_.clear();
 }
 
-std::string Facade::feedInput(size_t n) {
-  if (n > input_.size()) n = input_.size();
-  std::string result;
-  feedBytes(input_.data(), n, result);
-  return result;
-}
-
-const uint8_t* Facade::feedInputRaw(size_t n) {
+const uint8_t* Facade::feedInput(size_t n) {
   if (n > input_.size()) n = input_.size();
   // A large Result (a snapshot) does not pin its capacity for the instance's life.
   if (result_.capacity() > (1u << 20)) std::string().swap(result_);
@@ -200,11 +193,10 @@ std::string Facade::guardBlocker(double nowMs) const { return guard_->blocker(to
 std::string Facade::canonicalize(const std::string& jsonText) {
   const Options limits;
   json v;
-  JsonReader reader(jsonText, limits.maxDepth);
-  if (!(reader.readValue(v) && reader.finish())) {
-    if (reader.depthExceeded()) return R"({"ok":false,"error":"value nests deeper than 128 levels"})";
-    return R"({"ok":false,"error":"not valid JSON"})";
-  }
+  bool tooDeep = false;
+  if (!JsonReader::parse(jsonText, limits.maxDepth, v, nullptr, &tooDeep))
+    return tooDeep ? R"({"ok":false,"error":"value nests deeper than 128 levels"})"
+                   : R"({"ok":false,"error":"not valid JSON"})";
   std::string canonical = canonicalJson(v);
   std::string out = "{\"ok\":true,\"canonical\":";
   appendJsonString(out, canonical);

@@ -10,12 +10,13 @@
 //   initError()          "" when the options were valid, else a message.
 //   inputBuffer(n)       pointer to a scratch buffer of at least n bytes that the
 //                        binding fills (memcpy) before calling feedInput(n).
-//   feedInput(n)/feed()  -> Result (below) for the bytes.
-//   feedInputRaw(n)      the same Result, left in an internal buffer as
-//                        [uint32 little-endian length][UTF-8 JSON]; the pointer
-//                        stays valid until the next call. (The binding returns
-//                        this address, so JS decodes the bytes with one
-//                        TextDecoder call instead of embind's std::string copy.)
+//   feedInput(n)         the Result (below) for the first n bytes of the scratch
+//                        buffer, left in an internal buffer as [uint32
+//                        little-endian length][UTF-8 JSON]; the pointer stays
+//                        valid until the next call. (The binding returns this
+//                        address, so JS decodes the bytes with one TextDecoder
+//                        call instead of embind's std::string copy.)
+//   feed(bytes)          -> Result for `bytes` (native callers and tests).
 //   end()                -> Result: the stream ended (pending gap -> resync).
 //   reset()              a new connection starts; keeps state, lastSeq, lastEventId.
 //   stateJson()          the whole state (used once at load; never per delta).
@@ -65,8 +66,7 @@ class Facade {
 
   const std::string& initError() const { return initError_; }
   uint8_t* inputBuffer(size_t n);
-  std::string feedInput(size_t n);
-  const uint8_t* feedInputRaw(size_t n);
+  const uint8_t* feedInput(size_t n);
   std::string feed(const std::string& bytes);
   std::string end();
   void reset();
@@ -91,7 +91,7 @@ class Facade {
   std::unique_ptr<ApprovalGuard> guard_;
   std::vector<uint8_t> input_;
   std::vector<Outcome> outcomes_;  // reused per call (keeps its capacity)
-  std::string result_;             // feedInputRaw's buffer
+  std::string result_;             // feedInput's buffer
   std::string initError_;
   bool runEnded_ = false;  // the last event was RUN_FINISHED / RUN_ERROR
 };

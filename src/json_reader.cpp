@@ -96,7 +96,7 @@ bool JsonReader::finish() {
   return p_ == end_ || fail("unexpected text after the value");
 }
 
-bool JsonReader::parse(std::string_view text, size_t maxDepth, json& out, std::string* error) {
+bool JsonReader::parse(std::string_view text, size_t maxDepth, json& out, std::string* error, bool* tooDeep) {
   JsonReader r(text, maxDepth);
   json value;
   if (r.readValue(value) && r.finish()) {
@@ -104,6 +104,7 @@ bool JsonReader::parse(std::string_view text, size_t maxDepth, json& out, std::s
     return true;
   }
   if (error) *error = r.error();
+  if (tooDeep) *tooDeep = r.depthExceeded();
   return false;
 }
 

@@ -35,8 +35,11 @@ class JsonReader {
   JsonReader(std::string_view text, size_t maxDepth) : p_(text.data()), end_(text.data() + text.size()),
                                                         begin_(text.data()), maxDepth_(maxDepth) {}
 
-  // Parses a whole document (one value, surrounded only by whitespace).
-  static bool parse(std::string_view text, size_t maxDepth, nlohmann::json& out, std::string* error = nullptr);
+  // Parses a whole document (one value, surrounded only by whitespace). On
+  // failure `out` is left alone, *error says why and *tooDeep whether the
+  // reason was nesting beyond maxDepth.
+  static bool parse(std::string_view text, size_t maxDepth, nlohmann::json& out, std::string* error = nullptr,
+                    bool* tooDeep = nullptr);
 
   // --- building blocks (for decoders that walk a document themselves) ---------
   // Each returns false on a syntax error; after that the reader must not be used

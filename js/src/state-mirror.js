@@ -89,12 +89,14 @@ export function applyDelta(root, ops) {
     return node;
   };
 
+  // A root-level add/replace swaps in the event's own value, which is not ours to edit.
+  const setRoot = (value) => {
+    doc = value;
+    docFresh = false;
+  };
+
   const add = (tokens, value) => {
-    if (tokens.length === 0) {
-      doc = value;
-      docFresh = false;
-      return;
-    }
+    if (tokens.length === 0) return setRoot(value);
     const parent = editParent(tokens);
     const last = tokens[tokens.length - 1];
     if (Array.isArray(parent)) {
@@ -117,11 +119,7 @@ export function applyDelta(root, ops) {
   };
 
   const replace = (tokens, value) => {
-    if (tokens.length === 0) {
-      doc = value;
-      docFresh = false;
-      return;
-    }
+    if (tokens.length === 0) return setRoot(value);
     const parent = editParent(tokens);
     const last = tokens[tokens.length - 1];
     if (Array.isArray(parent)) parent[parseIndex(last, parent.length, false)] = value;
