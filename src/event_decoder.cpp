@@ -94,6 +94,7 @@ bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || t
 // out.opsProblem (the first one, as validatePatch() would report it).
 bool readOps(JsonReader& r, DecodedEvent& out) {
   out.ops.clear();
+  out.ops.reserve(4);  // agents send a handful of ops per delta: one allocation, not three
   out.opsProblem = PatchResult{};
   uint64_t hash = 0x6f70730a;
   if (!r.enterArray()) return false;

@@ -1,5 +1,7 @@
 #include "json_pointer.h"
 
+#include <algorithm>
+
 namespace agui_sync {
 
 bool parsePointer(std::string_view pointer, Tokens& tokens, std::string& error) {
@@ -9,26 +11,31 @@ bool parsePointer(std::string_view pointer, Tokens& tokens, std::string& error) 
     error = "JSON Pointer must be empty or start with '/'";
     return false;
   }
-  std::string current;
-  for (size_t i = 1; i <= pointer.size(); ++i) {
-    if (i == pointer.size() || pointer[i] == '/') {
-      tokens.push_back(std::move(current));
-      current.clear();
-      continue;
-    }
-    char c = pointer[i];
-    if (c == '~') {
-      char next = i + 1 < pointer.size() ? pointer[i + 1] : '\0';
-      if (next == '0') current.push_back('~');
-      else if (next == '1') current.push_back('/');
-      else {
+  // One allocation for the token list, and unescaped runs appended whole:
+  // this runs for every op of every delta.
+  tokens.reserve(static_cast<size_t>(std::count(pointer.begin(), pointer.end(), '/')));
+  size_t start = 1;
+  while (true) {
+    const size_t end = std::min(pointer.find('/', start), pointer.size());
+    const std::string_view raw = pointer.substr(start, end - start);
+    std::string& token = tokens.emplace_back();
+    for (size_t tilde = raw.find('~'), runStart = 0;; tilde = raw.find('~', runStart)) {
+      if (tilde == std::string_view::npos) {
+        token.append(raw.data() + runStart, raw.size() - runStart);
+        break;
+      }
+      token.append(raw.data() + runStart, tilde - runStart);
+      const char next = tilde + 1 < raw.size() ? raw[tilde + 1] : '\0';
+      if (next != '0' && next != '1') {
+        tokens.clear();
         error = "JSON Pointer has '~' not followed by '0' or '1'";
         return false;
       }
-      ++i;
-    } else {
-      current.push_back(c);
+      token.push_back(next == '0' ? '~' : '/');
+      runStart = tilde + 2;
     }
+    if (end == pointer.size()) break;
+    start = end + 1;
   }
   return true;
 }
