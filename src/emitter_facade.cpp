@@ -111,6 +111,14 @@ std::string EmitterFacade::replay(const std::string& requestJson) const {
   json request;
   std::string error;
   if (!parseBounded(requestJson, 4, request, error)) return "{\"error\":\"replay request: " + error + "\"}";
+  // {"snapshot": true}: a catch-up that must be a snapshot (see catchUp() in js/src/server.js).
+  auto forced = request.is_object() ? request.find("snapshot") : request.end();
+  if (forced != request.end() && forced->is_boolean() && forced->get<bool>())
+  {
+    std::vector<json> events;
+    events.push_back(emitter_->catchUpSnapshot());
+    return eventsJson(events, false);
+  }
   auto seq = request.is_object() ? request.find("seq") : request.end();
   if (seq == request.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() > kMaxSeq)
     return "{\"error\":\"replay request: seq must be an integer in [0, 2^53)\"}";

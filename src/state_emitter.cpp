@@ -339,6 +339,11 @@ json StateEmitter::snapshot() const {
   return snapshotEvent(seq_, &digest);
 }
 
+json StateEmitter::catchUpSnapshot() const {
+  ++stats_.replaySnapshots;
+  return snapshot();
+}
+
 std::vector<json> StateEmitter::replaySince(uint64_t seq) const { return replaySince(seq, nullptr, {}); }
 
 std::vector<json> StateEmitter::replaySince(uint64_t seq, const std::string& epoch) const {

@@ -84,7 +84,7 @@ struct EmitterStats {
   uint64_t repaired = 0;        // updates/patches whose values had to be repaired (UTF-8, NaN)
   uint64_t rejected = 0;        // updates/patches refused (depth, seq exhausted, bad patch)
   uint64_t replays = 0;         // replaySince calls answered with deltas
-  uint64_t replaySnapshots = 0; // replaySince calls answered with a snapshot
+  uint64_t replaySnapshots = 0; // replaySince calls and catch-ups answered with a snapshot
 };
 
 class StateEmitter {
@@ -127,6 +127,10 @@ class StateEmitter {
   // client that is behind always gets something that moves it on.
   std::vector<nlohmann::json> replaySince(uint64_t seq, const std::string* epoch,
                                           const std::vector<uint64_t>& skip) const;
+  // snapshot(), answering a catch-up that no replay could serve (the client
+  // knows no seq, or its resync reason says its state is wrong): counted in
+  // stats().replaySnapshots like replaySince()'s own snapshot answers.
+  nlohmann::json catchUpSnapshot() const;
 
   // "id: <metadata.seq>\ndata: <json>\n\n" (no id line without a seq or when !withId).
   static std::string encode(const nlohmann::json& event, bool withId = true);

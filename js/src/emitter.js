@@ -6,7 +6,7 @@
 import { encodeOptions, jsonText } from './emitter-options.js';
 import { EngineLink } from './engine-link.js';
 import { asCause, describeThrown, syncError, syncTypeError } from './errors.js';
-import { kInternals } from './internals.js';
+import { kCatchUpSnapshot, kInternals } from './internals.js';
 import { loadModule } from './loader.js';
 
 // The sender's WebAssembly module; its glue is imported on first use only.
@@ -141,6 +141,14 @@ export class StateEmitter {
       this.#stateValid = true;
     }
     return this.#state;
+  }
+
+  /** @internal snapshot() as a catch-up's answer, counted in stats().replaySnapshots (used by catchUp()). */
+  [kCatchUpSnapshot]() {
+    this.#check();
+    const result = this.#run((f) => f.replay('{"snapshot":true}'));
+    if (result.error !== undefined) throw syncError(`catchUp() failed: ${result.error}`);
+    return result.events[0];
   }
 
   /** Counters: deltas, snapshots, digests, repaired, rejected, replays, replaySnapshots. */

@@ -1,2 +1,4 @@
 // Symbols for test hooks. Not exported from the package entry points.
 export const kInternals = Symbol('agui-state-sync.internals');
+// StateEmitter's counted catch-up snapshot, for catchUp() in server.js.
+export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');

@@ -3,6 +3,7 @@
 // client is, answer with nothing, the missed deltas, or one snapshot, and keep
 // an idle stream alive with heartbeats.
 import { syncTypeError } from './errors.js';
+import { kCatchUpSnapshot } from './internals.js';
 import {
   formatHeld,
   HEADER_CATCH_UP,
@@ -83,7 +84,9 @@ export function catchUp(emitter, request) {
   let events;
   const sameEpoch = epoch === emitter.epoch || (epoch === null && emitter.epoch === '');
   if (lastSeq === null || !sameEpoch || (reason !== null && SNAPSHOT_REASONS.has(reason))) {
-    events = [emitter.snapshot()];
+    // Counted in stats().replaySnapshots; an emitter-like object without the
+    // hook (not a StateEmitter) just gives its snapshot().
+    events = [typeof emitter[kCatchUpSnapshot] === 'function' ? emitter[kCatchUpSnapshot]() : emitter.snapshot()];
   } else {
     events = emitter.replaySince(lastSeq, emitter.epoch, held);
   }

@@ -36,6 +36,7 @@ describe('catchUp', () => {
   });
 
   test('snapshot: no seq, unknown or missing epoch, too old, future seq, malformed seq', () => {
+    const before = emitter.stats().replaySnapshots;
     for (const h of [
       {},
       { 'x-agui-state-epoch': 'E' },
@@ -53,6 +54,8 @@ describe('catchUp', () => {
     }
     assert.equal(catchUp(emitter, undefined).mode, 'snapshot');
     assert.equal(catchUp(emitter, null).mode, 'snapshot');
+    // Each catch-up answered with a snapshot is counted, whichever rule chose it.
+    assert.equal(emitter.stats().replaySnapshots, before + 11);
   });
 
   test('a reason saying the state is wrong forces a snapshot; gap does not', () => {

@@ -793,6 +793,11 @@ TEST_CASE("emitter: replay ring caps and semantics", "[emitter]") {
   REQUIRE(em.replaySince(8, "e1").size() == 2);
   REQUIRE(em.replaySince(8, "e0")[0]["type"] == "STATE_SNAPSHOT");  // other epoch
   REQUIRE(em.replaySince(10, "").size() == 1);
+  // Every catch-up answered with a snapshot counts, replaySince's own and a forced one.
+  const uint64_t before = em.stats().replaySnapshots;
+  REQUIRE(em.catchUpSnapshot() == em.snapshot());
+  REQUIRE(em.stats().replaySnapshots == before + 1);
+  REQUIRE(em.stats().replays == 3);  // from 7, from 6, from 8 in epoch e1; the rest were current or snapshots
 
   // Byte cap: each delta is ~100 bytes; 250 bytes keep two.
   EmitterOptions b;
