@@ -94,6 +94,9 @@ const consumers = {
     },
     result: (ctx) => ctx.state,
   },
+  // (b), (c) and (e) repeat their parser set-up on purpose: one shared factory
+  // makes their callbacks share JIT type feedback, which slowed (e) by ~30% in
+  // this benchmark. Each consumer must run as it would alone.
   'b docs handler': {
     setup() {
       const ctx = { state: null, decoder: new TextDecoder() };
