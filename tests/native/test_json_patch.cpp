@@ -2,6 +2,8 @@
 // cases per operation, and atomicity (a failed patch leaves the document as it was).
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "json_patch.h"
 #include "json_pointer.h"
 #include "test_support.h"
@@ -61,6 +63,45 @@ TEST_CASE("json-patch-tests conformance: spec_tests.json (RFC 6902 appendix A)",
   CHECK(n.enabled == 16);
   CHECK(n.disabled == 1);
   CHECK(n.errors == 4);
+}
+
+// RFC 6901 section 3 and 4, read literally, one character at a time: the
+// reference the run-based parser is held to.
+static bool referencePointer(const std::string& p, agui_sync::Tokens& out) {
+  out.clear();
+  if (p.empty()) return true;
+  if (p[0] != '/') return false;
+  std::string token;
+  for (size_t i = 1; i < p.size(); ++i) {
+    if (p[i] == '/') {
+      out.push_back(token);
+      token.clear();
+    } else if (p[i] == '~') {
+      if (i + 1 >= p.size() || (p[i + 1] != '0' && p[i + 1] != '1')) return false;
+      token.push_back(p[++i] == '0' ? '~' : '/');
+    } else {
+      token.push_back(p[i]);
+    }
+  }
+  out.push_back(token);
+  return true;
+}
+
+TEST_CASE("pointer parsing agrees with a literal reading of RFC 6901", "[pointer][property]") {
+  std::mt19937 rng(6901);
+  const char alphabet[] = {'/', '/', '~', '0', '1', '2', 'a', 'b'};
+  agui_sync::Tokens got, want;
+  std::string err;
+  for (int i = 0; i < 50000; ++i) {
+    std::string p;
+    const size_t n = rng() % 14;
+    for (size_t k = 0; k < n; ++k) p.push_back(alphabet[rng() % sizeof alphabet]);
+    if (rng() % 4) p.insert(p.begin(), '/');
+    const bool ok = referencePointer(p, want);
+    INFO(p);
+    REQUIRE(agui_sync::parsePointer(p, got, err) == ok);
+    if (ok) REQUIRE(got == want);
+  }
 }
 
 TEST_CASE("pointer parsing and escapes", "[pointer]") {
