@@ -322,6 +322,7 @@ PatchResult PatchTransaction::apply(PatchOps ops) {
   batches_.push_back(std::move(ops));
   PatchOps& kept = batches_.back();
   undo_.reserve(undo_.size() + kept.size() + 1);
+  changed_.reserve(changed_.size() + kept.size());  // one path per op (a move adds one more)
   for (size_t i = 0; i < kept.size(); ++i) {
     PatchResult r = applyOne(kept[i], i);
     if (!r.ok()) {
