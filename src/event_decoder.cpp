@@ -51,7 +51,6 @@ struct SeqFields {
 };
 
 bool readSeqFields(JsonReader& r, SeqFields& f) {
-  using namespace std::string_view_literals;
   f = SeqFields{};
   if (!r.enterObject()) return false;
   std::string key;
@@ -82,10 +81,6 @@ bool fail(DecodeError& err, const char* code, std::string msg, bool stateEvent) 
   err.stateEvent = stateEvent;
   return false;
 }
-
-}  // namespace
-
-namespace {
 
 bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || type == "STATE_DELTA"; }
 

@@ -1,5 +1,8 @@
 #include "json_patch.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "json_measure.h"
 
 namespace agui_sync {
@@ -55,7 +58,9 @@ void eraseAt(json::array_t& arr, size_t idx) {
   arr.pop_back();
 }
 
+// Indexed by OpKind: the one table of op names, for parsing and for messages.
 constexpr const char* kOpNames[] = {"add", "remove", "replace", "move", "copy", "test"};
+static_assert(sizeof kOpNames / sizeof *kOpNames == static_cast<size_t>(OpKind::Test) + 1, "one name per OpKind");
 
 int64_t memberOverhead(const json& parent, const std::string& key) {
   return parent.is_object() ? static_cast<int64_t>(key.size() + 4) : 1;
@@ -66,14 +71,9 @@ int64_t memberOverhead(const json& parent, const std::string& key) {
 PatchResult checkOp(size_t index, const OpFields& f, PatchOp& out) {
   if (!f.isObject) return fail(PatchStatus::Malformed, index, "operation is not an object");
   const std::string* name = f.op;
-  if (!name) return fail(PatchStatus::Malformed, index, "missing or unknown 'op'");
-  if (*name == "add") out.kind = OpKind::Add;
-  else if (*name == "replace") out.kind = OpKind::Replace;
-  else if (*name == "remove") out.kind = OpKind::Remove;
-  else if (*name == "move") out.kind = OpKind::Move;
-  else if (*name == "copy") out.kind = OpKind::Copy;
-  else if (*name == "test") out.kind = OpKind::Test;
-  else return fail(PatchStatus::Malformed, index, "missing or unknown 'op'");
+  const auto* const known = name ? std::find(std::begin(kOpNames), std::end(kOpNames), *name) : std::end(kOpNames);
+  if (known == std::end(kOpNames)) return fail(PatchStatus::Malformed, index, "missing or unknown 'op'");
+  out.kind = static_cast<OpKind>(known - std::begin(kOpNames));
   if (!f.path) return fail(PatchStatus::Malformed, index, "missing or non-string 'path'");
   std::string err;
   if (!parsePointer(*f.path, out.pathTokens, err)) return fail(PatchStatus::Malformed, index, err);

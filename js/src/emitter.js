@@ -99,10 +99,7 @@ export class StateEmitter {
     if (!Array.isArray(skip) || !skip.every((s) => Number.isSafeInteger(s) && s >= 0)) {
       throw syncTypeError('replaySince() held must be an array of integers >= 0');
     }
-    const request = JSON.stringify({ seq, epoch: epoch ?? null, skip });
-    const result = this.#run((f) => f.replay(request));
-    if (result.error !== undefined) throw syncError(`replaySince() failed: ${result.error}`);
-    return result.events;
+    return this.#replay(JSON.stringify({ seq, epoch: epoch ?? null, skip }), 'replaySince()');
   }
 
   /** "id: <metadata.seq>\ndata: <JSON>\n\n" (no id line when `id` is false or the event has no seq). */
@@ -146,9 +143,7 @@ export class StateEmitter {
   /** @internal snapshot() as a catch-up's answer, counted in stats().replaySnapshots (used by catchUp()). */
   [kCatchUpSnapshot]() {
     this.#check();
-    const result = this.#run((f) => f.replay('{"snapshot":true}'));
-    if (result.error !== undefined) throw syncError(`catchUp() failed: ${result.error}`);
-    return result.events[0];
+    return this.#replay('{"snapshot":true}', 'catchUp()')[0];
   }
 
   /** Counters: deltas, snapshots, digests, repaired, rejected, replays, replaySnapshots. */
@@ -185,6 +180,13 @@ export class StateEmitter {
   #run(fn) {
     const facade = this.#facade;
     return JSON.parse(this.#call(() => fn(facade)));
+  }
+
+  // The facade's replay(requestJson): the events, or `caller` failed.
+  #replay(requestJson, caller) {
+    const result = this.#run((f) => f.replay(requestJson));
+    if (result.error !== undefined) throw syncError(`${caller} failed: ${result.error}`);
+    return result.events;
   }
 }
 
