@@ -1,11 +1,12 @@
 // Embind surface of agui-state-sync, built into two WebAssembly modules
 // (cmake/wasm.cmake) so that browsers never download the sender:
-//   agui_sync     (AGUI_BIND_SYNC)    the receiver Facade (src/facade.h), browser + Node
-//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/emitter_facade.h), servers
-// Both export canonicalize/verify (Facade's static helpers), so canonicalJson,
+//   agui_sync     (AGUI_BIND_SYNC)    the receiver SyncFacade (src/facade/sync_facade.h), browser + Node
+//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), servers
+// Both export canonicalize/verify (SyncFacade's static helpers), so canonicalJson,
 // stateDigest and verifyApproval work with whichever module is loaded.
 //
-// Every method returns a string, a number, a bool or nothing; the core is
+// Every method returns a string, a number, a bool or nothing; a failure is a
+// JSON string {"ok":false,"code","message"} (src/facade/facade_json.h); the core is
 // exception-free and built with -fno-exceptions, so nothing can throw across
 // this boundary (a bug that would throw aborts instead, which the JS wrapper
 // turns into an Error and a dead instance).
@@ -16,18 +17,18 @@
 #include <cstdint>
 #include <string>
 
-#include "emitter_facade.h"
-#include "facade.h"
+#include "facade/emitter_facade.h"
+#include "facade/sync_facade.h"
 
 using agui_sync::EmitterFacade;
-using agui_sync::Facade;
+using agui_sync::SyncFacade;
 
 namespace {
 
-// initError() returns a reference; embind needs a value.
+// initResult() returns a reference; embind needs a value.
 template <typename T>
-std::string initError(const T& f) {
-  return f.initError();
+std::string initResult(const T& f) {
+  return f.initResult();
 }
 
 // Internal (tests only): bytes currently allocated by malloc, to prove that
@@ -39,26 +40,26 @@ size_t heapBytesInUse() { return mallinfo().uordblks; }
 #ifdef AGUI_BIND_SYNC
 namespace {
 // The scratch buffer's address, for the wrapper's HEAPU8.set / encodeInto.
-uintptr_t inputBuffer(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
-// The Result's address ([uint32 length][UTF-8 JSON], see Facade::feedInput).
-uintptr_t feedInput(Facade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.feedInput(n)); }
+uintptr_t inputBuffer(SyncFacade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
+// The Result's address ([uint32 length][UTF-8 JSON], see SyncFacade::feedInput).
+uintptr_t feedInput(SyncFacade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.feedInput(n)); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(agui_state_sync) {
-  emscripten::class_<Facade>("Facade")
+  emscripten::class_<SyncFacade>("SyncFacade")
       .constructor<const std::string&>()
-      .function("initError", &initError<Facade>)
+      .function("initResult", &initResult<SyncFacade>)
       .function("inputBuffer", &inputBuffer)
       .function("feedInput", &feedInput)
-      .function("end", &Facade::end)
-      .function("reset", &Facade::reset)
-      .function("stateJson", &Facade::stateJson)
-      .function("metricsJson", &Facade::metricsJson)
-      .function("statusJson", &Facade::statusJson)
-      .function("noteActivity", &Facade::noteActivity)
-      .function("guardView", &Facade::guardView)
-      .function("guardApprove", &Facade::guardApprove)
-      .function("guardBlocker", &Facade::guardBlocker);
+      .function("end", &SyncFacade::end)
+      .function("reset", &SyncFacade::reset)
+      .function("stateJson", &SyncFacade::stateJson)
+      .function("metricsJson", &SyncFacade::metricsJson)
+      .function("statusJson", &SyncFacade::statusJson)
+      .function("noteActivity", &SyncFacade::noteActivity)
+      .function("guardView", &SyncFacade::guardView)
+      .function("guardApprove", &SyncFacade::guardApprove)
+      .function("guardBlocker", &SyncFacade::guardBlocker);
 }
 #endif
 
@@ -66,7 +67,7 @@ EMSCRIPTEN_BINDINGS(agui_state_sync) {
 EMSCRIPTEN_BINDINGS(agui_state_emitter) {
   emscripten::class_<EmitterFacade>("EmitterFacade")
       .constructor<const std::string&>()
-      .function("initError", &initError<EmitterFacade>)
+      .function("initResult", &initResult<EmitterFacade>)
       .function("update", &EmitterFacade::update)
       .function("patch", &EmitterFacade::patch)
       .function("snapshot", &EmitterFacade::snapshot)
@@ -80,7 +81,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
 #endif
 
 EMSCRIPTEN_BINDINGS(agui_state_common) {
-  emscripten::function("canonicalize", &Facade::canonicalize);
-  emscripten::function("verify", &Facade::verify);
+  emscripten::function("canonicalize", &SyncFacade::canonicalize);
+  emscripten::function("verify", &SyncFacade::verify);
   emscripten::function("heapBytesInUse", &heapBytesInUse);
 }

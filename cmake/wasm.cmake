@@ -19,7 +19,7 @@
 # files total ~86 KB gz. AGUI_WASM_SINGLE_FILE=ON still builds the embedded
 # variant for hosts that cannot serve a second file.
 #
-# Facts this file depends on (see /work/shared/TOOLCHAIN.md):
+# Facts about Emscripten 3.1.6 on Debian that this file depends on:
 #  - never put /usr/include on the include path under em++, so nlohmann_json's
 #    CMake target is not used; a build-tree directory holding only a `nlohmann`
 #    symlink is used instead;
@@ -68,7 +68,7 @@ endif()
 
 # --- the modules ---------------------------------------------------------------
 # Two modules from one bindings file: browsers load only the receiver.
-#   agui_sync     Facade (receiver, guard) + canonicalize/verify     -DAGUI_BIND_SYNC
+#   agui_sync     SyncFacade (receiver, guard) + canonicalize/verify -DAGUI_BIND_SYNC
 #   agui_emitter  EmitterFacade (sender)   + canonicalize/verify     -DAGUI_BIND_EMITTER
 # (One module with both measured 97 KB gz of wasm + 12 KB of glue, over the
 # 100 KB budget; the receiver alone is ~82 + 12 KB.)
@@ -101,6 +101,7 @@ function(agui_wasm_module target output_name export_name define)
     ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp
     ${AGUI_CORE_SOURCES})
   target_include_directories(${target} PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR}/include
     ${CMAKE_CURRENT_SOURCE_DIR}/src
     ${AGUI_WASM_INCLUDE_SHIM})
   target_compile_options(${target} PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -Wall -Wextra)

@@ -25,9 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canonical_json.h"
+#include <agui_sync/canonical_json.h>
 #include "fuzz_common.h"
-#include "sha256.h"
+#include "json/sha256.h"
 
 using nlohmann::json;
 

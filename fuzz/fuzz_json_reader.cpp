@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_common.h"
-#include "json_reader.h"
+#include "json/json_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 //  - on failure the document is byte-identical (dump()) to a copy taken before,
 //    the transaction holds no changed paths and no size delta (atomicity);
 //  - on success rollback() restores the copy exactly as well;
-//  - on success sizeDelta() equals approxSize(after) - approxSize(before)
+//  - on success sizeDelta() equals serializedSize(after) - serializedSize(before)
 //    exactly (the receiver's stateBytes, and so maxStateBytes, rely on it);
 //  - on success with a depth limit, a document that was within the limit still is;
 //  - applying the same patch to another copy gives the same document;
@@ -22,9 +22,10 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_common.h"
-#include "json_measure.h"
-#include "json_patch.h"
-#include "json_pointer.h"
+#include "json/json_measure.h"
+#include "json/json_patch.h"
+#include "wire/patch_code.h"
+#include "json/json_pointer.h"
 
 using agui_sync::PatchResult;
 using agui_sync::PatchStatus;
@@ -43,7 +44,7 @@ void checkOne(const json& docIn, const json& patch, size_t maxDepth) {
 
   if (!validation.ok())
     FUZZ_CHECK(!r.ok() && r.status == PatchStatus::Malformed, "invalid patch (%s) applied with status %s",
-               validation.message.c_str(), agui_sync::patchStatusCode(r.status));
+               validation.message.c_str(), agui_sync::codeName(agui_sync::patchCode(r.status)));
 
   if (!r.ok()) {
     FUZZ_CHECK(!r.message.empty(), "failure without a message");
@@ -59,8 +60,8 @@ void checkOne(const json& docIn, const json& patch, size_t maxDepth) {
   // Success.
   const std::string after = doc.dump();
   const int64_t measured =
-      static_cast<int64_t>(agui_sync::approxSize(doc)) - static_cast<int64_t>(agui_sync::approxSize(docIn));
-  FUZZ_CHECK(tx.sizeDelta() == measured, "sizeDelta %lld but approxSize changed by %lld\n  before %s\n  after  %s",
+      static_cast<int64_t>(agui_sync::serializedSize(doc)) - static_cast<int64_t>(agui_sync::serializedSize(docIn));
+  FUZZ_CHECK(tx.sizeDelta() == measured, "sizeDelta %lld but serializedSize changed by %lld\n  before %s\n  after  %s",
              static_cast<long long>(tx.sizeDelta()), static_cast<long long>(measured), fuzz::excerpt(before).c_str(),
              fuzz::excerpt(after).c_str());
   if (maxDepth != 0 && agui_sync::valueDepth(docIn) <= maxDepth)

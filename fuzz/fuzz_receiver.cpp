@@ -16,7 +16,7 @@
 //    connection's bytes in one feed) give identical outcomes, state, status,
 //    lastSeq, lastEventId, pending count and metrics;
 //  - the state always serializes (valid UTF-8 JSON) and stays within the depth
-//    limit; metrics.stateBytes equals approxSize(state) (kept incrementally);
+//    limit; metrics.stateBytes equals serializedSize(state) (kept incrementally);
 //  - status `synced` has a lastSeq; `resyncing` <=> a resync request is pending;
 //    the reorder window never holds more than reorderWindow deltas;
 //  - every dispatched SSE event yields at least one outcome (outcome.h);
@@ -36,14 +36,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "facade.h"
+#include "facade/sync_facade.h"
 #include "fuzz_common.h"
-#include "json_measure.h"
-#include "json_patch.h"
-#include "json_pointer.h"
-#include "metrics.h"
-#include "outcome.h"
-#include "sync_engine.h"
+#include "json/json_measure.h"
+#include "json/json_patch.h"
+#include "json/json_pointer.h"
+#include <agui_sync/metrics.h>
+#include <agui_sync/outcome.h>
+#include <agui_sync/sync_engine.h>
 
 using namespace agui_sync;
 using nlohmann::json;
@@ -74,13 +74,10 @@ std::string optionsJson(const Options& o) {
       .dump();
 }
 
-const std::set<std::string> kResyncReasons = {"gap",           "stale-base",     "seq-conflict",
-                                              "seq-regression", "epoch-changed",  "malformed",
-                                              "limit-exceeded", "digest-mismatch", "patch-failed",
-                                              "precondition-failed"};
-const std::set<std::string> kErrorCodes = {"invalid-json", "invalid-event", "invalid-seq", "invalid-patch",
-                                           "limit-exceeded"};
-const std::set<std::string> kIgnoredReasons = {"duplicate", "reordered", "awaiting-snapshot", "stale-snapshot"};
+// The error codes an engine outcome may carry (the rest of the table's errors
+// belong to the facades and the JS layer).
+const std::set<Code> kOutcomeErrors = {Code::InvalidJson, Code::InvalidEvent, Code::InvalidSeq, Code::InvalidPatch,
+                                       Code::LimitExceeded};
 
 struct Tally {
   uint64_t snapshots = 0, deltas = 0, resyncs = 0, errors = 0;
@@ -112,14 +109,14 @@ void checkOutcome(const Outcome& o, Tally& t) {
     }
     case OutcomeKind::Resync:
       ++t.resyncs;
-      FUZZ_CHECK(kResyncReasons.count(o.reason), "unknown resync reason '%s'", o.reason.c_str());
+      FUZZ_CHECK(inCategory(o.reason, kResync), "'%s' is not a resync reason", codeName(o.reason));
       break;
     case OutcomeKind::Ignored:
-      FUZZ_CHECK(kIgnoredReasons.count(o.reason), "unknown ignored reason '%s'", o.reason.c_str());
+      FUZZ_CHECK(inCategory(o.reason, kIgnored), "'%s' is not an ignored reason", codeName(o.reason));
       break;
     case OutcomeKind::Error:
       ++t.errors;
-      FUZZ_CHECK(kErrorCodes.count(o.reason), "unknown error code '%s'", o.reason.c_str());
+      FUZZ_CHECK(kOutcomeErrors.count(o.reason), "'%s' is not an outcome error code", codeName(o.reason));
       FUZZ_CHECK(!o.detail.empty(), "error without a message");
       break;
   }
@@ -130,16 +127,16 @@ void checkEngine(const SyncEngine& e, const Tally& t) {
   const std::string dumped = e.state().dump();  // throws (-> crash) on invalid UTF-8
   (void)dumped;
   const Metrics& m = e.metrics();
-  FUZZ_CHECK(m.stateBytes == approxSize(e.state()), "metrics.stateBytes %llu but approxSize(state) %zu",
-             static_cast<unsigned long long>(m.stateBytes), approxSize(e.state()));
+  FUZZ_CHECK(m.stateBytes == serializedSize(e.state()), "metrics.stateBytes %llu but serializedSize(state) %zu",
+             static_cast<unsigned long long>(m.stateBytes), serializedSize(e.state()));
   FUZZ_CHECK(valueDepth(e.state()) <= opt.maxDepth, "[snapshot-depth] state depth %zu exceeds maxDepth %zu",
              valueDepth(e.state()), opt.maxDepth);
   if (e.status() == SyncStatus::Synced) FUZZ_CHECK(e.lastSeq().has_value(), "synced without a lastSeq");
-  FUZZ_CHECK((e.status() == SyncStatus::Resyncing) == e.receiver().resyncRequest().has_value(),
+  FUZZ_CHECK((e.status() == SyncStatus::Resyncing) == e.resyncRequest().has_value(),
              "status %s but resync request %s", statusName(e.status()),
-             e.receiver().resyncRequest() ? "pending" : "absent");
-  FUZZ_CHECK(e.receiver().pendingCount() <= opt.reorderWindow, "%zu deltas held, window %zu",
-             e.receiver().pendingCount(), opt.reorderWindow);
+             e.resyncRequest() ? "pending" : "absent");
+  FUZZ_CHECK(e.pendingCount() <= opt.reorderWindow, "%zu deltas held, window %zu",
+             e.pendingCount(), opt.reorderWindow);
   FUZZ_CHECK(m.snapshots == t.snapshots, "metrics.snapshots %llu, applied snapshot outcomes %llu",
              static_cast<unsigned long long>(m.snapshots), static_cast<unsigned long long>(t.snapshots));
   FUZZ_CHECK(m.deltasApplied == t.deltas, "metrics.deltasApplied %llu, applied delta outcomes %llu",
@@ -170,7 +167,7 @@ void checkSameEngines(const SyncEngine& a, const SyncEngine& b, const std::vecto
                outcomeKindName(oa[i].kind), oa[i].reason.c_str(), outcomeKindName(ob[i].kind), ob[i].reason.c_str());
   FUZZ_CHECK(a.state() == b.state() && a.state().dump() == b.state().dump(), "state depends on chunking");
   FUZZ_CHECK(a.status() == b.status() && a.lastSeq() == b.lastSeq() && a.lastEventId() == b.lastEventId() &&
-                 a.receiver().pendingCount() == b.receiver().pendingCount() && a.retry() == b.retry(),
+                 a.pendingCount() == b.pendingCount() && a.retry() == b.retry(),
              "status/lastSeq/lastEventId/pending/retry depend on chunking");
   FUZZ_CHECK(metricsToJson(a.metrics()) == metricsToJson(b.metrics()), "metrics depend on chunking");
 }
@@ -178,7 +175,7 @@ void checkSameEngines(const SyncEngine& a, const SyncEngine& b, const std::vecto
 // The Facade side: parses each result and replays applied outcomes on a mirror.
 struct FacadeChecker {
   explicit FacadeChecker(const Options& o) : facade(optionsJson(o)) {
-    FUZZ_CHECK(facade.initError().empty(), "facade rejected options: %s", facade.initError().c_str());
+    FUZZ_CHECK(!facade.initFailure(), "facade rejected options: %s", facade.initFailure() ? facade.initFailure()->message.c_str() : "");
   }
 
   void check(const std::string& result, const SyncEngine& twin, size_t expectedOutcomes, bool full) {
@@ -189,7 +186,7 @@ struct FacadeChecker {
     FUZZ_CHECK(r["outcomes"].size() == expectedOutcomes, "facade reports %zu outcomes, engine %zu",
                r["outcomes"].size(), expectedOutcomes);
     FUZZ_CHECK(r.value("status", "") == statusName(twin.status()), "facade status differs from the engine's");
-    FUZZ_CHECK(r.value("pending", size_t(0)) == twin.receiver().pendingCount(), "facade pending count differs");
+    FUZZ_CHECK(r.value("pending", size_t(0)) == twin.pendingCount(), "facade pending count differs");
     for (const json& o : r["outcomes"]) {
       if (o.value("kind", "") != "applied") continue;
       const json& ev = o["event"];
@@ -214,7 +211,7 @@ struct FacadeChecker {
     FUZZ_CHECK(json::parse(facade.statusJson(), nullptr, false).is_object(), "statusJson() is not a JSON object");
   }
 
-  Facade facade;
+  SyncFacade facade;
   json mirror = json::object();
 };
 
@@ -277,8 +274,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       a.end(outA);
       b.end(outB);
       for (size_t i = beforeEnd; i < outA.size(); ++i) checkOutcome(outA[i], tally);
-      FUZZ_CHECK(a.receiver().pendingCount() == 0 || a.status() == SyncStatus::Resyncing,
-                 "stream ended with %zu deltas held and no resync", a.receiver().pendingCount());
+      FUZZ_CHECK(a.pendingCount() == 0 || a.status() == SyncStatus::Resyncing,
+                 "stream ended with %zu deltas held and no resync", a.pendingCount());
       checkEngine(a, tally);
       f.check(f.facade.end(), a, outA.size() - beforeEnd, true);
       checkSameEngines(a, b, outA, outB);

@@ -28,7 +28,7 @@
 
 #include "fuzz_common.h"
 #include "../tests/support/whatwg_utf8.h"
-#include "sse_framer.h"
+#include "receive/sse_framer.h"
 
 using agui_sync::SseFramer;
 using agui_sync::SseItem;

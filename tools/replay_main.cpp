@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "facade.h"
-#include "metrics.h"
-#include "outcome_json.h"
-#include "sync_engine.h"
+#include "facade/sync_facade.h"
+#include <agui_sync/metrics.h>
+#include "facade/result_json.h"
+#include <agui_sync/sync_engine.h>
 
 namespace {
 
@@ -53,9 +53,9 @@ int main(int argc, char** argv) {
     }
     in = &file;
   }
-  agui_sync::Facade facade(optionsJson);
-  if (!facade.initError().empty()) {
-    std::fprintf(stderr, "agui-sync-replay: %s\n", facade.initError().c_str());
+  agui_sync::SyncFacade facade(optionsJson);
+  if (facade.initFailure()) {
+    std::fprintf(stderr, "agui-sync-replay: %s\n", facade.initFailure()->message.c_str());
     return 2;
   }
   agui_sync::SyncEngine& engine = facade.engine();

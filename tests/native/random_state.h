@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_pointer.h"
+#include "json/json_pointer.h"
 
 namespace agui_test {
 

@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "canonical_json.h"
-#include "json_diff.h"
-#include "json_patch.h"
+#include <agui_sync/canonical_json.h>
+#include "json/json_diff.h"
+#include "json/json_measure.h"
+#include "json/json_patch.h"
 #include "random_state.h"
-#include "state_emitter.h"
-#include "sync_engine.h"
+#include <agui_sync/state_emitter.h>
+#include <agui_sync/sync_engine.h>
 
 using nlohmann::json;
 using agui_sync::DiffOptions;
@@ -64,7 +65,7 @@ std::vector<agui_sync::Outcome> feed(SyncEngine& eng, const std::string& bytes) 
   return out;
 }
 
-bool hasResync(const std::vector<agui_sync::Outcome>& out, std::string* reason = nullptr) {
+bool hasResync(const std::vector<agui_sync::Outcome>& out, agui_sync::Code* reason = nullptr) {
   for (const auto& o : out)
     if (o.kind == agui_sync::OutcomeKind::Resync || o.kind == agui_sync::OutcomeKind::Error) {
       if (reason) *reason = o.reason;
@@ -78,12 +79,12 @@ bool hasResync(const std::vector<agui_sync::Outcome>& out, std::string* reason =
 void feedAndRequireHealed(SyncEngine& eng, const StateEmitter& em, const std::vector<json>& catchUp, uint32_t seed,
                           int step) {
   auto out = feed(eng, StateEmitter::encodeAll(catchUp));
-  std::string reason;
+  agui_sync::Code reason{};
   if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
       eng.lastSeq() != em.seq())
     FAIL("seed " << seed << " step " << step << ": not healed (" << reason << ", "
                  << agui_sync::statusName(eng.status()) << ")");
-  REQUIRE(eng.receiver().pendingCount() == 0);
+  REQUIRE(eng.pendingCount() == 0);
 }
 
 std::set<std::string> keysOf(const json& obj) {
@@ -470,7 +471,7 @@ TEST_CASE("emitter: stamping, no-op updates and event shape", "[emitter]") {
   REQUIRE(em.configError().empty());
   REQUIRE(em.seq() == 40);
   REQUIRE(em.update(em.state()).empty());
-  REQUIRE(em.lastError().empty());
+  REQUIRE(!em.lastFailure());
   REQUIRE(em.seq() == 40);
 
   auto ev = em.update(padded(json{{"count", 1}, {"items", json::array()}}));
@@ -546,9 +547,9 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
   REQUIRE(ev["type"] == "STATE_DELTA");
   json tampered = ev;
   tampered["metadata"]["digest"] = "sha256:" + std::string(64, '0');
-  std::string reason;
+  agui_sync::Code reason{};
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(tampered)), &reason));
-  REQUIRE(reason == "digest-mismatch");
+  REQUIRE(reason == agui_sync::Code::DigestMismatch);
   REQUIRE(eng.status() == SyncStatus::Resyncing);
   REQUIRE(eng.state() == padded(json{{"a", 1}}));  // rolled back
   // The resync is answered by a snapshot, which heals. (Replayed deltas would
@@ -561,7 +562,7 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
   json snap = em.snapshot();
   snap["metadata"]["digest"] = "sha256:" + std::string(64, 'f');
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(snap)), &reason));
-  REQUIRE(reason == "digest-mismatch");
+  REQUIRE(reason == agui_sync::Code::DigestMismatch);
 
   // A receiver that drifted silently (its patches all applied) is caught by the digest.
   SyncEngine drifted;
@@ -570,7 +571,7 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
   base["metadata"].erase("digest");
   feed(drifted, StateEmitter::encode(base));
   REQUIRE(hasResync(feed(drifted, em.updateSse(padded(json{{"a", 2}, {"b", true}}))), &reason));
-  REQUIRE(reason == "digest-mismatch");
+  REQUIRE(reason == agui_sync::Code::DigestMismatch);
 }
 
 TEST_CASE("emitter: snapshot fallback by ratio", "[emitter]") {
@@ -652,9 +653,9 @@ TEST_CASE("emitter: guarded paths in update()", "[emitter]") {
   bad["snapshot"]["proposal"]["amount"] = 999;
   bad["metadata"]["seq"] = 0;
   feed(eng, StateEmitter::encode(bad));
-  std::string reason;
+  agui_sync::Code reason{};
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(ev[0])), &reason));
-  REQUIRE(reason == "precondition-failed");
+  REQUIRE(reason == agui_sync::Code::PreconditionFailed);
 
   o.testAll = true;
   o.guardedPaths.clear();
@@ -688,18 +689,18 @@ TEST_CASE("emitter: patch() applies atomically and emits exactly the app's ops",
   // A failing op rolls back everything: no event, no seq, state unchanged.
   json before = em.state();
   r = em.patch(json::array({op("replace", "/proposal/amount", 1), op("remove", "/nope")}));
-  REQUIRE(r.status == agui_sync::PatchStatus::Failed);
-  REQUIRE(r.opIndex == 1);
+  REQUIRE(r.failure->code == agui_sync::Code::PatchFailed);
+  REQUIRE(r.failure->opIndex == size_t{1});
   REQUIRE(r.events.empty());
   REQUIRE(em.state() == before);
   REQUIRE(em.seq() == 1);
-  REQUIRE(!em.lastError().empty());
+  REQUIRE(em.lastFailure().has_value());
 
   r = em.patch(json::array({op("test", "/proposal/amount", 5), op("replace", "/proposal/amount", 6)}));
-  REQUIRE(r.status == agui_sync::PatchStatus::PreconditionFailed);
+  REQUIRE(r.failure->code == agui_sync::Code::PreconditionFailed);
   REQUIRE(em.state() == before);
   r = em.patch(json{{"op", "add"}});
-  REQUIRE(r.status == agui_sync::PatchStatus::Malformed);
+  REQUIRE(r.failure->code == agui_sync::Code::InvalidPatch);
   r = em.patch(json::array());
   REQUIRE(r.ok());
   REQUIRE(r.events.empty());
@@ -722,7 +723,7 @@ TEST_CASE("emitter: patch() applies atomically and emits exactly the app's ops",
   json deep = 1;
   for (int i = 0; i < 200; ++i) deep = json::array({deep});
   r = em.patch(json::array({op("add", "/deep", deep)}));
-  REQUIRE(r.status == agui_sync::PatchStatus::LimitExceeded);
+  REQUIRE(r.failure->code == agui_sync::Code::LimitExceeded);
   REQUIRE(em.seq() == 3);
 }
 
@@ -736,7 +737,7 @@ TEST_CASE("emitter: values the wire cannot carry are repaired or refused", "[emi
             {"inf", HUGE_VAL}, {"good", "é"}};
   auto ev = em.update(s);
   REQUIRE(ev.size() == 1);
-  REQUIRE(em.lastError().empty());
+  REQUIRE(!em.lastFailure());
   REQUIRE(em.state()["bad"] == "ok\xEF\xBF\xBD\xEF\xBF\xBD");
   REQUIRE(em.state()["nan"].is_null());
   REQUIRE(em.state().contains("k\xEF\xBF\xBD"));
@@ -749,7 +750,7 @@ TEST_CASE("emitter: values the wire cannot carry are repaired or refused", "[emi
   json deep = 1;
   for (int i = 0; i < 130; ++i) deep = json::array({deep});
   REQUIRE(em.update(json{{"deep", deep}}).empty());
-  REQUIRE(em.lastError().rfind("limit-exceeded", 0) == 0);
+  REQUIRE(em.lastFailure()->code == agui_sync::Code::LimitExceeded);
   REQUIRE(em.state()["good"] == "é");
   // Exactly at the limit (the path counts, as in the receiver) is fine.
   json fits = 1;
@@ -898,18 +899,18 @@ TEST_CASE("emitter round trip: a replay that skips the held seqs converges", "[e
       std::vector<agui_sync::Outcome> ended;
       eng.end(ended);
       eng.reset();
-      const std::vector<uint64_t> held = eng.receiver().heldSeqs();
-      REQUIRE(held.size() == eng.receiver().pendingCount());
+      const std::vector<uint64_t> held = eng.heldSeqs();
+      REQUIRE(held.size() == eng.pendingCount());
       REQUIRE(held.size() <= eo.reorderWindow);
       REQUIRE(std::is_sorted(held.begin(), held.end()));
       if (!held.empty()) {
         REQUIRE(eng.status() == SyncStatus::Resyncing);
-        REQUIRE(eng.receiver().resyncRequest()->reason == "gap");
+        REQUIRE(eng.resyncRequest()->reason == agui_sync::Code::Gap);
         REQUIRE(held.front() > eng.lastSeq().value() + 1);
       }
-      std::vector<json> replay = eng.status() == SyncStatus::Resyncing && eng.receiver().resyncRequest()->reason != "gap"
+      std::vector<json> replay = eng.status() == SyncStatus::Resyncing && eng.resyncRequest()->reason != agui_sync::Code::Gap
                                      ? std::vector<json>{em.snapshot()}
-                                     : em.replaySince(*eng.lastSeq(), &*eng.receiver().epoch(), held);
+                                     : em.replaySince(*eng.lastSeq(), &*eng.epoch(), held);
       for (const json& e : replay)
         if (e["type"] == "STATE_DELTA")
           REQUIRE_FALSE(std::binary_search(held.begin(), held.end(), e["metadata"]["seq"].get<uint64_t>()));
@@ -917,7 +918,7 @@ TEST_CASE("emitter round trip: a replay that skips the held seqs converges", "[e
       if (!replay.empty() && replay[0]["type"] == "STATE_DELTA" && replay.size() < missing) ++skipped;
       ++heals;
       feedAndRequireHealed(eng, em, replay, seed, step);
-      REQUIRE(eng.receiver().heldSeqs().empty());
+      REQUIRE(eng.heldSeqs().empty());
     }
   }
   INFO("heals " << heals << ", replays that skipped held deltas " << skipped);
@@ -949,7 +950,7 @@ TEST_CASE("emitter round trip: >= 10,000 random evolutions reproduce the state e
         json doc = em.state();
         json ops = appOps(rs, doc);
         agui_sync::PatchOutcome r = em.patch(ops);
-        if (!r.ok()) FAIL("seed " << seed << " step " << step << ": patch refused: " << r.message << "\n" << ops.dump());
+        if (!r.ok()) FAIL("seed " << seed << " step " << step << ": patch refused: " << r.failure->message << "\n" << ops.dump());
         if (em.state() != doc) FAIL("seed " << seed << " step " << step << ": patch result differs");
         if (r.events[0]["type"] == "STATE_DELTA" && r.events[0]["delta"] != ops)
           FAIL("seed " << seed << ": patch() did not emit the app's ops");
@@ -960,7 +961,7 @@ TEST_CASE("emitter round trip: >= 10,000 random evolutions reproduce the state e
         json next = evolve(rs, em.state());
         const bool same = next == em.state();
         events = rs.chance(0.5) ? em.update(next) : em.update(json(next));  // in place / adopted
-        if (!em.lastError().empty()) FAIL("seed " << seed << ": " << em.lastError());
+        if (em.lastFailure()) FAIL("seed " << seed << ": " << em.lastFailure()->message);
         if (same != events.empty()) FAIL("seed " << seed << " step " << step << ": no-op mismatch");
         if (same) {
           ++noops;
@@ -982,7 +983,7 @@ TEST_CASE("emitter round trip: >= 10,000 random evolutions reproduce the state e
         ++snapshots;
       }
       auto out = feed(eng, StateEmitter::encode(ev));
-      std::string reason;
+      agui_sync::Code reason{};
       if (hasResync(out, &reason) || eng.status() != SyncStatus::Synced || eng.state() != em.state() ||
           eng.lastSeq() != em.seq())
         FAIL("seed " << seed << " step " << step << ": receiver diverged (" << reason << ")\nevent "
@@ -1036,7 +1037,7 @@ TEST_CASE("emitter round trip: replaySince heals dropped events", "[emitter][pro
       } else {
         REQUIRE(eng.lastSeq().has_value());
         const uint64_t last = *eng.lastSeq();
-        replay = em.replaySince(last, eng.receiver().epoch().value_or(""));
+        replay = em.replaySince(last, eng.epoch().value_or(""));
         if (last == em.seq()) REQUIRE(replay.empty());
         if (!replay.empty() && replay[0]["type"] == "STATE_DELTA") {
           REQUIRE(last >= em.replayFloor());  // only what the ring covers comes as deltas

@@ -2,13 +2,13 @@
 // round-tripped into the receiver facade.
 #include <catch2/catch.hpp>
 
-#include "emitter_facade.h"
-#include "facade.h"
+#include "facade/emitter_facade.h"
+#include "facade/sync_facade.h"
 
 #include <nlohmann/json.hpp>
 
 using agui_sync::EmitterFacade;
-using agui_sync::Facade;
+using agui_sync::SyncFacade;
 using nlohmann::json;
 
 namespace {
@@ -21,8 +21,8 @@ std::string frames(const json& events) {
 
 TEST_CASE("emitter facade: update, patch, replay and errors", "[emitter][facade]") {
   EmitterFacade em(R"({"epoch":"e1","digestEvery":2,"snapshotRatio":100,"guardedPaths":["/proposal"],"initialState":{"proposal":{"to":"a"}}})");
-  REQUIRE(em.initError().empty());
-  Facade client("");
+  REQUIRE(!em.initFailure());
+  SyncFacade client("");
   client.feed(frames(json::array({json::parse(em.snapshot())})));
   json r = json::parse(em.update(R"({"proposal":{"to":"b"},"n":1})"));
   REQUIRE(r["ok"] == true);
@@ -52,7 +52,7 @@ TEST_CASE("emitter facade: update, patch, replay and errors", "[emitter][facade]
 
 TEST_CASE("emitter facade: replay request, epoch null vs empty, skip held seqs", "[emitter][facade]") {
   EmitterFacade em(R"({"epoch":"e1","snapshotRatio":100})");
-  REQUIRE(em.initError().empty());
+  REQUIRE(!em.initFailure());
   for (int i = 1; i <= 5; ++i) REQUIRE(json::parse(em.patch(json::array({{{"op", "add"}, {"path", "/k" + std::to_string(i)}, {"value", i}}}).dump()))["ok"] == true);
   auto seqs = [](const json& r) {
     std::vector<uint64_t> out;
@@ -76,15 +76,16 @@ TEST_CASE("emitter facade: replay request, epoch null vs empty, skip held seqs",
                           R"({"seq":1,"skip":[-3]})"}) {
     INFO(bad);
     json r = json::parse(em.replay(bad));
-    CHECK(r.contains("error"));
+    CHECK(r["ok"] == false);
+    CHECK(r["code"] == "invalid-request");
     CHECK_FALSE(r.contains("events"));
   }
-  CHECK(json::parse(em.replay(R"({"seq":1,"skip":[)" + std::string(100000, '[') + "]}")).contains("error"));
+  CHECK(json::parse(em.replay(R"({"seq":1,"skip":[)" + std::string(100000, '[') + "]}"))["code"] == "invalid-request");
 }
 
 TEST_CASE("facade result: the resync request lists the held seqs; a replay skipping them converges", "[emitter][facade]") {
   EmitterFacade em(R"({"epoch":"e1","snapshotRatio":100})");
-  Facade client(R"({"maxGapEvents":100})");
+  SyncFacade client(R"({"maxGapEvents":100})");
   client.feed(frames(json::array({json::parse(em.snapshot())})));
   std::vector<json> sent;
   for (int i = 1; i <= 6; ++i) {
@@ -114,7 +115,7 @@ TEST_CASE("facade result: the resync request lists the held seqs; a replay skipp
   CHECK(json::parse(client.stateJson()) == json::parse(em.stateJson()));
 
   // A resync with nothing held lists an empty array.
-  Facade fresh("");
+  SyncFacade fresh("");
   fresh.feed(frames(json::array({json::parse(em.snapshot())})));
   json bad = json::parse(fresh.feed("id: 9\ndata: {\"type\":\"STATE_DELTA\",\"delta\":[{\"op\":\"remove\",\"path\":\"/nope\"}],\"metadata\":{\"seq\":7,\"baseSeq\":6,\"epoch\":\"e1\"}}\n\n"));
   REQUIRE(bad["resync"].is_object());

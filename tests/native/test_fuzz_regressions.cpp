@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "event_decoder.h"
-#include "facade.h"
-#include "json_measure.h"
-#include "options.h"
-#include "sync_engine.h"
+#include "receive/event_decoder.h"
+#include "facade/sync_facade.h"
+#include "json/json_measure.h"
+#include <agui_sync/options.h>
+#include <agui_sync/sync_engine.h>
 
 using namespace agui_sync;
 using nlohmann::json;
@@ -23,7 +23,7 @@ namespace {
 
 bool hasOutcome(const std::vector<Outcome>& out, OutcomeKind kind, const std::string& reason = "") {
   for (const auto& o : out)
-    if (o.kind == kind && (reason.empty() || o.reason == reason)) return true;
+    if (o.kind == kind && (reason.empty() || codeName(o.reason) == reason)) return true;
   return false;
 }
 
@@ -43,7 +43,7 @@ TEST_CASE("fuzz: event data with a NUL byte is not valid JSON", "[fuzz]") {
     DecodedEvent ev;
     DecodeError err;
     CHECK_FALSE(decodeEvent(data, Options{}, ev, err));
-    CHECK(err.code == "invalid-json");
+    CHECK(err.code == agui_sync::Code::InvalidJson);
   }
   SECTION("the engine does not apply it") {
     SyncEngine engine;
@@ -54,7 +54,7 @@ TEST_CASE("fuzz: event data with a NUL byte is not valid JSON", "[fuzz]") {
     CHECK(engine.state() == json::object());
   }
   SECTION("every Facade result stays valid JSON") {
-    Facade facade("");
+    SyncFacade facade("");
     // The original input passed a non-state event the same way.
     std::string other = R"(data: {"type":"X"})";
     other += '\0';

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "random_state.h"
-#include "sync_engine.h"
+#include <agui_sync/sync_engine.h>
 #include "test_support.h"
 
 using namespace agui_sync;
@@ -64,7 +64,7 @@ TEST_CASE("unsequenced snapshot and delta leave the state unverified", "[receive
   // A failing unsequenced delta is a resync, never a silent drop.
   auto r = only(h.send(deltaEvent(op("/missing", 1), std::nullopt, std::nullopt)));
   CHECK(r.kind == OutcomeKind::Resync);
-  CHECK(r.reason == "patch-failed");
+  CHECK(r.reason == agui_sync::Code::PatchFailed);
   CHECK(h.engine.state() == json{{"n", 1}});
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("stale snapshots are ignored, epochs restart the count", "[receiver]")
   h.send(s1);
   auto st = only(h.send(snapshotEvent({{"n", 0}}, 3)));
   CHECK(st.kind == OutcomeKind::Ignored);
-  CHECK(st.reason == "stale-snapshot");
+  CHECK(st.reason == agui_sync::Code::StaleSnapshot);
   CHECK(h.engine.state() == json{{"n", 1}});
   json s2 = snapshotEvent({{"n", 7}}, 1);
   s2["metadata"]["epoch"] = "b";
@@ -96,11 +96,11 @@ TEST_CASE("stale snapshots are ignored, epochs restart the count", "[receiver]")
   // A late delta or snapshot from the old epoch is stale, never applied on top of the new one.
   json d = deltaEvent(op("/n", 9), 1, 2);
   d["metadata"]["epoch"] = "a";
-  CHECK(only(h.send(d)).reason == "stale-epoch");
-  CHECK(only(h.send(s1)).reason == "stale-snapshot");
+  CHECK(only(h.send(d)).reason == agui_sync::Code::StaleEpoch);
+  CHECK(only(h.send(s1)).reason == agui_sync::Code::StaleSnapshot);
   // A delta from an epoch we have not seen means the sender restarted again: resync.
   d["metadata"]["epoch"] = "c";
-  CHECK(only(h.send(d)).reason == "epoch-changed");
+  CHECK(only(h.send(d)).reason == agui_sync::Code::EpochChanged);
   CHECK(h.engine.state() == json{{"n", 7}});
 }
 
@@ -111,13 +111,13 @@ TEST_CASE("duplicates are ignored idempotently", "[receiver]") {
   h.send(d);
   auto dup = only(h.send(d));
   CHECK(dup.kind == OutcomeKind::Ignored);
-  CHECK(dup.reason == "duplicate");
+  CHECK(dup.reason == agui_sync::Code::Duplicate);
   CHECK(h.engine.metrics().duplicates == 1);
   CHECK(h.engine.state() == json{{"n", 1}});
   // Same seq, different content: the histories disagree.
   auto c = only(h.send(deltaEvent(op("/n", 5), 1, 2)));
   CHECK(c.kind == OutcomeKind::Resync);
-  CHECK(c.reason == "seq-conflict");
+  CHECK(c.reason == agui_sync::Code::SeqConflict);
 }
 
 TEST_CASE("out-of-order deltas are held and healed in order", "[receiver]") {
@@ -126,15 +126,15 @@ TEST_CASE("out-of-order deltas are held and healed in order", "[receiver]") {
   auto add = [](int v) { return json::array({json{{"op", "add"}, {"path", "/list/-"}, {"value", v}}}); };
   auto held = only(h.send(deltaEvent(add(3), 2, 3)));
   CHECK(held.kind == OutcomeKind::Ignored);
-  CHECK(held.reason == "reordered");
-  CHECK(only(h.send(deltaEvent(add(2), 1, 2))).reason == "reordered");
+  CHECK(held.reason == agui_sync::Code::Reordered);
+  CHECK(only(h.send(deltaEvent(add(2), 1, 2))).reason == agui_sync::Code::Reordered);
   auto healed = h.send(deltaEvent(add(1), 0, 1));
   REQUIRE(healed.size() == 3);
   for (auto o : healed) CHECK(o.kind == OutcomeKind::Applied);
   CHECK(healed[2].seq == 3u);
   CHECK(h.engine.state()["list"] == json::array({1, 2, 3}));
   CHECK(h.engine.metrics().reordersHealed == 2);
-  CHECK(h.engine.receiver().pendingCount() == 0);
+  CHECK(h.engine.pendingCount() == 0);
 }
 
 TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[receiver]") {
@@ -148,7 +148,7 @@ TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[recei
     h.send(deltaEvent(op("/n", 3), 2, 3));
     auto r = only(h.send(deltaEvent(op("/n", 4), 3, 4)));
     CHECK(r.kind == OutcomeKind::Resync);
-    CHECK(r.reason == "gap");
+    CHECK(r.reason == agui_sync::Code::Gap);
     CHECK(r.lastSeq == 0u);
     CHECK(h.engine.status() == SyncStatus::Resyncing);
     CHECK(h.engine.state() == json{{"n", 0}});
@@ -166,14 +166,14 @@ TEST_CASE("a gap becomes a resync: window overflow, age, end of stream", "[recei
     last = h.send(dup);
     REQUIRE(last.size() == 2);
     CHECK(last[1].kind == OutcomeKind::Resync);
-    CHECK(last[1].reason == "gap");
+    CHECK(last[1].reason == agui_sync::Code::Gap);
   }
   SECTION("end of stream") {
     Harness h(o);
     h.send(snapshotEvent({{"n", 0}}, 0));
     h.send(deltaEvent(op("/n", 2), 1, 2));
     auto r = only(h.end());
-    CHECK(r.reason == "gap");
+    CHECK(r.reason == agui_sync::Code::Gap);
   }
 }
 
@@ -181,28 +181,28 @@ TEST_CASE("stale base, failed patch and failed precondition resync without touch
   Harness h;
   h.send(snapshotEvent({{"n", 0}, {"s", "a"}}, 4));
   SECTION("stale-base") {
-    CHECK(only(h.send(deltaEvent(op("/n", 1), 3, 5))).reason == "stale-base");
+    CHECK(only(h.send(deltaEvent(op("/n", 1), 3, 5))).reason == agui_sync::Code::StaleBase);
   }
   SECTION("patch-failed") {
     json ops = json::parse(R"([{"op":"replace","path":"/n","value":1},{"op":"remove","path":"/zz"}])");
-    CHECK(only(h.send(deltaEvent(ops, 4, 5))).reason == "patch-failed");
+    CHECK(only(h.send(deltaEvent(ops, 4, 5))).reason == agui_sync::Code::PatchFailed);
   }
   SECTION("precondition-failed") {
     json ops = json::parse(R"([{"op":"test","path":"/s","value":"b"},{"op":"replace","path":"/s","value":"c"}])");
-    CHECK(only(h.send(deltaEvent(ops, 4, 5))).reason == "precondition-failed");
+    CHECK(only(h.send(deltaEvent(ops, 4, 5))).reason == agui_sync::Code::PreconditionFailed);
   }
   CHECK(h.engine.state() == json{{"n", 0}, {"s", "a"}});
   CHECK(h.engine.status() == SyncStatus::Resyncing);
   CHECK(h.engine.lastSeq() == 4u);
   // While resyncing nothing applies until a snapshot; later deltas are held for after it.
-  CHECK(only(h.send(deltaEvent(op("/n", 9), 5, 6))).reason == "awaiting-snapshot");
+  CHECK(only(h.send(deltaEvent(op("/n", 9), 5, 6))).reason == agui_sync::Code::AwaitingSnapshot);
   CHECK(h.engine.state()["n"] == 0);
   auto healed = h.send(snapshotEvent({{"n", 1}, {"s", "a"}}, 5));
   REQUIRE(healed.size() == 2);
   CHECK(h.engine.status() == SyncStatus::Synced);
   CHECK(h.engine.state()["n"] == 9);
   CHECK(h.engine.metrics().resyncSnapshots == 1);
-  CHECK_FALSE(h.engine.receiver().resyncRequest());
+  CHECK_FALSE(h.engine.resyncRequest());
 }
 
 TEST_CASE("malformed input: error outcome, state untouched, resync when a state event was lost", "[receiver]") {
@@ -212,12 +212,12 @@ TEST_CASE("malformed input: error outcome, state untouched, resync when a state 
     auto out = h.sendRaw("data: {\"type\":\"STATE_DELTA\",\"delta\":[\n\n");
     REQUIRE(out.size() == 2);
     CHECK(out[0].kind == OutcomeKind::Error);
-    CHECK(out[0].reason == "invalid-json");
+    CHECK(out[0].reason == agui_sync::Code::InvalidJson);
     CHECK(out[1].kind == OutcomeKind::Resync);
   }
   SECTION("invalid JSON of another event: just an error") {
     auto e = only(h.sendRaw("data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\n\n"));
-    CHECK(e.reason == "invalid-json");
+    CHECK(e.reason == agui_sync::Code::InvalidJson);
     CHECK(h.engine.status() == SyncStatus::Synced);
   }
   SECTION("bad seq values") {
@@ -228,14 +228,14 @@ TEST_CASE("malformed input: error outcome, state untouched, resync when a state 
       INFO(meta);
       REQUIRE(!out.empty());
       CHECK(out[0].kind == OutcomeKind::Error);
-      CHECK(out[0].reason == "invalid-seq");
+      CHECK(out[0].reason == agui_sync::Code::InvalidSeq);
     }
   }
   SECTION("missing fields") {
     auto out = h.send(json{{"type", "STATE_DELTA"}, {"delta", "nope"}});
-    CHECK(out[0].reason == "invalid-event");
+    CHECK(out[0].reason == agui_sync::Code::InvalidEvent);
     out = h.send(json{{"snapshot", 1}});
-    CHECK(out[0].reason == "invalid-event");
+    CHECK(out[0].reason == agui_sync::Code::InvalidEvent);
   }
   CHECK(h.engine.state() == json{{"n", 0}});
 }
@@ -269,7 +269,7 @@ TEST_CASE("a hostile seq cannot make the engine ignore the stream forever", "[re
   std::vector<Outcome> out;
   for (uint64_t s = 2; s < 10 && h.engine.status() != SyncStatus::Resyncing; ++s) out = h.send(deltaEvent(op("/n", s), s - 1, s));
   CHECK(h.engine.status() == SyncStatus::Resyncing);
-  CHECK(out.back().reason == "seq-regression");
+  CHECK(out.back().reason == agui_sync::Code::SeqRegression);
   // The resync snapshot is accepted even though its seq is below lastSeq.
   CHECK(only(h.send(snapshotEvent({{"n", 10}}, 10))).kind == OutcomeKind::Applied);
   CHECK(h.engine.lastSeq() == 10u);
@@ -286,8 +286,8 @@ TEST_CASE("limits: event bytes, depth and state bytes", "[receiver][limits]") {
   SECTION("oversized event") {
     auto out = h.send(deltaEvent(op("/n", std::string(5000, 'x')), 1, 2));
     REQUIRE(out.size() == 2);
-    CHECK(out[0].reason == "limit-exceeded");
-    CHECK(out[1].reason == "limit-exceeded");
+    CHECK(out[0].reason == agui_sync::Code::LimitExceeded);
+    CHECK(out[1].reason == agui_sync::Code::LimitExceeded);
   }
   SECTION("depth bomb of a million '['") {
     std::string bomb = "data: {\"type\":\"STATE_DELTA\",\"delta\":" + std::string(1000000, '[') + "\n\n";
@@ -297,14 +297,14 @@ TEST_CASE("limits: event bytes, depth and state bytes", "[receiver][limits]") {
     hb.send(snapshotEvent({{"n", 0}}, 1));
     auto out = hb.sendRaw(bomb);
     REQUIRE(!out.empty());
-    CHECK(out[0].reason == "limit-exceeded");
+    CHECK(out[0].reason == agui_sync::Code::LimitExceeded);
     CHECK(hb.engine.state() == json{{"n", 0}});
   }
   SECTION("state growth") {
     auto out = h.send(deltaEvent(op("/n", std::string(3000, 'y')), 1, 2));
     REQUIRE(out.size() == 2);
     CHECK(out[0].kind == OutcomeKind::Error);
-    CHECK(out[0].reason == "limit-exceeded");
+    CHECK(out[0].reason == agui_sync::Code::LimitExceeded);
   }
   CHECK(h.engine.state() == json{{"n", 0}});
 }
@@ -330,6 +330,7 @@ TEST_CASE("metrics: counts, bytes and tax rate", "[receiver][metrics]") {
 }
 
 TEST_CASE("AG-UI client conformance: state_cases.json", "[conformance][agui]") {
+  AGUI_NEEDS_CONFORMANCE();
   json suite = agui_test::readJson(agui_test::conformancePath("agui-apply/state_cases.json"));
   int cases = 0, checkpoints = 0;
   for (const auto& c : suite["cases"]) {
@@ -377,7 +378,7 @@ TEST_CASE("a heartbeat carrying a seq ahead of lastSeq reveals lost trailing eve
   CHECK(h.sendRaw(": keepalive\n\n").empty());
   auto r = only(h.sendRaw(": hb 3\n\n"));
   CHECK(r.kind == OutcomeKind::Resync);
-  CHECK(r.reason == "gap");
+  CHECK(r.reason == agui_sync::Code::Gap);
   CHECK(h.engine.metrics().heartbeats == 3);
 }
 
@@ -386,16 +387,16 @@ TEST_CASE("a gap resync heals by replay from lastSeq, without a snapshot", "[rec
   h.send(snapshotEvent({{"n", 0}}, 1));
   json d2 = deltaEvent(op("/n", 2), 1, 2), d3 = deltaEvent(op("/n", 3), 2, 3);
   h.send(d3);                       // d2 was lost
-  CHECK(only(h.end()).reason == "gap");
+  CHECK(only(h.end()).reason == agui_sync::Code::Gap);
   h.engine.reset();                 // reconnect; the server replays from lastSeq 1
   auto out = h.send(d2);
   REQUIRE(out.size() == 2);         // d2 applies, then the held d3 drains
   CHECK(out[0].kind == OutcomeKind::Applied);
   CHECK(out[1].kind == OutcomeKind::Applied);
-  CHECK(only(h.send(d3)).reason == "duplicate");
+  CHECK(only(h.send(d3)).reason == agui_sync::Code::Duplicate);
   CHECK(h.engine.status() == SyncStatus::Synced);
   CHECK(h.engine.state() == json{{"n", 3}});
-  CHECK_FALSE(h.engine.receiver().resyncRequest());
+  CHECK_FALSE(h.engine.resyncRequest());
   CHECK(h.engine.metrics().replayHeals == 1);
 }
 
@@ -406,11 +407,11 @@ TEST_CASE("a replay that fails escalates the resync to one that needs a snapshot
   h.end();
   auto r = only(h.send(deltaEvent(op("/missing", 2), 1, 2)));
   CHECK(r.kind == OutcomeKind::Resync);
-  CHECK(r.reason == "patch-failed");
+  CHECK(r.reason == agui_sync::Code::PatchFailed);
   CHECK(h.engine.status() == SyncStatus::Resyncing);
   CHECK(h.engine.state() == json{{"n", 0}});
   // Now only a snapshot heals.
-  CHECK(only(h.send(deltaEvent(op("/n", 2), 1, 2))).reason == "awaiting-snapshot");
+  CHECK(only(h.send(deltaEvent(op("/n", 2), 1, 2))).reason == agui_sync::Code::AwaitingSnapshot);
 }
 
 TEST_CASE("heldSeqs: the deltas waiting in the reorder window, ascending, bounded", "[receiver]") {
@@ -419,29 +420,29 @@ TEST_CASE("heldSeqs: the deltas waiting in the reorder window, ascending, bounde
   o.maxGapEvents = 100;
   Harness h(o);
   h.send(snapshotEvent({{"n", 1}}, 1));
-  CHECK(h.engine.receiver().heldSeqs().empty());
-  CHECK(only(h.send(deltaEvent(op("/n", 5), 4, 5))).reason == "reordered");
-  CHECK(only(h.send(deltaEvent(op("/n", 3), 2, 3))).reason == "reordered");
-  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5});
+  CHECK(h.engine.heldSeqs().empty());
+  CHECK(only(h.send(deltaEvent(op("/n", 5), 4, 5))).reason == agui_sync::Code::Reordered);
+  CHECK(only(h.send(deltaEvent(op("/n", 3), 2, 3))).reason == agui_sync::Code::Reordered);
+  CHECK(h.engine.heldSeqs() == std::vector<uint64_t>{3, 5});
   h.send(deltaEvent(op("/n", 5), 4, 5));  // a duplicate of a held one is not listed twice
   h.send(deltaEvent(op("/n", 6), 5, 6));
-  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5, 6});
+  CHECK(h.engine.heldSeqs() == std::vector<uint64_t>{3, 5, 6});
   // The window is full: the next one is a gap resync, and the list stays within it.
   CHECK(only(h.send(deltaEvent(op("/n", 7), 6, 7))).kind == OutcomeKind::Resync);
-  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{3, 5, 6});
-  CHECK(h.engine.receiver().resyncRequest()->reason == "gap");
+  CHECK(h.engine.heldSeqs() == std::vector<uint64_t>{3, 5, 6});
+  CHECK(h.engine.resyncRequest()->reason == agui_sync::Code::Gap);
   // The replay from lastSeq heals: held deltas apply as their bases arrive.
   h.send(deltaEvent(op("/n", 2), 1, 2));
   CHECK(h.engine.lastSeq() == 3u);
-  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{5, 6});
+  CHECK(h.engine.heldSeqs() == std::vector<uint64_t>{5, 6});
   h.send(deltaEvent(op("/n", 4), 3, 4));
   CHECK(h.engine.lastSeq() == 6u);
   CHECK(h.engine.status() == SyncStatus::Synced);
-  CHECK(h.engine.receiver().heldSeqs().empty());
+  CHECK(h.engine.heldSeqs().empty());
   // Held deltas survive a reconnect (reset keeps the reorder window).
   h.send(deltaEvent(op("/n", 9), 8, 9));
   h.end();
   h.engine.reset();
-  CHECK(h.engine.receiver().heldSeqs() == std::vector<uint64_t>{9});
-  CHECK(h.engine.receiver().resyncRequest()->reason == "gap");
+  CHECK(h.engine.heldSeqs() == std::vector<uint64_t>{9});
+  CHECK(h.engine.resyncRequest()->reason == agui_sync::Code::Gap);
 }

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "state_emitter.h"
-#include "sync_engine.h"
+#include <agui_sync/state_emitter.h>
+#include <agui_sync/sync_engine.h>
 #include "test_support.h"
 
 using namespace agui_sync;
@@ -166,7 +166,8 @@ std::vector<Scenario> scenarios() {
 json outcomeSummary(const Outcome& o) {
   json j = {{"kind", outcomeKindName(o.kind)}};
   if (!o.type.empty()) j["type"] = o.type;
-  if (!o.reason.empty()) j[o.kind == OutcomeKind::Error ? "code" : "reason"] = o.reason;
+  if (o.kind == OutcomeKind::Resync || o.kind == OutcomeKind::Ignored || o.kind == OutcomeKind::Error)
+    j[o.kind == OutcomeKind::Error ? "code" : "reason"] = codeName(o.reason);
   if (o.seq) j["seq"] = *o.seq;
   if (o.kind == OutcomeKind::Applied) j["changedPaths"] = o.changedPaths;
   if (o.kind == OutcomeKind::Resync) j["lastSeq"] = o.lastSeq ? json(*o.lastSeq) : json(nullptr);

@@ -1,0 +1,117 @@
+#pragma once
+// Every code agui-state-sync reports, in one table: resync reasons, ignored
+// reasons, error codes and guard reasons. The enum, the wire names, the JS
+// module js/src/codes.js, the TypeScript unions in js/types/codes.d.ts and the
+// table in docs/codes.md all come from AGUI_SYNC_CODES below
+// (`agui-sync-codes --write .` regenerates them; ctest fails when they drift).
+//
+// A name may serve several categories (`limit-exceeded` is an error and the
+// resync reason that follows it), so each row lists its categories as flags.
+// For resync reasons, `cure` says what heals the client (docs/wire.md section 3):
+//   Replay    the state is right but behind: the deltas from lastSeq heal it;
+//   Snapshot  the state (or its history) is wrong: only a snapshot heals it,
+//             and a server must answer with one;
+//   Either    the position cannot be trusted: the server decides by seq/epoch.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace agui_sync {
+
+enum CodeCategory : uint8_t {
+  kResync = 1,   // Outcome{kind: resync}.reason, resyncRequest().reason
+  kIgnored = 2,  // Outcome{kind: ignored}.reason
+  kError = 4,    // Outcome{kind: error}.code, a facade failure's code, AguiSyncError.code
+  kGuard = 8,    // a guard refusal's reason (view / approve / blocker)
+};
+
+enum class Cure : uint8_t { None, Replay, Snapshot, Either };
+
+// X(Enumerator, "wire-name", categories, cure, "meaning")
+#define AGUI_SYNC_CODES(X)                                                                                     \
+  /* --- resync reasons ------------------------------------------------------------------------------ */     \
+  X(Gap, "gap", kResync, Cure::Replay, "a delta is missing and did not arrive within the reorder limits")      \
+  X(StaleBase, "stale-base", kResync, Cure::Replay, "a delta's baseSeq is behind lastSeq but its seq is ahead") \
+  X(EpochChanged, "epoch-changed", kResync, Cure::Either, "a delta came from a new sender epoch")              \
+  X(SeqRegression, "seq-regression", kResync, Cure::Either,                                                    \
+    "a run of state events all below lastSeq: the sender's counter went backwards")                            \
+  X(SeqConflict, "seq-conflict", kResync, Cure::Snapshot, "one seq arrived twice with different content")      \
+  X(DigestMismatch, "digest-mismatch", kResync, Cure::Snapshot,                                                \
+    "the state does not match the digest the sender stamped")                                                  \
+  X(PatchFailed, "patch-failed", kResync | kError, Cure::Snapshot, "a patch operation did not apply")          \
+  X(PreconditionFailed, "precondition-failed", kResync | kError, Cure::Snapshot,                               \
+    "a `test` operation did not match")                                                                        \
+  X(Malformed, "malformed", kResync, Cure::Snapshot, "a state event could not be decoded, so an update was lost") \
+  X(LimitExceeded, "limit-exceeded", kResync | kError, Cure::Snapshot,                                         \
+    "an input is over a configured limit (size, depth, window)")                                               \
+  /* --- ignored reasons ----------------------------------------------------------------------------- */     \
+  X(Duplicate, "duplicate", kIgnored, Cure::None, "the seq was already applied (verified by content)")         \
+  X(Reordered, "reordered", kIgnored, Cure::None, "held in the reorder window until its gap fills")            \
+  X(StaleSnapshot, "stale-snapshot", kIgnored, Cure::None, "a sequenced snapshot older than the state")        \
+  X(AwaitingSnapshot, "awaiting-snapshot", kIgnored, Cure::None,                                               \
+    "resyncing: deltas wait for the snapshot that answers the resync")                                         \
+  X(StaleEpoch, "stale-epoch", kIgnored, Cure::None, "a late event from an epoch the receiver moved away from") \
+  /* --- errors ---------------------------------------------------------------------------------------- */   \
+  X(InvalidJson, "invalid-json", kError, Cure::None, "the text is not valid JSON")                             \
+  X(InvalidEvent, "invalid-event", kError, Cure::None, "valid JSON, but not a valid AG-UI event")              \
+  X(InvalidSeq, "invalid-seq", kError, Cure::None, "seq/baseSeq/epoch/digest metadata is malformed")           \
+  X(InvalidPatch, "invalid-patch", kError, Cure::None, "an operation is not a valid RFC 6902 operation")       \
+  X(InvalidOptions, "invalid-options", kError, Cure::None, "an option has a wrong type or value")              \
+  X(InvalidArgument, "invalid-argument", kError, Cure::None, "a call got an argument of the wrong type or shape") \
+  X(InvalidRequest, "invalid-request", kError, Cure::None, "a catch-up (replay) request is malformed")          \
+  X(SeqExhausted, "seq-exhausted", kError, Cure::None, "the sender's seq reached 2^53-1; start a new epoch")    \
+  X(NotLoaded, "not-loaded", kError, Cure::None, "no WebAssembly engine is loaded yet: await initEngine()")     \
+  X(LoadFailed, "load-failed", kError, Cure::None, "the WebAssembly engine could not be loaded")                \
+  X(HttpError, "http-error", kError, Cure::None, "the stream request was answered with an HTTP error status")  \
+  X(IdleTimeout, "idle-timeout", kError, Cure::None, "the stream delivered no byte within idleTimeoutMs")       \
+  /* --- guard reasons (disposed and engine-failed are errors too) ----------------------------------- */    \
+  X(Resyncing, "resyncing", kGuard, Cure::None, "the state is being resynced")                                 \
+  X(Unverified, "unverified", kGuard, Cure::None, "the state has no seq to verify it by")                      \
+  X(Disconnected, "disconnected", kGuard, Cure::None, "the stream broke and no byte has arrived since")        \
+  X(Stale, "stale", kGuard, Cure::None, "no byte, not even a heartbeat, within staleAfterMs")                  \
+  X(GapPending, "gap-pending", kGuard, Cure::None, "deltas wait in the reorder window for a gap")              \
+  X(Changed, "changed", kGuard, Cure::None, "the value differs from the one the token was issued for")         \
+  X(Missing, "missing", kGuard, Cure::None, "the path does not resolve in the state")                         \
+  X(InvalidToken, "invalid-token", kGuard, Cure::None, "the token or path is malformed")                      \
+  X(UnknownInterrupt, "unknown-interrupt", kGuard, Cure::None, "no open interrupt has that id")               \
+  X(Disposed, "disposed", kGuard | kError, Cure::None, "the object was disposed")                              \
+  X(EngineFailed, "engine-failed", kGuard | kError, Cure::None,                                                \
+    "the WebAssembly engine failed (abort or trap); the object is unusable")
+
+enum class Code : uint8_t {
+#define AGUI_SYNC_CODE_ENUM(id, name, categories, cure, meaning) id,
+  AGUI_SYNC_CODES(AGUI_SYNC_CODE_ENUM)
+#undef AGUI_SYNC_CODE_ENUM
+};
+
+struct CodeInfo {
+  Code code;
+  const char* name;
+  uint8_t categories;  // CodeCategory flags
+  Cure cure;
+  const char* meaning;
+};
+
+// The whole table, in declaration order.
+const CodeInfo* codeTable(size_t* count);
+const CodeInfo& codeInfo(Code code);
+// The wire name ("gap", "limit-exceeded", ...).
+const char* codeName(Code code);
+// The code with that wire name, if any.
+std::optional<Code> codeFromName(std::string_view name);
+inline bool inCategory(Code code, CodeCategory category) { return (codeInfo(code).categories & category) != 0; }
+// Prints the wire name (logs, test failure messages).
+inline std::ostream& operator<<(std::ostream& os, Code code) { return os << codeName(code); }
+// A resync reason that a replay from lastSeq heals (the state is right, only behind).
+inline bool healableByReplay(Code reason) { return codeInfo(reason).cure == Cure::Replay; }
+
+// A failure as data: what every facade call returns instead of throwing.
+struct Failure {
+  Code code = Code::InvalidArgument;
+  std::string message;                // human-readable why; never parsed
+  std::optional<size_t> opIndex;      // the failing operation of a patch
+};
+
+}  // namespace agui_sync

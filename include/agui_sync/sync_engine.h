@@ -1,0 +1,87 @@
+#pragma once
+// SyncEngine: the receiving side of agui-state-sync. Raw SSE bytes in; for each
+// event, an Outcome out (outcome.h): applied state, a pass-through AG-UI event,
+// an ignored duplicate or reordered delta, an error, or a resync request that
+// says why. The state it holds is only ever changed by a whole, verified event.
+//
+// Contract:
+//  - feed() accepts any chunking (a chunk may end mid-line, mid-CRLF or inside
+//    a UTF-8 sequence) and never throws; malformed input becomes an `error`
+//    outcome (and a `resync` when a state update was lost), never a partial
+//    state change.
+//  - Sequencing (docs/wire.md): metadata.seq/baseSeq/epoch/digest, or top-level
+//    seq/base_seq. A sequenced snapshot makes the state `synced`; an
+//    unsequenced one leaves it `unverified`; a gap, a failed patch or a digest
+//    mismatch makes it `resyncing` until a snapshot (or, for `gap` and
+//    `stale-base`, a replay from lastSeq) heals it.
+//  - Cost per delta is O(delta), never O(state), apart from a digest check
+//    every K events when the sender stamps one.
+//  - Not thread-safe: one engine per stream, driven from one thread.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codes.h"
+#include "metrics.h"
+#include "options.h"
+#include "outcome.h"
+#include "sync_status.h"
+
+namespace agui_sync {
+
+class SyncEngine {
+ public:
+  explicit SyncEngine(const Options& options = Options{});
+  ~SyncEngine();
+  SyncEngine(SyncEngine&&) noexcept;
+  SyncEngine& operator=(SyncEngine&&) noexcept;
+  SyncEngine(const SyncEngine&) = delete;
+  SyncEngine& operator=(const SyncEngine&) = delete;
+
+  // Start from app-provided state (status `unverified`, no lastSeq).
+  void setInitialState(nlohmann::json state);
+
+  // Any chunking; appends one or more outcomes per completed SSE event to `out`.
+  void feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out);
+  void feed(const std::string& bytes, std::vector<Outcome>& out) {
+    feed(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), out);
+  }
+  // The stream ended or broke: the partial event is dropped, a pending gap
+  // becomes a resync. The framer is ready for a new connection afterwards.
+  void end(std::vector<Outcome>& out);
+  // A new connection starts; state, lastSeq and lastEventId are kept.
+  void reset();
+
+  const Options& options() const;
+  const nlohmann::json& state() const;
+  SyncStatus status() const;
+  std::optional<uint64_t> lastSeq() const;
+  // The sender's epoch (metadata.epoch of the state's snapshot, as text), if known.
+  const std::optional<std::string>& epoch() const;
+  // The SSE last event id (null until an event carried a non-empty id).
+  std::optional<std::string> lastEventId() const;
+  // The latest valid SSE `retry:` value.
+  std::optional<uint64_t> retry() const;
+  // Set while resyncing: why, and where the state is.
+  const std::optional<ResyncRequest>& resyncRequest() const;
+  // Deltas held in the reorder window.
+  size_t pendingCount() const;
+  // The seqs of held deltas that can still apply, ascending (at most
+  // reorderWindow): a catch-up request lists them so that a replay can leave
+  // them out (docs/wire.md section 3, "Held seqs").
+  std::vector<uint64_t> heldSeqs() const;
+  const Metrics& metrics() const;
+  // Bytes received since construction: any growth is a sign of life (heartbeats included).
+  uint64_t bytesReceived() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agui_sync

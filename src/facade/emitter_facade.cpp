@@ -1,0 +1,164 @@
+#include "facade/emitter_facade.h"
+
+#include <agui_sync/state_emitter.h>
+
+#include "facade/facade_json.h"
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+// App-supplied JSON gets the emitter's depth limit plus a margin for the
+// envelope (an op object, the ops array).
+constexpr size_t kEnvelopeDepth = 4;
+constexpr size_t kOptionsDepth = 1024;
+constexpr size_t kRequestDepth = 4;
+
+std::string eventsJson(const std::vector<json>& events) {
+  std::string out = "{\"ok\":true,\"events\":[";
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (i) out.push_back(',');
+    out += events[i].dump();
+  }
+  return out + "]}";
+}
+
+std::string invalidRequest(const std::string& message) {
+  return failureJson(Code::InvalidRequest, "replay request: " + message);
+}
+
+template <typename T>
+void readNumber(const json& o, const char* key, T& target) {
+  auto it = o.find(key);
+  if (it != o.end() && it->is_number()) {
+    if constexpr (std::is_floating_point<T>::value) target = it->get<double>();
+    else if (it->is_number_unsigned()) target = static_cast<T>(it->get<uint64_t>());
+  }
+}
+
+// App-supplied state or ops: the emitter's maxDepth (plus the envelope margin)
+// is checked while parsing.
+std::optional<Failure> parseValue(const std::string& text, size_t maxDepth, size_t margin, json& out) {
+  std::optional<Failure> failure = parseBounded(text, maxDepth + margin, out);
+  if (failure && failure->code == Code::LimitExceeded)
+    failure->message = "value nests deeper than maxDepth (" + std::to_string(maxDepth) + ")";
+  return failure;
+}
+
+EmitterOptions readEmitterOptions(json& opts) {
+  EmitterOptions options;
+  readNumber(opts, "startSeq", options.startSeq);
+  readNumber(opts, "digestEvery", options.digestEvery);
+  readNumber(opts, "snapshotRatio", options.snapshotRatio);
+  readNumber(opts, "replayMaxEvents", options.replayMaxEvents);
+  readNumber(opts, "replayMaxBytes", options.replayMaxBytes);
+  readNumber(opts, "maxDepth", options.maxDepth);
+  auto epoch = opts.find("epoch");
+  if (epoch != opts.end() && epoch->is_string()) options.epoch = *epoch->get_ptr<const std::string*>();
+  auto testAll = opts.find("testAll");
+  if (testAll != opts.end() && testAll->is_boolean()) options.testAll = testAll->get<bool>();
+  auto guarded = opts.find("guardedPaths");
+  if (guarded != opts.end() && guarded->is_array())
+    for (const auto& p : *guarded)
+      if (p.is_string()) options.guardedPaths.push_back(*p.get_ptr<const std::string*>());
+  return options;
+}
+
+}  // namespace
+
+EmitterFacade::EmitterFacade(const std::string& optionsJson) {
+  json opts = json::object();
+  std::string problem;
+  if (!optionsJson.empty() && parseBounded(optionsJson, kOptionsDepth + kEnvelopeDepth, opts)) opts = json();
+  if (!opts.is_object()) {
+    problem = "options must be a JSON object";
+    opts = json::object();
+  }
+  EmitterOptions options = readEmitterOptions(opts);
+  json initial = json::object();
+  auto init = opts.find("initialState");
+  if (init != opts.end() && !init->is_null()) initial = std::move(*init);
+  emitter_ = std::make_unique<StateEmitter>(options, std::move(initial));
+  if (problem.empty()) problem = emitter_->configError();
+  if (!problem.empty()) initFailure_ = Failure{Code::InvalidOptions, problem, {}};
+  initResult_ = initFailure_ ? failureJson(*initFailure_) : okJson();
+}
+
+EmitterFacade::~EmitterFacade() = default;
+
+std::string EmitterFacade::update(const std::string& stateJson) {
+  json state;
+  if (auto failure = parseValue(stateJson, emitter_->options().maxDepth, kEnvelopeDepth, state))
+    return failureJson(*failure);
+  std::vector<json> events = emitter_->update(std::move(state));
+  if (events.empty() && emitter_->lastFailure()) return failureJson(*emitter_->lastFailure());
+  return eventsJson(events);
+}
+
+std::string EmitterFacade::patch(const std::string& opsJson) {
+  json ops;
+  if (auto failure = parseValue(opsJson, emitter_->options().maxDepth, kEnvelopeDepth + 2, ops))
+    return failureJson(*failure);
+  PatchOutcome r = emitter_->patch(std::move(ops));
+  if (!r.ok()) return failureJson(*r.failure);
+  return eventsJson(r.events);
+}
+
+std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }
+
+namespace {
+
+// The `skip` member of a replay request: the seqs the client holds.
+bool readSkip(const json& request, std::vector<uint64_t>& skip) {
+  auto held = request.find("skip");
+  if (held == request.end() || held->is_null()) return true;
+  if (!held->is_array()) return false;
+  for (const json& s : *held) {
+    if (!s.is_number_unsigned() || s.get<uint64_t>() > kMaxSeq) return false;
+    skip.push_back(s.get<uint64_t>());
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string EmitterFacade::replay(const std::string& requestJson) const {
+  json request;
+  if (auto failure = parseBounded(requestJson, kRequestDepth + kEnvelopeDepth, request))
+    return invalidRequest(failure->message);
+  if (!request.is_object()) return invalidRequest("seq must be an integer in [0, 2^53)");
+  // {"snapshot": true}: a catch-up that must be a snapshot (see catchUp() in js/src/server.js).
+  auto forced = request.find("snapshot");
+  if (forced != request.end() && forced->is_boolean() && forced->get<bool>())
+    return eventsJson({emitter_->catchUpSnapshot()});
+  auto seq = request.find("seq");
+  if (seq == request.end() || !seq->is_number_unsigned() || seq->get<uint64_t>() > kMaxSeq)
+    return invalidRequest("seq must be an integer in [0, 2^53)");
+  auto epoch = request.find("epoch");
+  const std::string* check = nullptr;
+  if (epoch != request.end() && !epoch->is_null()) {
+    if (!epoch->is_string()) return invalidRequest("epoch must be a string or null");
+    check = epoch->get_ptr<const std::string*>();
+  }
+  std::vector<uint64_t> skip;
+  if (!readSkip(request, skip)) return invalidRequest("skip must be an array of seqs");
+  return eventsJson(emitter_->replaySince(seq->get<uint64_t>(), check, skip));
+}
+
+std::string EmitterFacade::heartbeat() const { return emitter_->heartbeat(); }
+std::string EmitterFacade::stateJson() const { return emitter_->state().dump(); }
+double EmitterFacade::seq() const { return static_cast<double>(emitter_->seq()); }
+std::string EmitterFacade::epoch() const { return emitter_->options().epoch; }
+
+std::string EmitterFacade::statsJson() const {
+  const EmitterStats& s = emitter_->stats();
+  return json{{"deltas", s.deltas},       {"snapshots", s.snapshots}, {"digests", s.digests},
+              {"repaired", s.repaired},   {"rejected", s.rejected},   {"replays", s.replays},
+              {"replaySnapshots", s.replaySnapshots}}
+      .dump();
+}
+
+}  // namespace agui_sync

@@ -1,0 +1,59 @@
+#pragma once
+// String-in/string-out facade over StateEmitter for language bindings, the
+// backend counterpart of facade.h. Plain C++, exception-free.
+//
+//   EmitterFacade(optionsJson)  {startSeq, epoch, digestEvery, guardedPaths, testAll,
+//                                snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth,
+//                                initialState}; unknown keys ignored.
+// A failure is always {"ok":false,"code":<codes.h name>,"message":s[,"opIndex":n]}.
+//   initResult()                {"ok":true}, or a failure (invalid-options) saying why the
+//                               options were refused.
+//   update(stateJson)           {"ok":true,"events":[...]} | failure (invalid-json,
+//                               limit-exceeded, seq-exhausted)
+//   patch(opsJson)              {"ok":true,"events":[...]} | failure with opIndex (invalid-patch,
+//                               patch-failed, precondition-failed, limit-exceeded)
+//   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
+//   replay(requestJson)         {"seq":n,"epoch"?:s|null,"skip"?:[n,...]} -> {"ok":true,"events":[...]},
+//                               or an invalid-request failure. {"snapshot":true}: a catch-up that
+//                               must be a snapshot (counted as one). epoch absent or null = don't
+//                               check ("" is an epoch like any other); skip: the seqs the client
+//                               holds (StateEmitter::replaySince, docs/wire.md section 3).
+//   heartbeat()                 ": hb <seq>\n\n"
+//   stateJson(), seq(), epoch(), statsJson()
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <agui_sync/codes.h>
+
+namespace agui_sync {
+
+class StateEmitter;
+
+class EmitterFacade {
+ public:
+  explicit EmitterFacade(const std::string& optionsJson);
+  ~EmitterFacade();
+  EmitterFacade(const EmitterFacade&) = delete;
+  EmitterFacade& operator=(const EmitterFacade&) = delete;
+
+  const std::string& initResult() const { return initResult_; }
+  // The same for native callers: why the options were refused, if they were.
+  const std::optional<Failure>& initFailure() const { return initFailure_; }
+  std::string update(const std::string& stateJson);
+  std::string patch(const std::string& opsJson);
+  std::string snapshot() const;
+  std::string replay(const std::string& requestJson) const;
+  std::string heartbeat() const;
+  std::string stateJson() const;
+  double seq() const;
+  std::string epoch() const;
+  std::string statsJson() const;
+
+ private:
+  std::unique_ptr<StateEmitter> emitter_;
+  std::optional<Failure> initFailure_;
+  std::string initResult_;  // {"ok":true} or initFailure_ as JSON
+};
+
+}  // namespace agui_sync

@@ -1,0 +1,118 @@
+#include "facade/result_json.h"
+
+#include <agui_sync/sync_engine.h>
+
+#include "json/json_escape.h"
+
+namespace agui_sync {
+
+namespace {
+
+void appendOptionalSeq(std::string& out, const std::optional<uint64_t>& v) {
+  if (v) out += std::to_string(*v);
+  else out += "null";
+}
+
+void appendOptionalString(std::string& out, const std::optional<std::string>& v) {
+  if (v) appendJsonString(out, *v);
+  else out += "null";
+}
+
+}  // namespace
+
+void appendOutcomeJson(std::string& out, const Outcome& o) {
+  out += "{\"kind\":\"";
+  out += outcomeKindName(o.kind);
+  out += '"';
+  switch (o.kind) {
+    case OutcomeKind::Applied:
+      out += ",\"type\":";
+      appendJsonString(out, o.type);
+      out += ",\"seq\":";
+      appendOptionalSeq(out, o.seq);
+      out += ",\"changedPaths\":[";
+      for (size_t i = 0; i < o.changedPaths.size(); ++i) {
+        if (i) out.push_back(',');
+        appendJsonString(out, o.changedPaths[i]);
+      }
+      out += "],\"event\":";
+      out += o.raw;
+      break;
+    case OutcomeKind::Event:
+      out += ",\"event\":";
+      out += o.raw;
+      break;
+    case OutcomeKind::Resync:
+      out += ",\"reason\":";
+      appendJsonString(out, codeName(o.reason));
+      out += ",\"lastSeq\":";
+      appendOptionalSeq(out, o.lastSeq);
+      out += ",\"lastEventId\":";
+      appendOptionalString(out, o.lastEventId);
+      out += ",\"detail\":";
+      appendJsonString(out, o.detail);
+      break;
+    case OutcomeKind::Ignored:
+      out += ",\"reason\":";
+      appendJsonString(out, codeName(o.reason));
+      out += ",\"seq\":";
+      appendOptionalSeq(out, o.seq);
+      break;
+    case OutcomeKind::Error:
+      out += ",\"code\":";
+      appendJsonString(out, codeName(o.reason));
+      out += ",\"message\":";
+      appendJsonString(out, o.detail);
+      break;
+  }
+  out.push_back('}');
+}
+
+std::string resultJson(const SyncEngine& engine, const std::vector<Outcome>& outcomes) {
+  std::string out;
+  appendResultJson(out, engine, outcomes);
+  return out;
+}
+
+void appendResultJson(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes) {
+  size_t reserve = out.size() + 160;
+  for (const auto& o : outcomes) reserve += o.raw.size() + 96;
+  out.reserve(reserve);
+  out += "{\"outcomes\":[";
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (i) out.push_back(',');
+    appendOutcomeJson(out, outcomes[i]);
+  }
+  out += "],\"status\":\"";
+  out += statusName(engine.status());
+  out += "\",\"lastSeq\":";
+  appendOptionalSeq(out, engine.lastSeq());
+  out += ",\"lastEventId\":";
+  appendOptionalString(out, engine.lastEventId());
+  out += ",\"epoch\":";
+  appendOptionalString(out, engine.epoch());
+  out += ",\"pending\":";
+  out += std::to_string(engine.pendingCount());
+  out += ",\"resync\":";
+  const auto& r = engine.resyncRequest();
+  if (!r) {
+    out += "null";
+  } else {
+    out += "{\"reason\":";
+    appendJsonString(out, codeName(r->reason));
+    out += ",\"lastSeq\":";
+    appendOptionalSeq(out, r->lastSeq);
+    out += ",\"lastEventId\":";
+    appendOptionalString(out, r->lastEventId);
+    out += ",\"held\":[";
+    const std::vector<uint64_t> held = engine.heldSeqs();
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (i) out.push_back(',');
+      out += std::to_string(held[i]);
+    }
+    out += "]}";
+  }
+  out.push_back('}');
+}
+
+}  // namespace agui_sync

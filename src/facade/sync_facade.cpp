@@ -1,0 +1,220 @@
+#include "facade/sync_facade.h"
+
+#include <agui_sync/approval_guard.h>
+#include <agui_sync/canonical_json.h>
+#include <agui_sync/sync_engine.h>
+
+#include "facade/facade_json.h"
+#include "facade/result_json.h"
+#include "json/json_escape.h"
+#include "json/json_measure.h"
+#include "json/json_reader.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+// Options carry initialState, checked against maxDepth once maxDepth is known;
+// this only bounds the parse itself.
+constexpr size_t kOptionsDepth = 1024;
+// Tokens and approvals are flat objects.
+constexpr size_t kTokenDepth = 4;
+
+// Parses `text`, or returns a discarded value.
+json parseOrDiscard(const std::string& text, size_t maxDepth) {
+  json v;
+  if (!JsonReader::parse(text, maxDepth, v)) return json(json::value_t::discarded);
+  return v;
+}
+
+// What the options JSON configures.
+struct SyncConfig {
+  Options options;
+  GuardOptions guard;
+  std::optional<json> initialState;
+};
+
+std::optional<Failure> invalidOptions(std::string message) { return Failure{Code::InvalidOptions, std::move(message), {}}; }
+
+std::optional<Failure> readLimits(const json& opts, SyncConfig& config) {
+  Options& o = config.options;
+  for (auto [name, target] : {std::pair<const char*, size_t*>{"reorderWindow", &o.reorderWindow},
+                              {"reorderBytes", &o.reorderBytes},
+                              {"maxGapEvents", &o.maxGapEvents},
+                              {"maxEventBytes", &o.maxEventBytes},
+                              {"maxDepth", &o.maxDepth},
+                              {"maxStateBytes", &o.maxStateBytes}})
+    if (auto failure = readPositive(opts, name, *target)) return failure;
+  size_t staleAfter = config.guard.staleAfterMs;
+  if (auto failure = readPositive(opts, "staleAfterMs", staleAfter)) return failure;
+  config.guard.staleAfterMs = staleAfter;
+  auto trust = opts.find("trustUnsequenced");
+  if (trust != opts.end() && trust->is_boolean()) config.guard.trustUnsequenced = trust->get<bool>();
+  return std::nullopt;
+}
+
+// The options object -> config; the initial state is checked against the limits it set.
+std::optional<Failure> readSyncConfig(const std::string& optionsJson, SyncConfig& config) {
+  json opts = json::object();
+  bool tooDeep = false;
+  if (!optionsJson.empty() && !JsonReader::parse(optionsJson, kOptionsDepth, opts, nullptr, &tooDeep))
+    return invalidOptions(tooDeep ? "initialState nests deeper than maxDepth" : "options must be a JSON object");
+  if (!opts.is_object()) return invalidOptions("options must be a JSON object");
+  if (auto failure = readLimits(opts, config)) return failure;
+  auto it = opts.find("initialState");
+  if (it == opts.end() || it->is_null()) return std::nullopt;
+  if (valueDepth(*it) > config.options.maxDepth) return invalidOptions("initialState nests deeper than maxDepth");
+  if (serializedSize(*it, config.options.maxStateBytes) > config.options.maxStateBytes)
+    return invalidOptions("initialState exceeds maxStateBytes");
+  config.initialState = std::move(*it);
+  return std::nullopt;
+}
+
+}  // namespace
+
+SyncFacade::SyncFacade(const std::string& optionsJson) {
+  SyncConfig config;
+  initFailure_ = readSyncConfig(optionsJson, config);
+  // A refused configuration still builds a default engine, so every method
+  // stays callable; the binding refuses to hand it out (initResult()).
+  if (initFailure_) config = SyncConfig{};
+  initResult_ = initFailure_ ? failureJson(*initFailure_) : okJson();
+  engine_ = std::make_unique<SyncEngine>(config.options);
+  if (config.initialState) engine_->setInitialState(std::move(*config.initialState));
+  guard_ = std::make_unique<ApprovalGuard>(*engine_, config.guard);
+}
+
+SyncFacade::~SyncFacade() = default;
+
+uint8_t* SyncFacade::inputBuffer(size_t n) {
+  if (input_.size() < n) input_.resize(n);
+  return input_.data();
+}
+
+void SyncFacade::feedBytes(const uint8_t* p, size_t n, std::string& result) {
+  outcomes_.clear();
+  engine_->feed(p, n, outcomes_);
+  for (const Outcome& o : outcomes_) {
+    if (o.kind == OutcomeKind::Event) runEnded_ = o.type == "RUN_FINISHED" || o.type == "RUN_ERROR";
+    else if (o.kind == OutcomeKind::Applied) runEnded_ = false;
+  }
+  appendResultJson(result, *engine_, outcomes_);
+  outcomes_.clear();
+}
+
+const uint8_t* SyncFacade::feedInput(size_t n) {
+  if (n > input_.size()) n = input_.size();
+  // A large Result (a snapshot) does not pin its capacity for the instance's life.
+  if (result_.capacity() > (1u << 20)) std::string().swap(result_);
+  result_.assign(4, '\0');
+  feedBytes(input_.data(), n, result_);
+  const uint32_t len = static_cast<uint32_t>(result_.size() - 4);
+  for (int i = 0; i < 4; ++i) result_[i] = static_cast<char>((len >> (8 * i)) & 0xFF);
+  return reinterpret_cast<const uint8_t*>(result_.data());
+}
+
+std::string SyncFacade::feed(const std::string& bytes) {
+  std::string result;
+  feedBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), result);
+  return result;
+}
+
+std::string SyncFacade::end() {
+  std::vector<Outcome> out;
+  engine_->end(out);
+  // A stream that ends right after its run finished (e.g. paused on an
+  // interrupt, waiting for this very approval) closed cleanly; any other end
+  // is a broken connection, and approvals wait until bytes flow again.
+  if (!runEnded_) guard_->noteDisconnected();
+  return resultJson(*engine_, out);
+}
+
+void SyncFacade::reset() { engine_->reset(); }
+
+std::string SyncFacade::stateJson() const { return engine_->state().dump(); }
+
+std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
+
+std::string SyncFacade::statusJson() const { return resultJson(*engine_, {}); }
+
+namespace {
+
+uint64_t toMs(double ms) { return ms > 0 ? static_cast<uint64_t>(ms) : 0; }
+
+// A guard refusal: the guard code, explained by its row in the code table.
+std::string refusal(Code reason) { return failureJson(reason, codeInfo(reason).meaning); }
+
+json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+bool approvalFromJson(const json& j, Approval& a) {
+  if (!j.is_object()) return false;
+  auto path = j.find("path");
+  auto digest = j.find("digest");
+  if (path == j.end() || !path->is_string() || digest == j.end() || !digest->is_string()) return false;
+  a.path = *path->get_ptr<const std::string*>();
+  a.digest = *digest->get_ptr<const std::string*>();
+  return true;
+}
+
+}  // namespace
+
+void SyncFacade::noteActivity(double nowMs) { guard_->noteActivity(toMs(nowMs)); }
+
+std::string SyncFacade::guardView(const std::string& path) const {
+  ViewToken token;
+  GuardResult r = guard_->view(path, nullptr, &token);
+  if (!r.ok) return refusal(r.reason);
+  return json{{"ok", true}, {"token", {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}}}}
+      .dump();
+}
+
+std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs) const {
+  json t = parseOrDiscard(tokenJson, kTokenDepth);
+  if (t.is_discarded() || !t.is_object()) return refusal(Code::InvalidToken);
+  auto path = t.find("path");
+  auto digest = t.find("digest");
+  if (path == t.end() || !path->is_string() || digest == t.end() || !digest->is_string())
+    return refusal(Code::InvalidToken);
+  ViewToken token{*path->get_ptr<const std::string*>(), std::nullopt, *digest->get_ptr<const std::string*>()};
+  auto seq = t.find("seq");
+  if (seq != t.end() && seq->is_number_unsigned()) token.seq = seq->get<uint64_t>();
+  Approval a;
+  GuardResult r = guard_->approve(token, toMs(nowMs), &a);
+  if (!r.ok) return refusal(r.reason);
+  return json{{"ok", true},
+              {"approval",
+               {{"path", a.path},
+                {"seq", optionalSeq(a.seq)},
+                {"viewedSeq", optionalSeq(a.viewedSeq)},
+                {"digest", a.digest},
+                {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}}}}
+      .dump();
+}
+
+std::string SyncFacade::guardBlocker(double nowMs) const {
+  std::optional<Code> reason = guard_->blocker(toMs(nowMs));
+  return reason ? codeName(*reason) : "";
+}
+
+std::string SyncFacade::canonicalize(const std::string& jsonText) {
+  json v;
+  if (std::optional<Failure> failure = parseBounded(jsonText, Options{}.maxDepth, v)) return failureJson(*failure);
+  std::string canonical = canonicalJson(v);
+  std::string out = "{\"ok\":true,\"canonical\":";
+  appendJsonString(out, canonical);
+  out += ",\"digest\":";
+  appendJsonString(out, stateDigest(v));
+  return out + "}";
+}
+
+bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson) {
+  Approval a;
+  if (!approvalFromJson(parseOrDiscard(approvalJson, kTokenDepth), a)) return false;
+  json state;
+  if (!JsonReader::parse(stateJson, Options{}.maxDepth * 4, state)) return false;
+  return verifyApproval(a, state);
+}
+
+}  // namespace agui_sync

@@ -1,0 +1,158 @@
+#include "json/json_measure.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace agui_sync {
+
+size_t valueDepth(const nlohmann::json& value) {
+  if (!value.is_structured()) return 0;
+  size_t deepest = 0;
+  if (value.is_object()) {
+    for (const auto& kv : *value.get_ptr<const nlohmann::json::object_t*>()) {
+      size_t d = valueDepth(kv.second);
+      if (d > deepest) deepest = d;
+    }
+  } else {
+    for (const auto& item : *value.get_ptr<const nlohmann::json::array_t*>()) {
+      size_t d = valueDepth(item);
+      if (d > deepest) deepest = d;
+    }
+  }
+  return deepest + 1;
+}
+
+size_t decimalDigits(uint64_t v) {
+  size_t n = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++n;
+  }
+  return n;
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+size_t sizeRec(const json& v, size_t limit, size_t& total) {
+  switch (v.type()) {
+    case json::value_t::null: total += 4; break;
+    case json::value_t::boolean: total += *v.get_ptr<const json::boolean_t*>() ? 4 : 5; break;
+    case json::value_t::number_unsigned: total += decimalDigits(*v.get_ptr<const json::number_unsigned_t*>()); break;
+    case json::value_t::number_integer: {
+      const int64_t i = *v.get_ptr<const json::number_integer_t*>();
+      total += i < 0 ? 1 + decimalDigits(static_cast<uint64_t>(-(i + 1)) + 1) : decimalDigits(static_cast<uint64_t>(i));
+      break;
+    }
+    case json::value_t::string: total += quotedSize(*v.get_ptr<const json::string_t*>()); break;
+    case json::value_t::array: {
+      const auto& arr = *v.get_ptr<const json::array_t*>();
+      total += arr.empty() ? 2 : 1 + arr.size();  // brackets + commas
+      for (const auto& item : arr) {
+        if (total > limit) return total;
+        sizeRec(item, limit, total);
+      }
+      break;
+    }
+    case json::value_t::object: {
+      const auto& obj = *v.get_ptr<const json::object_t*>();
+      total += obj.empty() ? 2 : 1 + obj.size() * 2;  // braces + commas + colons
+      for (const auto& kv : obj) {
+        if (total > limit) return total;
+        total += quotedSize(kv.first);
+        sizeRec(kv.second, limit, total);
+      }
+      break;
+    }
+    default:
+      // Floats (shortest round-trip text), binary and discarded values: rare, so
+      // ask the serializer itself. A non-finite float prints as `null`.
+      total += v.dump(-1, ' ', false, json::error_handler_t::replace).size();
+      break;
+  }
+  return total;
+}
+
+}  // namespace
+
+size_t quotedSize(const std::string& s) {
+  size_t n = 2;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t': n += 2; break;
+      default: n += c < 0x20 ? 6 : 1;
+    }
+  }
+  return n;
+}
+
+size_t serializedSize(const json& value, size_t limit) {
+  size_t total = 0;
+  return sizeRec(value, limit, total);
+}
+
+namespace {
+
+// Word-wise multiply-xor over bytes, then a splitmix64 finalizer per value so that structure
+// (type tags, lengths) cannot be confused with content.
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t mix(uint64_t h) {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+uint64_t mixWord(uint64_t h, uint64_t word) { return mix(h ^ (word + 0x9e3779b97f4a7c15ull)); }
+
+}  // namespace
+
+uint64_t hashBytes(std::string_view bytes, uint64_t seed) {
+  // Eight bytes per multiply; the tail is folded in byte by byte (FNV-1a).
+  uint64_t h = seed ^ 1469598103934665603ull;
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  for (; n > 0; ++p, --n) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= kFnvPrime;
+  }
+  return mixWord(h, bytes.size());
+}
+
+uint64_t contentHash(const nlohmann::json& value, uint64_t seed) {
+  using value_t = nlohmann::json::value_t;
+  uint64_t h = mixWord(seed, static_cast<uint64_t>(value.type()) + 1);
+  switch (value.type()) {
+    case value_t::boolean: return mixWord(h, value.get<bool>() ? 1 : 0);
+    case value_t::number_unsigned: return mixWord(h, value.get<uint64_t>());
+    case value_t::number_integer: return mixWord(h, static_cast<uint64_t>(value.get<int64_t>()));
+    case value_t::number_float: {
+      double d = value.get<double>();
+      uint64_t bits;
+      static_assert(sizeof bits == sizeof d, "64-bit doubles");
+      std::memcpy(&bits, &d, sizeof bits);
+      return mixWord(h, bits);
+    }
+    case value_t::string: return hashBytes(*value.get_ptr<const std::string*>(), h);
+    case value_t::array:
+      for (const auto& item : *value.get_ptr<const nlohmann::json::array_t*>()) h = contentHash(item, h);
+      return mixWord(h, value.size());
+    case value_t::object:
+      // std::map iterates keys in order, so the wire's key order does not matter.
+      for (const auto& kv : *value.get_ptr<const nlohmann::json::object_t*>())
+        h = contentHash(kv.second, hashBytes(kv.first, h));
+      return mixWord(h, value.size());
+    default: return h;
+  }
+}
+
+}  // namespace agui_sync

@@ -1,0 +1,38 @@
+#pragma once
+// Cheap structural measurements of a JSON value, used to enforce depth and
+// state-size limits without serializing. Each call costs O(size of `value`),
+// so callers only measure values an event carries or removes, never the state.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace agui_sync {
+
+// Nesting depth: scalars 0, [] / {} 1, [[1]] 2. Recursion is bounded because
+// every value reaching here passed the event depth limit.
+size_t valueDepth(const nlohmann::json& value);
+
+// Number of decimal digits of `v` (1 for 0).
+size_t decimalDigits(uint64_t v);
+
+// Exact length of value.dump() (compact, ensure_ascii = false) when every string
+// is valid UTF-8: the one size measure of the library (state-size limits and
+// metrics, the emitter's delta-or-snapshot choice, the diff's collapse rule).
+// Counting stops once the total exceeds `limit`; the result is then some value
+// > limit. O(min(size, limit)) apart from float formatting.
+size_t serializedSize(const nlohmann::json& value, size_t limit = SIZE_MAX);
+// Length of a string once JSON-quoted and escaped as dump() does it.
+size_t quotedSize(const std::string& s);
+
+// 64-bit hash of a value's content: equal values (as nlohmann compares them,
+// except that 1 and 1.0 differ) hash equally, whatever their key order or
+// whitespace was on the wire. Mixes `seed` in. Not cryptographic: it tells a
+// re-sent copy of a delta from a different delta with the same seq.
+uint64_t contentHash(const nlohmann::json& value, uint64_t seed = 0);
+// Mixes a string into a hash the same way (for operation fields).
+uint64_t hashBytes(std::string_view bytes, uint64_t seed);
+
+}  // namespace agui_sync

@@ -1,0 +1,295 @@
+#include "receive/event_decoder.h"
+
+#include "json/json_measure.h"
+#include "json/json_reader.h"
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+using namespace std::string_view_literals;
+
+bool mayBeStateEvent(std::string_view text) {
+  // A type we can see that is not a state type means "no"; otherwise assume yes.
+  if (text.find("STATE_SNAPSHOT") != std::string_view::npos) return true;
+  if (text.find("STATE_DELTA") != std::string_view::npos) return true;
+  size_t t = text.find("\"type\"");
+  if (t == std::string_view::npos) return true;
+  size_t colon = text.find(':', t + 6);
+  size_t quote = colon == std::string_view::npos ? colon : text.find('"', colon);
+  return quote == std::string_view::npos;
+}
+
+namespace {
+
+// A sequence number: a JSON integer in [0, 2^53 - 1]. Floats with an integral
+// value (5.0) are accepted because JS senders cannot tell them apart.
+bool readSeq(const json& v, uint64_t& out) {
+  if (v.is_number_unsigned()) {
+    out = v.get<uint64_t>();
+    return out <= kMaxSeq;
+  }
+  if (v.is_number_integer()) {
+    int64_t i = v.get<int64_t>();
+    if (i < 0) return false;
+    out = static_cast<uint64_t>(i);
+    return out <= kMaxSeq;
+  }
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(kMaxSeq)) || static_cast<double>(static_cast<uint64_t>(d)) != d)
+      return false;
+    out = static_cast<uint64_t>(d);
+    return true;
+  }
+  return false;
+}
+
+// The members of `metadata` the engine reads (null = absent). Read member by
+// member: building a map for two numbers was a visible cost per event.
+struct SeqFields {
+  json seq, baseSeq, epoch, digest;
+};
+
+bool readSeqFields(JsonReader& r, SeqFields& f) {
+  f = SeqFields{};
+  if (!r.enterObject()) return false;
+  std::string key;
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(key, first, &end)) return false;
+    if (end) return true;
+    json* target = key == "seq"sv ? &f.seq : key == "baseSeq"sv ? &f.baseSeq : key == "epoch"sv ? &f.epoch
+                 : key == "digest"sv ? &f.digest : nullptr;
+    if (!target) {
+      if (!r.skipValue()) return false;
+      continue;
+    }
+    *target = json();  // a duplicate member: the last one wins
+    if (!r.readValue(*target)) return false;
+  }
+}
+
+// The metadata field when present and not null, else the top-level one.
+const json* pick(const json& fromMetadata, const json& topLevel) {
+  if (!fromMetadata.is_null()) return &fromMetadata;
+  return topLevel.is_null() ? nullptr : &topLevel;
+}
+
+bool fail(DecodeError& err, Code code, std::string msg, bool stateEvent) {
+  err.code = code;
+  err.message = std::move(msg);
+  err.stateEvent = stateEvent;
+  return false;
+}
+
+bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || type == "STATE_DELTA"; }
+
+// Reads a `delta` array straight into PatchOps. Returns false only on a JSON
+// syntax (or depth) error; structural problems of the operations go to
+// out.opsProblem (the first one, as validatePatch() would report it).
+bool readOps(JsonReader& r, DecodedEvent& out) {
+  out.ops.clear();
+  out.ops.reserve(4);  // agents send a handful of ops per delta: one allocation, not three
+  out.opsProblem = PatchResult{};
+  uint64_t hash = 0x6f70730a;
+  if (!r.enterArray()) return false;
+  std::string key, opName, path, from;
+  bool done = false;
+  for (size_t index = 0;; ++index) {
+    if (!r.nextElement(index == 0, &done)) return false;
+    if (done) break;
+    if (r.peek() != '{') {
+      // Not an operation object: identity is its text.
+      const char* start = r.position();
+      if (!r.skipValue()) return false;
+      hash = hashBytes(std::string_view(start, static_cast<size_t>(r.position() - start)), hash ^ 0x6e6f6f626a);
+      if (out.opsProblem.ok()) {
+        OpFields notObject;
+        notObject.isObject = false;
+        PatchOp unused;
+        out.opsProblem = checkOp(index, notObject, unused);
+        out.ops.clear();
+      }
+      continue;
+    }
+    if (!r.enterObject()) return false;
+    bool hasOp = false, hasPath = false, hasFrom = false, hasValue = false;
+    nlohmann::json value;
+    for (bool first = true;; first = false) {
+      bool end = false;
+      if (!r.nextMember(key, first, &end)) return false;
+      if (end) break;
+      // A duplicate member: the last one wins, as in any JSON object.
+      if (key == "op"sv || key == "path"sv || key == "from"sv) {
+        std::string& target = key == "op"sv ? opName : key == "path"sv ? path : from;
+        bool& has = key == "op"sv ? hasOp : key == "path"sv ? hasPath : hasFrom;
+        has = r.peek() == '"';
+        if (has ? !r.readString(target) : !r.skipValue()) return false;
+      } else if (key == "value"sv) {
+        value = nlohmann::json();
+        if (!r.readValue(value)) return false;
+        hasValue = true;
+      } else if (!r.skipValue()) {  // RFC 6902 4: other members are ignored
+        return false;
+      }
+    }
+    hash = hashBytes(hasOp ? std::string_view(opName) : std::string_view("\x01", 1), hash);
+    hash = hashBytes(hasPath ? std::string_view(path) : std::string_view("\x01", 1), hash);
+    hash = hashBytes(hasFrom ? std::string_view(from) : std::string_view("\x01", 1), hash);
+    hash = hasValue ? contentHash(value, hash) : hashBytes("\x02", hash);
+    if (!out.opsProblem.ok()) continue;
+    OpFields fields;
+    fields.op = hasOp ? &opName : nullptr;
+    fields.path = hasPath ? &path : nullptr;
+    fields.from = hasFrom ? &from : nullptr;
+    fields.hasValue = hasValue;
+    PatchOp op;
+    out.opsProblem = checkOp(index, fields, op);
+    if (!out.opsProblem.ok()) {
+      out.ops.clear();
+      continue;
+    }
+    op.path = std::move(path);
+    if (hasFrom) op.from = std::move(from);
+    if (hasValue) op.value = std::move(value);
+    out.ops.push_back(std::move(op));
+  }
+  out.deltaHash = hash;
+  return true;
+}
+
+}  // namespace
+
+bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& out, DecodeError& err) {
+  if (data.size() > options.maxEventBytes)
+    return fail(err, Code::LimitExceeded, "event of " + std::to_string(data.size()) + " bytes exceeds maxEventBytes",
+                mayBeStateEvent(data.substr(0, 4096)));
+  // JSON text never contains a raw NUL (json::parse would even take one for
+  // the end of input); say so plainly.
+  if (data.find('\0') != std::string_view::npos)
+    return fail(err, Code::InvalidJson, "event data contains a NUL byte", mayBeStateEvent(data.substr(0, 4096)));
+
+  out.cls = EventClass::Other;
+  out.type.clear();
+  out.seq = SeqInfo{};
+  out.snapshot = nlohmann::json();
+  out.snapshotDepth = 0;
+  out.ops.clear();
+  out.opsProblem = PatchResult{};
+  out.deltaHash = 0;
+
+  // The envelope adds up to 3 levels above a state value (event > delta > op > value).
+  JsonReader r(data, options.maxDepth + 3);
+  auto syntaxError = [&]() {
+    if (r.depthExceeded())
+      return fail(err, Code::LimitExceeded, "event nests deeper than maxDepth (" + std::to_string(options.maxDepth) + ")",
+                  mayBeStateEvent(data.substr(0, 4096)));
+    return fail(err, Code::InvalidJson, "event data is not valid JSON (" + r.error() + ")", mayBeStateEvent(data));
+  };
+  if (r.peek() != '{') {
+    // Valid JSON that is not an object cannot have been a state event.
+    if (!r.skipValue() || !r.finish()) return syntaxError();
+    return fail(err, Code::InvalidEvent, "an AG-UI event must be a JSON object", false);
+  }
+
+  bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
+  SeqFields metadata;
+  bool metadataIsObject = false;
+  nlohmann::json topSeq, topBaseSeq;
+  std::string key;
+  if (!r.enterObject()) return syntaxError();
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(key, first, &end)) return syntaxError();
+    if (end) break;
+    // Once the type is known to be another event, its members are only validated.
+    const bool otherEvent = typeIsString && !isStateType(out.type);
+    bool ok;
+    if (key == "type"sv) {
+      typeIsString = r.peek() == '"';
+      ok = typeIsString ? r.readString(out.type) : r.skipValue();
+    } else if (key == "delta"sv) {
+      hasDelta = true;
+      deltaIsArray = r.peek() == '[' && !otherEvent;
+      ok = deltaIsArray ? readOps(r, out) : r.skipValue();
+    } else if (key == "snapshot"sv) {
+      hasSnapshot = true;
+      if (otherEvent) {
+        ok = r.skipValue();
+      } else {
+        const size_t base = r.depth();
+        r.resetDeepest();
+        out.snapshot = nlohmann::json();
+        ok = r.readValue(out.snapshot);
+        out.snapshotDepth = r.deepest() - base;
+      }
+    } else if (key == "metadata"sv && !otherEvent) {
+      metadataIsObject = r.peek() == '{';
+      if (metadataIsObject) {
+        ok = readSeqFields(r, metadata);
+      } else {
+        metadata = SeqFields{};  // a duplicate non-object metadata replaces an earlier one
+        ok = r.skipValue();
+      }
+    } else if (key == "seq"sv && !otherEvent) {
+      topSeq = nlohmann::json();
+      ok = r.readValue(topSeq);
+    } else if (key == "base_seq"sv && !otherEvent) {
+      topBaseSeq = nlohmann::json();
+      ok = r.readValue(topBaseSeq);
+    } else {
+      ok = r.skipValue();
+    }
+    if (!ok) return syntaxError();
+  }
+  if (!r.finish()) return syntaxError();
+
+  if (!typeIsString) return fail(err, Code::InvalidEvent, "an AG-UI event needs a string 'type'", true);
+  if (out.type == "STATE_SNAPSHOT") out.cls = EventClass::StateSnapshot;
+  else if (out.type == "STATE_DELTA") out.cls = EventClass::StateDelta;
+  else {
+    out.cls = EventClass::Other;
+    out.snapshot = nlohmann::json();
+    out.ops.clear();
+    return true;  // other events pass through untouched; their metadata is theirs
+  }
+
+  const bool isDelta = out.cls == EventClass::StateDelta;
+  if (isDelta) {
+    if (!hasDelta || !deltaIsArray) return fail(err, Code::InvalidEvent, "STATE_DELTA needs a 'delta' array", true);
+  } else if (!hasSnapshot) {
+    return fail(err, Code::InvalidEvent, "STATE_SNAPSHOT needs a 'snapshot'", true);
+  }
+
+  const SeqFields none;
+  const SeqFields& meta = metadataIsObject ? metadata : none;
+  uint64_t value = 0;
+  if (const json* s = pick(meta.seq, topSeq)) {
+    if (!readSeq(*s, value)) return fail(err, Code::InvalidSeq, "seq must be an integer in [0, 2^53-1]", true);
+    out.seq.seq = value;
+  }
+  const json* b = pick(meta.baseSeq, topBaseSeq);
+  if (isDelta && b) {
+    if (!readSeq(*b, value)) return fail(err, Code::InvalidSeq, "baseSeq must be an integer in [0, 2^53-1]", true);
+    out.seq.baseSeq = value;
+  }
+  if (isDelta && out.seq.seq.has_value() != out.seq.baseSeq.has_value())
+    return fail(err, Code::InvalidSeq, "a sequenced STATE_DELTA needs both seq and baseSeq", true);
+  if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
+    return fail(err, Code::InvalidSeq, "a STATE_DELTA's seq must be greater than its baseSeq", true);
+
+  const json& e = meta.epoch;
+  if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
+  else if (e.is_number_integer()) out.seq.epoch = e.dump();
+  else if (!e.is_null()) return fail(err, Code::InvalidSeq, "metadata.epoch must be a string or integer", true);
+  const json& g = meta.digest;
+  if (!g.is_null()) {
+    if (!g.is_string() || g.get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
+      return fail(err, Code::InvalidSeq, "metadata.digest must be a 'sha256:<hex>' string", true);
+    out.seq.digest = *g.get_ptr<const std::string*>();
+  }
+  return true;
+}
+
+}  // namespace agui_sync

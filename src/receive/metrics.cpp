@@ -1,0 +1,34 @@
+#include <agui_sync/metrics.h>
+
+#include <nlohmann/json.hpp>
+
+namespace agui_sync {
+
+std::string metricsToJson(const Metrics& m) {
+  nlohmann::json j = {
+      {"events", m.events},
+      {"heartbeats", m.heartbeats},
+      {"snapshots", m.snapshots},
+      {"resyncSnapshots", m.resyncSnapshots},
+      {"deltasApplied", m.deltasApplied},
+      {"duplicates", m.duplicates},
+      {"staleSnapshots", m.staleSnapshots},
+      {"held", m.held},
+      {"reordersHealed", m.reordersHealed},
+      {"replayHeals", m.replayHeals},
+      {"errors", m.errors},
+      {"resyncs", m.resyncs},
+      {"resyncsByReason", m.resyncsByReason},
+      {"snapshotBytes", m.snapshotBytes},
+      {"resyncSnapshotBytes", m.resyncSnapshotBytes},
+      {"deltaBytes", m.deltaBytes},
+      {"deltaSavedBytes", m.deltaSavedBytes},
+      {"netSavedBytes", m.netSavedBytes()},
+      {"stateBytes", m.stateBytes},
+      {"digestChecks", m.digestChecks},
+      {"taxRate", m.taxRate()},
+  };
+  return j.dump();
+}
+
+}  // namespace agui_sync

@@ -1,0 +1,114 @@
+#include <agui_sync/sync_engine.h>
+
+#include "receive/event_decoder.h"
+#include "receive/receiver.h"
+#include "receive/sse_framer.h"
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+namespace {
+
+// ": hb <seq>" (the emitter's heartbeat) -> seq; any other comment -> none.
+std::optional<uint64_t> heartbeatSeq(const std::string& comment) {
+  constexpr size_t kPrefix = kHeartbeatPrefixLength;
+  if (comment.size() <= kPrefix || comment.compare(0, kPrefix, kHeartbeatPrefix) != 0 || comment.size() > kPrefix + 16)
+    return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = kPrefix; i < comment.size(); ++i) {
+    char c = comment[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v > kMaxSeq) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+// The three mechanisms the engine composes: SseFramer (bytes -> events) ->
+// decodeEvent (text -> AG-UI event) -> Receiver (event -> state + outcomes).
+// Each is usable and tested on its own; this only wires them and keeps
+// per-connection bookkeeping.
+struct SyncEngine::Impl {
+  explicit Impl(const Options& o) : options(o), framer(o.maxEventBytes), receiver(o) {}
+
+  void handleEvent(SseItem& item, std::vector<Outcome>& out);
+
+  Options options;
+  SseFramer framer;
+  Receiver receiver;
+  std::vector<SseItem> items;  // reused across feeds to avoid reallocating
+  DecodedEvent decoded;
+  uint64_t bytesReceived = 0;
+};
+
+void SyncEngine::Impl::handleEvent(SseItem& item, std::vector<Outcome>& out) {
+  ++receiver.metrics().events;
+  // AG-UI 1.1: the data is one AG-UI event whatever `event:` said, so the type is ignored here.
+  receiver.setLastEventId(item.lastEventId.empty() ? std::nullopt : std::optional<std::string>(item.lastEventId));
+  DecodeError error;
+  if (item.oversized) {
+    error.code = Code::LimitExceeded;
+    error.message = "event data exceeds maxEventBytes (" + std::to_string(options.maxEventBytes) + ")";
+    error.stateEvent = mayBeStateEvent(std::string_view(item.data).substr(0, 4096));
+    receiver.onDecodeError(error, out);
+    return;
+  }
+  if (!decodeEvent(item.data, options, decoded, error)) {
+    receiver.onDecodeError(error, out);
+    return;
+  }
+  receiver.onEvent(std::move(decoded), std::move(item.data), out);
+  decoded = DecodedEvent{};
+}
+
+SyncEngine::SyncEngine(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
+SyncEngine::~SyncEngine() = default;
+SyncEngine::SyncEngine(SyncEngine&&) noexcept = default;
+SyncEngine& SyncEngine::operator=(SyncEngine&&) noexcept = default;
+
+void SyncEngine::setInitialState(nlohmann::json state) { impl_->receiver.setInitialState(std::move(state)); }
+
+void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out) {
+  Impl& e = *impl_;
+  e.bytesReceived += n;
+  e.items.clear();
+  e.framer.feed(bytes, n, e.items);
+  for (SseItem& item : e.items) {
+    switch (item.kind) {
+      case SseItem::Kind::Event: e.handleEvent(item, out); break;
+      case SseItem::Kind::Comment: e.receiver.onHeartbeat(heartbeatSeq(item.data), out); break;
+      case SseItem::Kind::Retry:
+      case SseItem::Kind::InvalidRetry: break;  // the framer keeps retry; it never changes decoding
+    }
+  }
+  e.items.clear();
+}
+
+void SyncEngine::end(std::vector<Outcome>& out) {
+  impl_->framer.endOfStream();
+  impl_->receiver.onStreamEnd(out);
+}
+
+void SyncEngine::reset() { impl_->framer.reset(); }
+
+const Options& SyncEngine::options() const { return impl_->options; }
+const nlohmann::json& SyncEngine::state() const { return impl_->receiver.state(); }
+SyncStatus SyncEngine::status() const { return impl_->receiver.status(); }
+std::optional<uint64_t> SyncEngine::lastSeq() const { return impl_->receiver.lastSeq(); }
+const std::optional<std::string>& SyncEngine::epoch() const { return impl_->receiver.epoch(); }
+std::optional<uint64_t> SyncEngine::retry() const { return impl_->framer.retry(); }
+const std::optional<ResyncRequest>& SyncEngine::resyncRequest() const { return impl_->receiver.resyncRequest(); }
+size_t SyncEngine::pendingCount() const { return impl_->receiver.pendingCount(); }
+std::vector<uint64_t> SyncEngine::heldSeqs() const { return impl_->receiver.heldSeqs(); }
+const Metrics& SyncEngine::metrics() const { return impl_->receiver.metrics(); }
+uint64_t SyncEngine::bytesReceived() const { return impl_->bytesReceived; }
+
+std::optional<std::string> SyncEngine::lastEventId() const {
+  const std::string& id = impl_->framer.lastEventId();
+  if (id.empty()) return std::nullopt;
+  return id;
+}
+
+}  // namespace agui_sync
