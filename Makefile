@@ -10,7 +10,23 @@ NATIVE_BUILD := build/native
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver
 
-.PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test
+.PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test conformance
+
+# External conformance suites (SSE, RFC 8785, AG-UI apply cases): third-party
+# material that is never part of this repository. They are read from
+# AGUI_CONFORMANCE_DIR (default: ../shared/conformance, beside the clone), and
+# exported to the test runners only when that folder exists. Without it, make
+# test says so in one line and runs everything else; AGUI_REQUIRE_CONFORMANCE=1
+# (set by .ci/run) makes a missing folder a failure instead.
+AGUI_CONFORMANCE_DIR ?= ../shared/conformance
+CONFORMANCE_PATH := $(abspath $(AGUI_CONFORMANCE_DIR))
+ifneq ($(wildcard $(CONFORMANCE_PATH)/.),)
+override AGUI_CONFORMANCE_DIR := $(CONFORMANCE_PATH)
+export AGUI_CONFORMANCE_DIR
+else
+unexport AGUI_CONFORMANCE_DIR
+endif
+export AGUI_REQUIRE_CONFORMANCE
 
 all: build
 
@@ -26,11 +42,19 @@ native-build: deps
 	cmake -S . -B $(NATIVE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(NATIVE_BUILD) -j$(JOBS)
 
-native-test: native-build
+# The JSON Patch suite is the npm devDependency json-patch-test-suite.
+native-test: native-build npm-deps conformance
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: native-test js-test demo-test fuzz-smoke sanitize
+test: conformance native-test js-test demo-test fuzz-smoke sanitize
+
+conformance:
+	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
+	  if [ "$${AGUI_REQUIRE_CONFORMANCE:-}" = 1 ]; then \
+	    echo "conformance: AGUI_REQUIRE_CONFORMANCE=1 but $(CONFORMANCE_PATH) does not exist (set AGUI_CONFORMANCE_DIR)"; exit 1; fi; \
+	  echo "conformance: external suites (SSE, RFC 8785, AG-UI apply cases) NOT RUN: $(CONFORMANCE_PATH) not found; run make test AGUI_CONFORMANCE_DIR=/path/to/conformance"; \
+	else echo "conformance: external suites from $$AGUI_CONFORMANCE_DIR"; fi
 
 build: native-build wasm
 
@@ -55,7 +79,7 @@ npm-deps: deps node_modules/.package-lock.json
 
 # JS suite: API, mirror, conformance (AGUI_CONFORMANCE_DIR), leak, types, React,
 # CSP, and the npm-pack / Vite / headless-Chromium package test.
-js-test: wasm npm-deps
+js-test: wasm npm-deps conformance
 	node --expose-gc --test tests/js/
 
 # ---- demo (demo/, tests/browser/) -------------------------------------------

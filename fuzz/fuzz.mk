@@ -1,7 +1,7 @@
 # libFuzzer targets (included by the top-level Makefile; see docs/fuzzing.md).
 #
 #   make fuzz-build          build/fuzz/fuzz_<name> for every target
-#   make fuzz-corpus         seed corpora in build/fuzz/corpus/fuzz_<name>/ (from the conformance suites)
+#   make fuzz-corpus         seed corpora in build/fuzz/corpus/fuzz_<name>/ (from the test suites)
 #   make fuzz-smoke          each target for FUZZ_SMOKE_RUNS executions on its seeds (part of `make test`)
 #   make fuzz                each target for FUZZ_SECONDS (default 600), one after the other
 #   make fuzz-<name>         one target for FUZZ_SECONDS, e.g. `make fuzz-patch FUZZ_SECONDS=60`
@@ -22,7 +22,6 @@ FUZZ_SMOKE_RUNS_receiver ?= 4000
 # The JSON reader target speaks plain JSON, like the canonicalizer: same dictionary.
 FUZZ_DICT_json_reader := canonical
 FUZZ_SMOKE_SECONDS ?= 60
-FUZZ_CONFORMANCE_DIR ?= ../shared/conformance
 # Reported findings not fixed in src/ yet, tolerated by the harnesses so the runs
 # keep exploring (ids are documented at the top of each fuzz/fuzz_*.cpp; the
 # regression tests in tests/native/test_fuzz_regressions.cpp cover them).
@@ -33,8 +32,8 @@ FUZZ_KNOWN_ISSUES ?=
 FUZZ_FLAGS ?=
 
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CXXFLAGS := -std=c++17 -O1 -g $(FUZZ_SAN) -Isrc -Ifuzz -MMD -MP
-FUZZ_CORE_OBJS := $(patsubst src/%.cpp,$(FUZZ_DIR)/obj/src/%.o,$(wildcard src/*.cpp))
+FUZZ_CXXFLAGS := -std=c++17 -O1 -g $(FUZZ_SAN) -Iinclude -Isrc -Ifuzz -MMD -MP
+FUZZ_CORE_OBJS := $(patsubst src/%.cpp,$(FUZZ_DIR)/obj/src/%.o,$(wildcard src/*/*.cpp))
 # libFuzzer's options shared by every run. Crashes land in build/fuzz/artifacts/<target>/.
 FUZZ_RUN_FLAGS = -print_final_stats=1 -timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/fuzz_$*/ \
   $(if $(wildcard fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict),-dict=fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict)
@@ -56,13 +55,15 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_CORE_OBJS)
 # only recompiles what changed.
 .SECONDARY: $(FUZZ_CORE_OBJS) $(patsubst %,$(FUZZ_DIR)/obj/fuzz/fuzz_%.o,$(FUZZ_NAMES))
 
--include $(wildcard $(FUZZ_DIR)/obj/*/*.d)
+-include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)
 
 fuzz-build: deps
 	$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
 
-$(FUZZ_DIR)/corpus/.stamp: fuzz/make_corpus.py
-	python3 fuzz/make_corpus.py --conformance $(FUZZ_CONFORMANCE_DIR) --out $(FUZZ_DIR)/corpus
+# Seeds: the JSON Patch suite (npm) always, the external suites when present
+# (AGUI_CONFORMANCE_DIR, exported by the Makefile only when the folder exists).
+$(FUZZ_DIR)/corpus/.stamp: fuzz/make_corpus.py | npm-deps
+	rm -rf $(FUZZ_DIR)/corpus && python3 fuzz/make_corpus.py --out $(FUZZ_DIR)/corpus
 	@touch $@
 
 fuzz-corpus: $(FUZZ_DIR)/corpus/.stamp

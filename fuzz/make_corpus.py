@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Seed corpora for the libFuzzer targets, generated from the conformance suites.
 
-    python3 fuzz/make_corpus.py [--conformance ../shared/conformance] [--out build/fuzz/corpus]
+    python3 fuzz/make_corpus.py [--conformance DIR] [--json-patch DIR] [--out build/fuzz/corpus]
 
 Writes <out>/fuzz_<target>/<sha1 of content> files. Nothing from the (read-only,
-third-party) conformance folder is copied into the repository; the seeds are
-derived at build time. Python 3 standard library only.
+third-party) suites is copied into the repository; the seeds are derived at
+build time. The JSON Patch suite comes from the npm package json-patch-test-suite
+(node_modules/); the external conformance folder (SSE, RFC 8785, AG-UI apply
+cases; --conformance, default $AGUI_CONFORMANCE_DIR) is optional: without it the
+seeds come from the JSON Patch suite and the repository's own capture only.
+Python 3 standard library only.
 
 Input layouts (see the comment at the top of each fuzz/fuzz_*.cpp):
   fuzz_sse_framer  [limit byte][chunk seed] + SSE bytes
@@ -155,7 +159,7 @@ def agui_streams(conf):
     unsequenced (as the tests send them), sequenced via metadata, sequenced
     with digests, and with network faults (duplicate, swap, drop)."""
     out = []
-    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json"):
+    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json") if conf else ():
         for case in cases(load(conf, rel)):
             events = case.get("events", [])
             initial = case.get("initial_state")
@@ -200,15 +204,18 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--conformance", default=os.path.join(repo, "..", "shared", "conformance"))
+    ap.add_argument("--conformance", default=os.environ.get("AGUI_CONFORMANCE_DIR") or None)
+    ap.add_argument("--json-patch", default=os.path.join(repo, "node_modules", "json-patch-test-suite"))
     ap.add_argument("--out", default=os.path.join(repo, "build", "fuzz", "corpus"))
     args = ap.parse_args()
-    conf = args.conformance
-    if not os.path.isdir(conf):
-        sys.exit("make_corpus.py: no conformance folder at %s (use --conformance)" % conf)
+    conf = args.conformance if args.conformance and os.path.isdir(args.conformance) else None
+    if not os.path.isdir(args.json_patch):
+        sys.exit("make_corpus.py: no JSON Patch suite at %s (npm ci installs it)" % args.json_patch)
+    if conf is None:
+        print("make_corpus.py: no external conformance folder: seeds from the JSON Patch suite and the capture only")
 
-    sse_raw = list(sse_streams(conf))
-    agui = agui_streams(conf)
+    sse_raw = list(sse_streams(conf)) if conf else []
+    agui = agui_streams(conf) if conf else []
     capture = os.path.join(repo, "tests", "vectors", "capture_gap.sse")
     if os.path.exists(capture):
         with open(capture, "rb") as f:
@@ -223,13 +230,13 @@ def main():
 
     # --- fuzz_patch: json-patch-tests records and the AG-UI deltas.
     c = Corpus(args.out, "fuzz_patch")
-    for rel in ("json-patch-tests/tests.json", "json-patch-tests/spec_tests.json"):
-        for rec in load(conf, rel):
+    for rel in ("tests.json", "spec_tests.json"):
+        for rec in load(args.json_patch, rel):
             if "doc" in rec and "patch" in rec:
                 c.add(compact(rec["doc"]) + "\0" + compact(rec["patch"]))
                 if "expected" in rec:
                     c.add(compact([rec["doc"], rec["patch"]]))
-    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json"):
+    for rel in ("agui-apply/state_cases.json", "agui-apply/activity_cases.json") if conf else ():
         for case in cases(load(conf, rel)):
             state = case.get("initial_state") or {}
             for e in case.get("events", []):
@@ -255,16 +262,18 @@ def main():
 
     # --- fuzz_canonical: JCS inputs, patch documents, number bit patterns.
     c = Corpus(args.out, "fuzz_canonical")
-    for path in sorted(glob.glob(os.path.join(conf, "jcs", "input", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(conf, "jcs", "input", "*.json"))) if conf else []:
         with open(path, "rb") as f:
             c.add(f.read())
-    for rel in ("json-patch-tests/tests.json", "json-patch-tests/spec_tests.json"):
-        for rec in load(conf, rel):
+    for rel in ("tests.json", "spec_tests.json"):
+        for rec in load(args.json_patch, rel):
             for key in ("doc", "expected"):
                 if key in rec:
                     c.add(compact(rec[key]))
-    with open(os.path.join(conf, "jcs", "numbers.csv"), encoding="utf-8") as f:
-        lines = [line.strip() for line in f if "," in line]
+    lines = []
+    if conf:
+        with open(os.path.join(conf, "jcs", "numbers.csv"), encoding="utf-8") as f:
+            lines = [line.strip() for line in f if "," in line]
     for i, line in enumerate(lines):
         bits, text = line.split(",", 1)
         if i % 50 == 0 or i < 40:

@@ -161,6 +161,130 @@ bool readOps(JsonReader& r, DecodedEvent& out) {
 
 }  // namespace
 
+namespace {
+
+// What the envelope walk found, besides what it read into the DecodedEvent.
+struct Envelope {
+  bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
+  SeqFields metadata;
+  bool metadataIsObject = false;
+  json topSeq, topBaseSeq;  // some backends send seq / base_seq at the top level
+};
+
+void clearDecoded(DecodedEvent& out) {
+  out.cls = EventClass::Other;
+  out.type.clear();
+  out.seq = SeqInfo{};
+  out.snapshot = json();
+  out.snapshotDepth = 0;
+  out.ops.clear();
+  out.opsProblem = PatchResult{};
+  out.deltaHash = 0;
+}
+
+bool readSnapshot(JsonReader& r, DecodedEvent& out) {
+  const size_t base = r.depth();
+  r.resetDeepest();
+  out.snapshot = json();
+  const bool ok = r.readValue(out.snapshot);
+  out.snapshotDepth = r.deepest() - base;
+  return ok;
+}
+
+// One member of the event object. Once the type is known to be another
+// event, its members are only validated.
+bool readMember(JsonReader& r, const std::string& key, DecodedEvent& out, Envelope& env) {
+  const bool otherEvent = env.typeIsString && !isStateType(out.type);
+  if (key == "type"sv) {
+    env.typeIsString = r.peek() == '"';
+    return env.typeIsString ? r.readString(out.type) : r.skipValue();
+  }
+  if (key == "delta"sv) {
+    env.hasDelta = true;
+    env.deltaIsArray = r.peek() == '[' && !otherEvent;
+    return env.deltaIsArray ? readOps(r, out) : r.skipValue();
+  }
+  if (key == "snapshot"sv) {
+    env.hasSnapshot = true;
+    return otherEvent ? r.skipValue() : readSnapshot(r, out);
+  }
+  if (otherEvent) return r.skipValue();
+  if (key == "metadata"sv) {
+    env.metadataIsObject = r.peek() == '{';
+    if (env.metadataIsObject) return readSeqFields(r, env.metadata);
+    env.metadata = SeqFields{};  // a duplicate non-object metadata replaces an earlier one
+    return r.skipValue();
+  }
+  if (key == "seq"sv) return r.readValue(env.topSeq = json());
+  if (key == "base_seq"sv) return r.readValue(env.topBaseSeq = json());
+  return r.skipValue();
+}
+
+// Walks the event object member by member; false on a syntax error.
+bool readEnvelope(JsonReader& r, DecodedEvent& out, Envelope& env) {
+  std::string key;
+  if (!r.enterObject()) return false;
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(key, first, &end)) return false;
+    if (end) return r.finish();
+    if (!readMember(r, key, out, env)) return false;
+  }
+}
+
+// seq / baseSeq (metadata first, then the top level), epoch and digest.
+bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
+  const bool isDelta = out.cls == EventClass::StateDelta;
+  const SeqFields none;
+  const SeqFields& meta = env.metadataIsObject ? env.metadata : none;
+  uint64_t value = 0;
+  if (const json* s = pick(meta.seq, env.topSeq)) {
+    if (!readSeq(*s, value)) return fail(err, Code::InvalidSeq, "seq must be an integer in [0, 2^53-1]", true);
+    out.seq.seq = value;
+  }
+  const json* b = pick(meta.baseSeq, env.topBaseSeq);
+  if (isDelta && b) {
+    if (!readSeq(*b, value)) return fail(err, Code::InvalidSeq, "baseSeq must be an integer in [0, 2^53-1]", true);
+    out.seq.baseSeq = value;
+  }
+  if (isDelta && out.seq.seq.has_value() != out.seq.baseSeq.has_value())
+    return fail(err, Code::InvalidSeq, "a sequenced STATE_DELTA needs both seq and baseSeq", true);
+  if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
+    return fail(err, Code::InvalidSeq, "a STATE_DELTA's seq must be greater than its baseSeq", true);
+  const json& e = meta.epoch;
+  if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
+  else if (e.is_number_integer()) out.seq.epoch = e.dump();
+  else if (!e.is_null()) return fail(err, Code::InvalidSeq, "metadata.epoch must be a string or integer", true);
+  const json& g = meta.digest;
+  if (!g.is_null()) {
+    if (!g.is_string() || g.get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
+      return fail(err, Code::InvalidSeq, "metadata.digest must be a 'sha256:<hex>' string", true);
+    out.seq.digest = *g.get_ptr<const std::string*>();
+  }
+  return true;
+}
+
+// After the walk: classify the event and check what a state event must carry.
+bool classify(const Envelope& env, DecodedEvent& out, DecodeError& err) {
+  if (!env.typeIsString) return fail(err, Code::InvalidEvent, "an AG-UI event needs a string 'type'", true);
+  if (out.type == "STATE_SNAPSHOT") {
+    out.cls = EventClass::StateSnapshot;
+    if (!env.hasSnapshot) return fail(err, Code::InvalidEvent, "STATE_SNAPSHOT needs a 'snapshot'", true);
+  } else if (out.type == "STATE_DELTA") {
+    out.cls = EventClass::StateDelta;
+    if (!env.hasDelta || !env.deltaIsArray)
+      return fail(err, Code::InvalidEvent, "STATE_DELTA needs a 'delta' array", true);
+  } else {
+    out.cls = EventClass::Other;  // other events pass through untouched; their metadata is theirs
+    out.snapshot = json();
+    out.ops.clear();
+    return true;
+  }
+  return readSequencing(env, out, err);
+}
+
+}  // namespace
+
 bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& out, DecodeError& err) {
   if (data.size() > options.maxEventBytes)
     return fail(err, Code::LimitExceeded, "event of " + std::to_string(data.size()) + " bytes exceeds maxEventBytes",
@@ -169,16 +293,7 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
   // the end of input); say so plainly.
   if (data.find('\0') != std::string_view::npos)
     return fail(err, Code::InvalidJson, "event data contains a NUL byte", mayBeStateEvent(data.substr(0, 4096)));
-
-  out.cls = EventClass::Other;
-  out.type.clear();
-  out.seq = SeqInfo{};
-  out.snapshot = nlohmann::json();
-  out.snapshotDepth = 0;
-  out.ops.clear();
-  out.opsProblem = PatchResult{};
-  out.deltaHash = 0;
-
+  clearDecoded(out);
   // The envelope adds up to 3 levels above a state value (event > delta > op > value).
   JsonReader r(data, options.maxDepth + 3);
   auto syntaxError = [&]() {
@@ -192,104 +307,9 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
     if (!r.skipValue() || !r.finish()) return syntaxError();
     return fail(err, Code::InvalidEvent, "an AG-UI event must be a JSON object", false);
   }
-
-  bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
-  SeqFields metadata;
-  bool metadataIsObject = false;
-  nlohmann::json topSeq, topBaseSeq;
-  std::string key;
-  if (!r.enterObject()) return syntaxError();
-  for (bool first = true;; first = false) {
-    bool end = false;
-    if (!r.nextMember(key, first, &end)) return syntaxError();
-    if (end) break;
-    // Once the type is known to be another event, its members are only validated.
-    const bool otherEvent = typeIsString && !isStateType(out.type);
-    bool ok;
-    if (key == "type"sv) {
-      typeIsString = r.peek() == '"';
-      ok = typeIsString ? r.readString(out.type) : r.skipValue();
-    } else if (key == "delta"sv) {
-      hasDelta = true;
-      deltaIsArray = r.peek() == '[' && !otherEvent;
-      ok = deltaIsArray ? readOps(r, out) : r.skipValue();
-    } else if (key == "snapshot"sv) {
-      hasSnapshot = true;
-      if (otherEvent) {
-        ok = r.skipValue();
-      } else {
-        const size_t base = r.depth();
-        r.resetDeepest();
-        out.snapshot = nlohmann::json();
-        ok = r.readValue(out.snapshot);
-        out.snapshotDepth = r.deepest() - base;
-      }
-    } else if (key == "metadata"sv && !otherEvent) {
-      metadataIsObject = r.peek() == '{';
-      if (metadataIsObject) {
-        ok = readSeqFields(r, metadata);
-      } else {
-        metadata = SeqFields{};  // a duplicate non-object metadata replaces an earlier one
-        ok = r.skipValue();
-      }
-    } else if (key == "seq"sv && !otherEvent) {
-      topSeq = nlohmann::json();
-      ok = r.readValue(topSeq);
-    } else if (key == "base_seq"sv && !otherEvent) {
-      topBaseSeq = nlohmann::json();
-      ok = r.readValue(topBaseSeq);
-    } else {
-      ok = r.skipValue();
-    }
-    if (!ok) return syntaxError();
-  }
-  if (!r.finish()) return syntaxError();
-
-  if (!typeIsString) return fail(err, Code::InvalidEvent, "an AG-UI event needs a string 'type'", true);
-  if (out.type == "STATE_SNAPSHOT") out.cls = EventClass::StateSnapshot;
-  else if (out.type == "STATE_DELTA") out.cls = EventClass::StateDelta;
-  else {
-    out.cls = EventClass::Other;
-    out.snapshot = nlohmann::json();
-    out.ops.clear();
-    return true;  // other events pass through untouched; their metadata is theirs
-  }
-
-  const bool isDelta = out.cls == EventClass::StateDelta;
-  if (isDelta) {
-    if (!hasDelta || !deltaIsArray) return fail(err, Code::InvalidEvent, "STATE_DELTA needs a 'delta' array", true);
-  } else if (!hasSnapshot) {
-    return fail(err, Code::InvalidEvent, "STATE_SNAPSHOT needs a 'snapshot'", true);
-  }
-
-  const SeqFields none;
-  const SeqFields& meta = metadataIsObject ? metadata : none;
-  uint64_t value = 0;
-  if (const json* s = pick(meta.seq, topSeq)) {
-    if (!readSeq(*s, value)) return fail(err, Code::InvalidSeq, "seq must be an integer in [0, 2^53-1]", true);
-    out.seq.seq = value;
-  }
-  const json* b = pick(meta.baseSeq, topBaseSeq);
-  if (isDelta && b) {
-    if (!readSeq(*b, value)) return fail(err, Code::InvalidSeq, "baseSeq must be an integer in [0, 2^53-1]", true);
-    out.seq.baseSeq = value;
-  }
-  if (isDelta && out.seq.seq.has_value() != out.seq.baseSeq.has_value())
-    return fail(err, Code::InvalidSeq, "a sequenced STATE_DELTA needs both seq and baseSeq", true);
-  if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
-    return fail(err, Code::InvalidSeq, "a STATE_DELTA's seq must be greater than its baseSeq", true);
-
-  const json& e = meta.epoch;
-  if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
-  else if (e.is_number_integer()) out.seq.epoch = e.dump();
-  else if (!e.is_null()) return fail(err, Code::InvalidSeq, "metadata.epoch must be a string or integer", true);
-  const json& g = meta.digest;
-  if (!g.is_null()) {
-    if (!g.is_string() || g.get_ptr<const std::string*>()->rfind("sha256:", 0) != 0)
-      return fail(err, Code::InvalidSeq, "metadata.digest must be a 'sha256:<hex>' string", true);
-    out.seq.digest = *g.get_ptr<const std::string*>();
-  }
-  return true;
+  Envelope env;
+  if (!readEnvelope(r, out, env)) return syntaxError();
+  return classify(env, out, err);
 }
 
 }  // namespace agui_sync

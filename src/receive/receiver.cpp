@@ -140,41 +140,59 @@ void Receiver::onStreamEnd(std::vector<Outcome>& out) {
 void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out) {
   const std::optional<uint64_t> seq = ev.seq.seq;
   const bool epochChanged = ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_;
-  if (epochChanged && isRetiredEpoch(*ev.seq.epoch)) {
+  if ((epochChanged && isRetiredEpoch(*ev.seq.epoch)) ||
+      (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && status_ != SyncStatus::Resyncing)) {
     ++metrics_.staleSnapshots;
     emitIgnored(Code::StaleSnapshot, seq, out);
     return;
   }
-  if (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && status_ != SyncStatus::Resyncing) {
-    ++metrics_.staleSnapshots;
-    emitIgnored(Code::StaleSnapshot, seq, out);
-    return;
-  }
-  json& snapshot = ev.snapshot;
-  const uint64_t bytes = serializedSize(snapshot);
+  const uint64_t bytes = serializedSize(ev.snapshot);
+  if (!snapshotAcceptable(ev, bytes, out)) return;
+  adoptSnapshot(ev, bytes, raw.size(), epochChanged);
+  Outcome o;
+  o.kind = OutcomeKind::Applied;
+  o.type = "STATE_SNAPSHOT";
+  o.seq = seq;
+  o.raw = std::move(raw);
+  o.changedPaths.emplace_back("");
+  out.push_back(std::move(o));
+  drain(out);
+}
+
+bool Receiver::snapshotAcceptable(const DecodedEvent& ev, uint64_t bytes, std::vector<Outcome>& out) {
   // A rejected snapshot always yields a resync outcome, even mid-resync: it may
   // have been the very answer the app asked for.
   const bool repeat = true;
   if (bytes > options_.maxStateBytes) {
     emitError(Code::LimitExceeded, "snapshot of ~" + std::to_string(bytes) + " bytes exceeds maxStateBytes", out);
     requestResync(Code::LimitExceeded, "snapshot over maxStateBytes", out, repeat);
-    return;
+    return false;
   }
   // The event depth check allows for a delta's envelope, which a snapshot lacks.
   if (ev.snapshotDepth > options_.maxDepth) {
-    emitError(Code::LimitExceeded, "snapshot nests deeper than maxDepth (" + std::to_string(options_.maxDepth) + ")", out);
+    emitError(Code::LimitExceeded, "snapshot nests deeper than maxDepth (" + std::to_string(options_.maxDepth) + ")",
+              out);
     requestResync(Code::LimitExceeded, "snapshot over maxDepth", out, repeat);
-    return;
+    return false;
   }
   if (ev.seq.digest) {
     ++metrics_.digestChecks;
-    if (stateDigest(snapshot) != *ev.seq.digest) {
+    if (stateDigest(ev.snapshot) != *ev.seq.digest) {
       requestResync(Code::DigestMismatch, "snapshot content does not match its metadata.digest", out, repeat);
-      return;
+      return false;
     }
   }
-  const bool answeredResync = status_ == SyncStatus::Resyncing;
-  state_ = std::move(snapshot);
+  return true;
+}
+
+void Receiver::adoptSnapshot(DecodedEvent& ev, uint64_t bytes, size_t eventBytes, bool epochChanged) {
+  ++metrics_.snapshots;
+  metrics_.snapshotBytes += eventBytes;
+  if (status_ == SyncStatus::Resyncing) {  // it answered the resync
+    ++metrics_.resyncSnapshots;
+    metrics_.resyncSnapshotBytes += eventBytes;
+  }
+  state_ = std::move(ev.snapshot);
   metrics_.stateBytes = bytes;
   if (epochChanged || (ev.seq.epoch && !epoch_)) {
     recent_.clear();
@@ -185,8 +203,8 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Ou
     if (retiredEpochs_.size() > 8) retiredEpochs_.pop_front();
   }
   if (ev.seq.epoch) epoch_ = ev.seq.epoch;
-  if (seq) {
-    lastSeq_ = seq;
+  if (ev.seq.seq) {
+    lastSeq_ = ev.seq.seq;
     status_ = SyncStatus::Synced;
   } else {
     lastSeq_.reset();
@@ -197,20 +215,6 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Ou
   resync_.reset();
   staleStreak_ = 0;
   gapAge_ = 0;
-  ++metrics_.snapshots;
-  metrics_.snapshotBytes += raw.size();
-  if (answeredResync) {
-    ++metrics_.resyncSnapshots;
-    metrics_.resyncSnapshotBytes += raw.size();
-  }
-  Outcome o;
-  o.kind = OutcomeKind::Applied;
-  o.type = "STATE_SNAPSHOT";
-  o.seq = seq;
-  o.raw = std::move(raw);
-  o.changedPaths.emplace_back("");
-  out.push_back(std::move(o));
-  drain(out);
 }
 
 void Receiver::handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out) {

@@ -87,6 +87,10 @@ class Receiver {
   };
 
   void handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out);
+  // Size, depth and digest checks; a refusal has already asked for a resync.
+  bool snapshotAcceptable(const DecodedEvent& ev, uint64_t bytes, std::vector<Outcome>& out);
+  // The snapshot becomes the state (and the epoch and position, if it has them).
+  void adoptSnapshot(DecodedEvent& ev, uint64_t bytes, size_t eventBytes, bool epochChanged);
   void handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out);
   void handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out);
   void hold(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out);

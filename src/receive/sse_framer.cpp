@@ -269,6 +269,18 @@ void SseFramer::feedBody(const uint8_t* p, size_t n, std::vector<SseItem>& out) 
   }
 }
 
+namespace {
+
+// Drops the one space a field value (or comment text) may start with.
+void skipOneSpace(const uint8_t*& v, size_t& vn) {
+  if (vn > 0 && *v == ' ') {
+    ++v;
+    --vn;
+  }
+}
+
+}  // namespace
+
 void SseFramer::processLine(const uint8_t* p, size_t n, bool oversized, std::vector<SseItem>& out) {
   if (n > maxEventBytes_) {  // a long line that arrived whole inside one chunk
     n = maxEventBytes_;
@@ -278,15 +290,11 @@ void SseFramer::processLine(const uint8_t* p, size_t n, bool oversized, std::vec
     dispatch(out);  // cannot be oversized: maxEventBytes_ > 0
     return;
   }
-
   if (p[0] == ':') {
     // WHATWG ignores comments; we surface them because heartbeats matter for liveness.
     const uint8_t* v = p + 1;
     size_t vn = n - 1;
-    if (vn > 0 && *v == ' ') {
-      ++v;
-      --vn;
-    }
+    skipOneSpace(v, vn);
     if (oversized) vn = trimCutSequence(v, vn);
     SseItem item;
     item.kind = SseItem::Kind::Comment;
@@ -295,36 +303,16 @@ void SseFramer::processLine(const uint8_t* p, size_t n, bool oversized, std::vec
     out.push_back(std::move(item));
     return;
   }
-
   // Field name up to the first ':'; no colon means the whole line is the name
   // and the value is empty. One space after the colon is dropped.
   const uint8_t* colon = static_cast<const uint8_t*>(std::memchr(p, ':', n));
   const size_t nameLen = colon ? static_cast<size_t>(colon - p) : n;
   const uint8_t* v = colon ? colon + 1 : p + n;
   size_t vn = colon ? n - nameLen - 1 : 0;
-  if (vn > 0 && *v == ' ') {
-    ++v;
-    --vn;
-  }
+  skipOneSpace(v, vn);
   if (oversized) vn = trimCutSequence(v, vn);
-
   if (fieldIs(p, nameLen, "data", 4)) {
-    if (oversized) eventOversized_ = true;
-    if (!dataOversized_) {
-      // Once truncated we stop appending, so `data` stays a true prefix.
-      reserveBounded(data_, std::min(maxEventBytes_, data_.size() + 1 + vn), maxEventBytes_);
-      bool fits = true;
-      if (dataSeen_) {
-        if (data_.size() < maxEventBytes_) data_.push_back('\n');
-        else fits = false;
-      }
-      if (fits) fits = appendUtf8(data_, v, vn, maxEventBytes_);
-      if (!fits || oversized) {
-        dataOversized_ = true;
-        eventOversized_ = true;
-      }
-    }
-    dataSeen_ = true;
+    appendData(v, vn, oversized);
   } else if (fieldIs(p, nameLen, "event", 5)) {
     eventType_.clear();
     appendUtf8(eventType_, v, vn, kNoLimit);  // already bounded by the line limit
@@ -339,31 +327,54 @@ void SseFramer::processLine(const uint8_t* p, size_t n, bool oversized, std::vec
       appendUtf8(idBuffer_, v, vn, kNoLimit);
     }
   } else if (fieldIs(p, nameLen, "retry", 5)) {
-    bool digits = !oversized && vn > 0;  // "" is not a number (conformance: invalid_retry)
-    uint64_t value = 0;
-    for (size_t i = 0; digits && i < vn; ++i) {
-      const unsigned d = static_cast<unsigned>(v[i]) - '0';
-      if (d > 9) {
-        digits = false;
-        break;
-      }
-      // Saturate rather than wrap: an absurd retry is "very long", not small.
-      const uint64_t max = std::numeric_limits<uint64_t>::max();
-      value = value > (max - d) / 10 ? max : value * 10 + d;
-    }
-    SseItem item;
-    if (digits) {
-      retry_ = value;
-      item.kind = SseItem::Kind::Retry;
-      item.retry = value;
-    } else {
-      item.kind = SseItem::Kind::InvalidRetry;
-      appendUtf8(item.data, v, vn, kNoLimit);
-      item.oversized = oversized;
-    }
-    out.push_back(std::move(item));
+    out.push_back(retryItem(v, vn, oversized));
   }
   // Any other field name is ignored, as the spec requires.
+}
+
+void SseFramer::appendData(const uint8_t* v, size_t vn, bool oversized) {
+  if (oversized) eventOversized_ = true;
+  if (!dataOversized_) {
+    // Once truncated we stop appending, so `data` stays a true prefix.
+    reserveBounded(data_, std::min(maxEventBytes_, data_.size() + 1 + vn), maxEventBytes_);
+    bool fits = true;
+    if (dataSeen_) {
+      if (data_.size() < maxEventBytes_) data_.push_back('\n');
+      else fits = false;
+    }
+    if (fits) fits = appendUtf8(data_, v, vn, maxEventBytes_);
+    if (!fits || oversized) {
+      dataOversized_ = true;
+      eventOversized_ = true;
+    }
+  }
+  dataSeen_ = true;
+}
+
+SseItem SseFramer::retryItem(const uint8_t* v, size_t vn, bool oversized) {
+  bool digits = !oversized && vn > 0;  // "" is not a number (conformance: invalid_retry)
+  uint64_t value = 0;
+  for (size_t i = 0; digits && i < vn; ++i) {
+    const unsigned d = static_cast<unsigned>(v[i]) - '0';
+    if (d > 9) {
+      digits = false;
+      break;
+    }
+    // Saturate rather than wrap: an absurd retry is "very long", not small.
+    const uint64_t max = std::numeric_limits<uint64_t>::max();
+    value = value > (max - d) / 10 ? max : value * 10 + d;
+  }
+  SseItem item;
+  if (digits) {
+    retry_ = value;
+    item.kind = SseItem::Kind::Retry;
+    item.retry = value;
+  } else {
+    item.kind = SseItem::Kind::InvalidRetry;
+    appendUtf8(item.data, v, vn, kNoLimit);
+    item.oversized = oversized;
+  }
+  return item;
 }
 
 void SseFramer::dispatch(std::vector<SseItem>& out) {

@@ -69,6 +69,10 @@ class SseFramer {
   // One complete line without its terminator. `oversized` = the real line was
   // longer than maxEventBytes and `p` holds only its first maxEventBytes bytes.
   void processLine(const uint8_t* p, size_t n, bool oversized, std::vector<SseItem>& out);
+  // A data field's value joins the event's data buffer (bounded by maxEventBytes).
+  void appendData(const uint8_t* v, size_t vn, bool oversized);
+  // A retry field: Retry with the value when it is all digits, else InvalidRetry.
+  SseItem retryItem(const uint8_t* v, size_t vn, bool oversized);
   void dispatch(std::vector<SseItem>& out);
   // Appends to the pending line, never letting it grow past maxEventBytes.
   void appendToLine(const uint8_t* p, size_t n);

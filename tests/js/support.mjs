@@ -20,18 +20,29 @@ if (!existsSync(join(jsDir, 'wasm', 'agui_sync.mjs'))) {
 /** False for an AGUI_WASM_SINGLE_FILE=ON build (the wasm is embedded in the glue). */
 export const separateWasm = existsSync(join(jsDir, 'wasm', 'agui_sync.wasm'));
 
-/** The shared conformance suites: AGUI_CONFORMANCE_DIR or <repo>/../shared/conformance. Missing = hard failure. */
-export const conformanceDir = resolve(process.env.AGUI_CONFORMANCE_DIR || join(repoRoot, '..', 'shared', 'conformance'));
+// External test data, none of it in this repository (tests/native/test_support.h
+// has the same rules):
+//  - the JSON Patch suite comes from the npm devDependency json-patch-test-suite;
+//  - the other suites (SSE, RFC 8785, AG-UI apply cases) from the folder named by
+//    AGUI_CONFORMANCE_DIR. Unset or missing: those tests are skipped (make test
+//    says so in one line), unless AGUI_REQUIRE_CONFORMANCE=1 makes it a failure.
+const configuredDir = process.env.AGUI_CONFORMANCE_DIR ? resolve(process.env.AGUI_CONFORMANCE_DIR) : null;
+/** The external suites' folder, or null when it is not available. */
+export const conformanceDir = configuredDir && existsSync(configuredDir) ? configuredDir : null;
+if (!conformanceDir && process.env.AGUI_REQUIRE_CONFORMANCE === '1') {
+  throw new Error(`AGUI_REQUIRE_CONFORMANCE=1 but AGUI_CONFORMANCE_DIR (${configuredDir ?? 'unset'}) is not an existing folder`);
+}
+/** `skip` option for describe()/test() of a suite that reads the external folder. */
+export const conformanceSkip = conformanceDir ? false : 'external conformance suites not found (set AGUI_CONFORMANCE_DIR)';
 
 export function readConformance(relative) {
-  const file = join(conformanceDir, relative);
-  if (!existsSync(file)) {
-    throw new Error(
-      `conformance file missing: ${file}\n` +
-        'Set AGUI_CONFORMANCE_DIR to the shared conformance folder (default <repo>/../shared/conformance).',
-    );
-  }
-  return JSON.parse(readFileSync(file, 'utf8'));
+  if (!conformanceDir) throw new Error('AGUI_CONFORMANCE_DIR is not set to an existing folder');
+  return JSON.parse(readFileSync(join(conformanceDir, relative), 'utf8'));
+}
+
+/** A file of the JSON Patch suite (npm json-patch-test-suite): "tests.json" or "spec_tests.json". */
+export function readJsonPatchSuite(file) {
+  return JSON.parse(readFileSync(join(repoRoot, 'node_modules', 'json-patch-test-suite', file), 'utf8'));
 }
 
 /** One SSE event carrying `event` as its data. */

@@ -1,6 +1,6 @@
 // The SSE framer: unit tests per WHATWG rule, bounded-memory tests, a
 // differential test against a deliberately naive reference parser, and the
-// external conformance suites in shared/conformance/sse (each fed in the given
+// external conformance suites in $AGUI_CONFORMANCE_DIR/sse (each fed in the given
 // chunks, byte by byte, and at seeded random chunk sizes).
 #include <catch2/catch.hpp>
 
@@ -932,7 +932,7 @@ TEST_CASE("sse: oversized handling does not depend on chunking", "[sse][limits]"
 }
 
 // ---------------------------------------------------------------------------
-// Conformance suites (shared/conformance/sse/*.json, format in README.txt).
+// Conformance suites ($AGUI_CONFORMANCE_DIR/sse/*.json, format in that folder's README.txt).
 // ---------------------------------------------------------------------------
 
 namespace {
