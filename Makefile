@@ -116,7 +116,7 @@ bench: native-build wasm bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_memory.mjs
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace
-# through seeded faulty links (bench/link_sim.h); writes docs/tax-study.md + .svg.
+# through seeded faulty links (bench/sim/, the agui_sim library); writes docs/tax-study.md + .svg.
 .PHONY: study
 study: native-build
 	$(NATIVE_BUILD)/tax_study --sweep 20 --md docs/tax-study.md --svg docs/tax-study.svg

@@ -14,9 +14,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "canonical_json.h"
-#include "json_patch.h"
-#include "state_emitter.h"
+#include <agui_sync/canonical_json.h>
+#include <agui_sync/state_emitter.h>
+
+#include "json/json_patch.h"
 #include "workload.h"
 
 namespace {

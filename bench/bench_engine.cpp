@@ -9,7 +9,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "sync_engine.h"
+#include <agui_sync/sync_engine.h>
+
 #include "workload.h"
 
 namespace {

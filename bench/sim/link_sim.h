@@ -26,21 +26,17 @@
 // step), so two strategies that send the same frames at the same step see the same
 // fates, and the channel state / drops / outages are identical for all of them.
 //
-// Header-only (bench/*.cpp are executables). Used by bench/tax_study.cpp and
-// tests/native/test_link_sim.cpp.
-#include <algorithm>
-#include <cmath>
+// Part of the agui_sim library (bench/sim/), which bench/tax_study.cpp and
+// tests/native/test_link_sim.cpp link; the bodies are in link_sim.cpp.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <deque>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 namespace agui_sim {
 
+// A 64-bit mixer: derives independent streams (per frame, per trace) from one seed.
 inline uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -52,11 +48,8 @@ inline uint64_t splitmix64(uint64_t x) {
 // output differs between standard libraries).
 inline double unitFrom(uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 
-inline std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+// snprintf of one number, for the study's tables.
+std::string fmt(const char* f, double v);
 
 struct LinkProfile {
   std::string name;
@@ -91,96 +84,21 @@ struct LinkProfile {
   double meanBurstSteps() const { return pBadToGood > 0 ? 1.0 / pBadToGood : std::numeric_limits<double>::infinity(); }
 
   // One markdown table row: | name | p(g→b) | p(b→g) | loss good | loss bad | E[loss] | ... |
-  std::string markdownRow() const {
-    std::string drops = meanFramesBetweenDrops > 0 ? fmt("%.0f", meanFramesBetweenDrops) : std::string("never");
-    std::string down = meanFramesBetweenDrops > 0
-                           ? std::to_string(downtimeMinSteps) + "–" + std::to_string(downtimeMaxSteps)
-                           : std::string("–");
-    return "| `" + name + "` | " + fmt("%.4g", pGoodToBad) + " | " + fmt("%.4g", pBadToGood) + " | " +
-           fmt("%.4g", lossGood) + " | " + fmt("%.4g", lossBad) + " | " + fmt("%.2f%%", 100 * expectedLoss()) +
-           " (" + fmt("%.2f", 100 * lossRangeLo) + "–" + fmt("%.2f%%", 100 * lossRangeHi) + ") | " +
-           fmt("%.4g", duplicateRate) + " | " + fmt("%.4g", reorderRate) + " (≤" +
-           std::to_string(reorderMaxDistance) + ") | " + drops + " | " + fmt("%.2g", truncateOnDrop) + " | " +
-           down + " |";
-  }
-  static std::string markdownHeader() {
-    return "| profile | p(good→bad) | p(bad→good) | loss good | loss bad | E[loss] (documented range) | "
-           "duplicate | reorder (max distance) | drop every ~N frames | truncate on drop | outage steps |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|";
-  }
+  std::string markdownRow() const;
+  static std::string markdownHeader();
 };
 
 // A perfect link: the zero-loss baseline.
-inline LinkProfile lossless() {
-  LinkProfile p;
-  p.name = "lossless";
-  p.summary = "no faults at all (baseline)";
-  return p;
-}
-
+LinkProfile lossless();
 // Wired office/datacenter path: almost nothing goes wrong.
-inline LinkProfile wired() {
-  LinkProfile p;
-  p.name = "wired";
-  p.summary = "near-zero loss, a reconnect every ~5,000 frames";
-  p.pGoodToBad = 0.0005;
-  p.pBadToGood = 0.5;
-  p.lossGood = 0;
-  p.lossBad = 0.2;
-  p.meanFramesBetweenDrops = 5000;
-  p.truncateOnDrop = 0.5;
-  p.downtimeMinSteps = 1;
-  p.downtimeMaxSteps = 2;
-  p.lossRangeLo = 0;
-  p.lossRangeHi = 0.001;
-  return p;
-}
-
+LinkProfile wired();
 // Home/office Wi-Fi: light bursty loss, rare reconnects, a little reordering.
-inline LinkProfile wifi() {
-  LinkProfile p;
-  p.name = "wifi";
-  p.summary = "light bursty loss, rare reconnects";
-  p.pGoodToBad = 0.01;
-  p.pBadToGood = 0.3;
-  p.lossGood = 0.001;
-  p.lossBad = 0.15;
-  p.duplicateRate = 0.001;
-  p.reorderRate = 0.002;
-  p.reorderMaxDistance = 2;
-  p.meanFramesBetweenDrops = 800;
-  p.truncateOnDrop = 0.5;
-  p.downtimeMinSteps = 2;
-  p.downtimeMaxSteps = 6;
-  p.lossRangeLo = 0.002;
-  p.lossRangeHi = 0.015;
-  return p;
-}
-
+LinkProfile wifi();
 // A phone on a train: loss in bursts, tunnels that cut the connection for
 // 2-20 s, relays that duplicate and reorder.
-inline LinkProfile mobileTrain() {
-  LinkProfile p;
-  p.name = "mobile-train";
-  p.summary = "bursty loss, frequent disconnects (tunnels), duplicates and reordering";
-  p.pGoodToBad = 0.01;
-  p.pBadToGood = 0.25;
-  p.lossGood = 0.002;
-  p.lossBad = 0.4;
-  p.duplicateRate = 0.005;
-  p.reorderRate = 0.01;
-  p.reorderMaxDistance = 3;
-  p.meanFramesBetweenDrops = 150;
-  p.truncateOnDrop = 0.7;
-  p.downtimeMinSteps = 4;
-  p.downtimeMaxSteps = 40;
-  p.lossRangeLo = 0.01;
-  p.lossRangeHi = 0.03;
-  return p;
-}
-
+LinkProfile mobileTrain();
 // The three profiles of the study (the baseline is separate).
-inline std::vector<LinkProfile> standardProfiles() { return {wired(), wifi(), mobileTrain()}; }
+std::vector<LinkProfile> standardProfiles();
 
 struct StepFaults {
   bool bad = false;       // Gilbert-Elliott state of this step
@@ -197,90 +115,27 @@ struct FrameFate {
   uint32_t delay = 0;  // > 0: delivered after this many later frames (reordered)
 };
 
+// Every fault of one link profile over `steps` steps, decided from `seed` up
+// front so that all strategies of the study meet the same faults.
 class FaultSchedule {
  public:
-  FaultSchedule(LinkProfile profile, size_t steps, uint64_t seed) : profile_(std::move(profile)), seed_(seed) {
-    std::mt19937_64 rng(seed);
-    auto u = [&rng] { return unitFrom(rng()); };
-    steps_.resize(steps);
-    bool bad = false;
-    uint32_t downLeft = 0;
-    const double dropHazard = profile_.meanFramesBetweenDrops > 0 ? 1.0 / profile_.meanFramesBetweenDrops : 0;
-    const uint32_t dmin = std::min(profile_.downtimeMinSteps, profile_.downtimeMaxSteps);
-    const uint32_t dmax = std::max(profile_.downtimeMinSteps, profile_.downtimeMaxSteps);
-    for (size_t s = 0; s < steps; ++s) {
-      StepFaults& f = steps_[s];
-      // Fixed number of draws per step, whatever happens, so one parameter never
-      // shifts the random stream of another.
-      const double ge = u(), dropU = u(), truncU = u(), cutU = u();
-      const uint64_t downR = rng();
-      f.frameSeed = rng();
-      if (s > 0) bad = bad ? !(ge < profile_.pBadToGood) : (ge < profile_.pGoodToBad);
-      f.bad = bad;
-      if (downLeft > 0) {
-        f.down = true;
-        --downLeft;
-        ++downSteps_;
-        continue;
-      }
-      if (s > 0 && dropU < dropHazard) {
-        f.drop = true;
-        f.truncate = truncU < profile_.truncateOnDrop;
-        f.cutAt = 0.05 + 0.9 * cutU;
-        downLeft = dmin + static_cast<uint32_t>(downR % (dmax - dmin + 1));
-        ++drops_;
-      }
-    }
-    for (const auto& f : steps_) badSteps_ += f.bad ? 1 : 0;
-  }
+  FaultSchedule(LinkProfile profile, size_t steps, uint64_t seed);
 
   const LinkProfile& profile() const { return profile_; }
   uint64_t seed() const { return seed_; }
   size_t steps() const { return steps_.size(); }
   // Beyond the schedule: a quiet, connected, good step.
-  const StepFaults& at(size_t step) const {
-    static const StepFaults quiet{};
-    return step < steps_.size() ? steps_[step] : quiet;
-  }
-  FrameFate frame(size_t step, size_t index) const {
-    const StepFaults& f = at(step);
-    FrameFate fate;
-    const uint64_t h1 = splitmix64(f.frameSeed ^ splitmix64(index + 1));
-    const uint64_t h2 = splitmix64(h1), h3 = splitmix64(h2), h4 = splitmix64(h3);
-    fate.lost = unitFrom(h1) < (f.bad ? profile_.lossBad : profile_.lossGood);
-    fate.duplicated = unitFrom(h2) < profile_.duplicateRate;
-    if (profile_.reorderMaxDistance > 0 && unitFrom(h3) < profile_.reorderRate)
-      fate.delay = 1 + static_cast<uint32_t>(h4 % profile_.reorderMaxDistance);
-    return fate;
-  }
+  const StepFaults& at(size_t step) const;
+  // The fate of the `index`-th frame sent at `step` (a pure function of both).
+  FrameFate frame(size_t step, size_t index) const;
 
   size_t drops() const { return drops_; }
   size_t downSteps() const { return downSteps_; }
   size_t badSteps() const { return badSteps_; }
   // Frame loss rate of this schedule for one frame per connected step.
-  double lossRate() const {
-    size_t sent = 0, lost = 0;
-    for (size_t s = 0; s < steps_.size(); ++s) {
-      if (steps_[s].down) continue;
-      ++sent;
-      lost += frame(s, 0).lost ? 1 : 0;
-    }
-    return sent ? static_cast<double>(lost) / static_cast<double>(sent) : 0;
-  }
+  double lossRate() const;
   // A hash of every decision (for determinism checks).
-  uint64_t fingerprint() const {
-    uint64_t h = 0x243f6a8885a308d3ull;
-    for (size_t s = 0; s < steps_.size(); ++s) {
-      const StepFaults& f = steps_[s];
-      const FrameFate a = frame(s, 0), b = frame(s, 1);
-      uint64_t v = (f.bad ? 1u : 0u) | (f.down ? 2u : 0u) | (f.drop ? 4u : 0u) | (f.truncate ? 8u : 0u) |
-                   (a.lost ? 16u : 0u) | (a.duplicated ? 32u : 0u) | (b.lost ? 64u : 0u);
-      v |= static_cast<uint64_t>(a.delay) << 8;
-      v ^= static_cast<uint64_t>(f.cutAt * 1e6) << 16;
-      h = splitmix64(h ^ v ^ (f.frameSeed * 31));
-    }
-    return h;
-  }
+  uint64_t fingerprint() const;
 
  private:
   LinkProfile profile_;
@@ -314,67 +169,14 @@ class Link {
 
   // A new connection (first, after a drop, or a client's voluntary reconnect).
   // Frames held for reordering belonged to the old connection and are gone.
-  void connect() {
-    discardHeld();
-    connected_ = true;
-    ++stats_.connects;
-  }
+  void connect();
   // The client closes the connection itself (to reconnect with a catch-up request).
-  void close() {
-    discardHeld();
-    connected_ = false;
-  }
+  void close();
 
   // Sends `frames` at `step`; delivered bytes are appended to `out`. Returns false
   // when the connection broke (a scheduled drop): the caller must connect() again
   // once up(). Must not be called while down or disconnected.
-  bool send(size_t step, const std::vector<std::string>& frames, std::vector<std::string>& out) {
-    if (step != step_) {
-      step_ = step;
-      index_ = 0;
-      dropDone_ = false;
-    }
-    const StepFaults& f = schedule_.at(step);
-    const bool dropNow = f.drop && !dropDone_;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const std::string& frame = frames[i];
-      const FrameFate fate = schedule_.frame(step, index_++);
-      ++stats_.framesSent;
-      if (dropNow && f.truncate && i + 1 == frames.size()) {
-        const size_t keep = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(frame.size()) * f.cutAt));
-        stats_.bytesSent += keep;
-        ++stats_.framesTruncated;
-        if (fate.lost) ++stats_.framesLost;
-        else deliver(frame.substr(0, keep), out);
-        break;
-      }
-      stats_.bytesSent += frame.size();
-      if (fate.lost) {
-        ++stats_.framesLost;
-        continue;
-      }
-      if (fate.delay > 0) {
-        ++stats_.framesReordered;
-        held_.push_back(Held{frame, fate.delay});
-      } else {
-        deliver(frame, out);
-        releaseHeld(out);
-      }
-      if (fate.duplicated) {
-        ++stats_.framesSent;
-        ++stats_.framesDuplicated;
-        stats_.bytesSent += frame.size();
-        deliver(frame, out);
-      }
-    }
-    if (dropNow) {
-      dropDone_ = true;
-      ++stats_.drops;
-      close();
-      return false;
-    }
-    return true;
-  }
+  bool send(size_t step, const std::vector<std::string>& frames, std::vector<std::string>& out);
 
  private:
   struct Held {
@@ -382,25 +184,10 @@ class Link {
     uint32_t remaining;  // later frames still to pass before this one is delivered
   };
 
-  void deliver(const std::string& bytes, std::vector<std::string>& out) {
-    stats_.bytesDelivered += bytes.size();
-    out.push_back(bytes);
-  }
+  void deliver(const std::string& bytes, std::vector<std::string>& out);
   // A frame was delivered: every held frame is one frame closer to release.
-  void releaseHeld(std::vector<std::string>& out) {
-    for (size_t i = 0; i < held_.size();) {
-      if (--held_[i].remaining == 0) {
-        deliver(held_[i].bytes, out);
-        held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        ++i;
-      }
-    }
-  }
-  void discardHeld() {
-    stats_.framesDiscarded += held_.size();
-    held_.clear();
-  }
+  void releaseHeld(std::vector<std::string>& out);
+  void discardHeld();
 
   const FaultSchedule& schedule_;
   std::vector<Held> held_;

@@ -1,20 +1,27 @@
 // canonicalJson (RFC 8785) and stateDigest ("sha256:" + SHA-256 of it),
-// computed by the C++ core (Facade::canonicalize) so that the browser, a Node
-// agent and a C++ agent produce byte-identical digests. Synchronous: they need
-// a loaded engine (init-engine.js).
-import { describeThrown, PREFIX, syncError, syncTypeError } from './errors.js';
-import { callEngine, requireEngine } from './init-engine.js';
+// computed by the C++ core (SyncFacade::canonicalize) so that the browser, a
+// Node agent and a C++ agent produce byte-identical digests. Synchronous: they
+// need a loaded engine (init-engine.js).
+import { describeThrown, syncError, syncTypeError } from './errors.js';
+import { loadedEngineLink } from './init-engine.js';
+
+// What strictReplacer throws for a value JSON cannot represent: the detail, caught below.
+class Unrepresentable {
+  constructor(detail) {
+    this.detail = detail;
+  }
+}
 
 function strictReplacer(key, value) {
   switch (typeof value) {
     case 'number':
-      if (!Number.isFinite(value)) throw syncTypeError(`JSON cannot represent ${value}${where(key)}`);
+      if (!Number.isFinite(value)) throw new Unrepresentable(`JSON cannot represent ${value}${where(key)}`);
       return value;
     case 'bigint':
-      throw syncTypeError(`JSON cannot represent a BigInt${where(key)}`);
+      throw new Unrepresentable(`JSON cannot represent a BigInt${where(key)}`);
     case 'function':
     case 'symbol':
-      throw syncTypeError(`JSON cannot represent a ${typeof value}${where(key)}`);
+      throw new Unrepresentable(`JSON cannot represent a ${typeof value}${where(key)}`);
     default:
       return value;
   }
@@ -34,24 +41,23 @@ export function strictJsonText(value, what) {
   try {
     text = JSON.stringify(value, strictReplacer);
   } catch (thrown) {
-    if (thrown instanceof TypeError && thrown.message.startsWith(PREFIX)) {
-      throw syncTypeError(`${what}: ${thrown.message.slice(PREFIX.length)}`);
-    }
-    throw syncTypeError(`${what}: the value is not JSON-serializable (${describeThrown(thrown)})`);
+    if (thrown instanceof Unrepresentable) throw syncTypeError('invalid-argument', `${what}: ${thrown.detail}`);
+    throw syncTypeError('invalid-argument', `${what}: the value is not JSON-serializable (${describeThrown(thrown)})`);
   }
-  if (text === undefined) throw syncTypeError(`${what}: JSON cannot represent ${typeof value}`);
+  if (text === undefined) throw syncTypeError('invalid-argument', `${what}: JSON cannot represent ${typeof value}`);
   return text;
 }
 
 function canonicalize(value, what) {
-  const engine = requireEngine();
+  const link = loadedEngineLink();
   const text = strictJsonText(value, what);
-  const result = JSON.parse(callEngine(engine, () => engine.canonicalize(text)));
+  const result = link.callJson((engine) => engine.canonicalize(text));
   if (result.ok) return result;
-  // From JSON.stringify text the engine can only refuse a lone surrogate (not
-  // valid Unicode, so RFC 8785 has no form for it) or excessive nesting.
-  if (/deeper/.test(result.error)) throw syncError(`${what}: ${result.error}`);
-  throw syncTypeError(`${what}: the value has no canonical form (${result.error}; a string holds a lone surrogate?)`);
+  // From JSON.stringify text the engine can only refuse excessive nesting
+  // ('limit-exceeded') or a lone surrogate ('invalid-json': not valid Unicode,
+  // so RFC 8785 has no form for it; the value is the caller's mistake).
+  if (result.code === 'limit-exceeded') throw syncError('limit-exceeded', `${what}: ${result.message}`);
+  throw syncTypeError('invalid-argument', `${what}: the value has no canonical form (${result.message}; a string holds a lone surrogate?)`);
 }
 
 /** RFC 8785 canonical JSON text of `value` (synchronous; needs a loaded engine). */

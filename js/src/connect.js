@@ -6,7 +6,7 @@
 // X-AGUI-Resync-Reason / X-AGUI-State-Held / Last-Event-ID headers, and
 // forwardedProps.stateSync in a RunAgentInput body), so the server can replay
 // what was missed (and leave out the deltas the client already holds).
-import { DISPOSED_MESSAGE, reportListenerError, syncError, syncTypeError } from './errors.js';
+import { AguiSyncError, reportListenerError, syncError, syncTypeError } from './errors.js';
 import {
   formatHeld,
   HEADER_CATCH_UP,
@@ -22,24 +22,34 @@ import {
 const TERMINAL_EVENTS = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
 
-// Thrown inside the loop for what must end it: the StateSync is gone or broken.
+// Thrown inside the loop for what must end it: the StateSync is gone or broken,
+// or the server refused the request. Never leaves the loop: run() unwraps it.
 class Fatal {
   constructor(error) {
     this.error = error;
   }
 }
 
+// Calls into the StateSync; what they throw ends the loop.
+function guarded(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    throw new Fatal(error);
+  }
+}
+
 function backoffOptions(backoff = {}) {
-  if (backoff === null || typeof backoff !== 'object') throw syncTypeError('connectStateSync() backoff must be an object');
+  if (backoff === null || typeof backoff !== 'object') throw syncTypeError('invalid-options', 'connectStateSync() backoff must be an object');
   const { initialMs = 500, maxMs = 10000, factor = 2, jitter = 0.5 } = backoff;
   for (const [name, value] of [['initialMs', initialMs], ['maxMs', maxMs], ['factor', factor]]) {
     if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
-      throw syncTypeError(`connectStateSync() backoff.${name} must be a number >= 0`);
+      throw syncTypeError('invalid-options', `connectStateSync() backoff.${name} must be a number >= 0`);
     }
   }
   const spread = jitter === true ? 0.5 : jitter === false ? 0 : jitter;
   if (typeof spread !== 'number' || !(spread >= 0 && spread <= 1)) {
-    throw syncTypeError('connectStateSync() backoff.jitter must be a fraction in [0, 1] (or a boolean)');
+    throw syncTypeError('invalid-options', 'connectStateSync() backoff.jitter must be a fraction in [0, 1] (or a boolean)');
   }
   return { initialMs, maxMs, factor: Math.max(1, factor), jitter: spread };
 }
@@ -59,65 +69,160 @@ function notify(listener, value, where) {
   }
 }
 
-/**
- * Keeps `sync` fed from `options.url` until close(), options.signal, or a run
- * that ended (RUN_FINISHED / RUN_ERROR, then a clean end of the stream, with
- * the state not resyncing). Returns { close(), done }: `done` resolves when the
- * loop stops (also when the StateSync was disposed), and rejects if the
- * StateSync's engine failed or the server refused the request (a 4xx other than
- * 408/425/429).
- */
-export function connectStateSync(sync, options) {
+/** connectStateSync()'s arguments, checked: the loop's configuration. */
+function connectOptions(sync, options) {
   if (sync === null || typeof sync !== 'object' || typeof sync.feed !== 'function') {
-    throw syncTypeError('connectStateSync() needs a StateSync');
+    throw syncTypeError('invalid-argument', 'connectStateSync() needs a StateSync');
   }
-  if (options === null || typeof options !== 'object') throw syncTypeError('connectStateSync() needs options with a url');
+  if (options === null || typeof options !== 'object') throw syncTypeError('invalid-options', 'connectStateSync() needs options with a url');
   const { url, init = {}, body, signal, onOutcome, onStatus, onChunk, idleTimeoutMs } = options;
   if (idleTimeoutMs !== undefined && (typeof idleTimeoutMs !== 'number' || !(idleTimeoutMs > 0) || !Number.isFinite(idleTimeoutMs))) {
-    throw syncTypeError('connectStateSync() options.idleTimeoutMs must be a positive number of milliseconds');
+    throw syncTypeError('invalid-options', 'connectStateSync() options.idleTimeoutMs must be a positive number of milliseconds');
   }
-  if (onChunk !== undefined && typeof onChunk !== 'function') throw syncTypeError('connectStateSync() options.onChunk must be a function');
-  if (typeof url !== 'string' && !(url instanceof URL)) throw syncTypeError('connectStateSync() options.url must be a string or URL');
+  if (onChunk !== undefined && typeof onChunk !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() options.onChunk must be a function');
+  if (typeof url !== 'string' && !(url instanceof URL)) throw syncTypeError('invalid-options', 'connectStateSync() options.url must be a string or URL');
   const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== 'function') throw syncTypeError('connectStateSync() needs options.fetch (no global fetch)');
-  if (body !== undefined && typeof body !== 'function') throw syncTypeError('connectStateSync() options.body must be a function');
+  if (typeof fetchImpl !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() needs options.fetch (no global fetch)');
+  if (body !== undefined && typeof body !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() options.body must be a function');
   const backoff = backoffOptions(options.backoff);
+  return { url, init, body, signal, onOutcome, onStatus, onChunk, idleTimeoutMs, fetch: fetchImpl, backoff };
+}
 
-  let closed = false;
-  let current = null; // AbortController of the request in flight
-  let wake = null; // ends the backoff wait early
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    if (current) current.abort();
-    if (wake) wake();
-  };
-  if (signal) {
-    if (signal.aborted) close();
-    else signal.addEventListener('abort', close, { once: true });
+// A connection that silently stops delivering (a dead TCP path, a stuck proxy)
+// never ends by itself: after `ms` without a byte it is treated as broken
+// (`onIdle` aborts the request, which also tells the guard: sync.end()).
+class IdleWatch {
+  #ms;
+  #onIdle;
+  #timer = null;
+  fired = false;
+
+  constructor(ms, onIdle) {
+    this.#ms = ms;
+    this.#onIdle = onIdle;
   }
-  const status = (state, extra) => notify(onStatus, { state, ...extra }, 'an onStatus listener');
-  const sleep = (ms) => new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      wake = null;
-      resolve();
-    }
-    wake = done;
-  });
 
-  // Calls into the StateSync; what they throw ends the loop.
-  const guarded = (fn) => {
+  /** (Re)starts the countdown; a no-op without idleTimeoutMs. */
+  arm() {
+    if (this.#ms === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.fired = true;
+      this.#onIdle();
+    }, this.#ms);
+  }
+
+  clear() {
+    clearTimeout(this.#timer);
+  }
+}
+
+// The error for a response that is not ok: Fatal (ends the loop) for a 4xx other than 408/425/429.
+function responseError(response) {
+  const error = syncError('http-error', `the stream request failed: HTTP ${response.status}`, { status: response.status });
+  const refused = response.status >= 400 && response.status < 500 && !RETRYABLE_STATUS.has(response.status);
+  return refused ? new Fatal(error) : error;
+}
+
+// The resync conversation's loop: one #connectOnce per request, backoff in between.
+class ConnectLoop {
+  #sync;
+  #config;
+  #closed = false;
+  #current = null; // AbortController of the request in flight
+  #wake = null; // ends the backoff wait early
+
+  constructor(sync, config) {
+    this.#sync = sync;
+    this.#config = config;
+    this.close = this.close.bind(this);
+    const { signal } = config;
+    if (signal) {
+      if (signal.aborted) this.close();
+      else signal.addEventListener('abort', this.close, { once: true });
+    }
+  }
+
+  /** Stops the loop and aborts the request in flight. */
+  close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#current) this.#current.abort();
+    if (this.#wake) this.#wake();
+  }
+
+  /** Runs until closed, a finished run, or a fatal error (rejects with it). */
+  async run() {
     try {
-      return fn();
-    } catch (error) {
-      throw new Fatal(error);
+      await this.#loop();
+    } catch (thrown) {
+      this.#fail(thrown);
+    } finally {
+      this.#closed = true;
+      if (this.#config.signal) this.#config.signal.removeEventListener('abort', this.close);
     }
-  };
+    this.#status('closed', {});
+  }
 
-  async function connectOnce(attempt) {
-    const position = guarded(() => {
+  async #loop() {
+    let failures = 0;
+    for (let attempt = 1; !this.#closed; attempt++) {
+      const { finished, progressed, error } = await this.#connectOnce(attempt);
+      if (finished || this.#closed) break;
+      if (progressed) failures = 0;
+      const delayMs = delayFor(this.#config.backoff, failures++);
+      this.#status('waiting', { attempt, delayMs, error });
+      if (this.#closed) break; // closed by the onStatus listener
+      await this.#sleep(delayMs);
+      if (this.#closed) break;
+      guarded(() => this.#sync.reset());
+    }
+  }
+
+  // The loop ended by a throw: a disposed StateSync (or a close) just stops it;
+  // anything else is reported and rethrown (`done` rejects).
+  #fail(thrown) {
+    const error = thrown instanceof Fatal ? thrown.error : thrown;
+    const disposed = error instanceof AguiSyncError && error.code === 'disposed';
+    if (this.#closed || disposed) return;
+    this.#closed = true;
+    this.#status('closed', { error });
+    throw error;
+  }
+
+  // One request: { finished, progressed (any byte arrived), error (why it ended, or null) }.
+  async #connectOnce(attempt) {
+    const position = this.#position(attempt);
+    const controller = new AbortController();
+    this.#current = controller;
+    if (this.#closed) controller.abort();
+    const { init, body, idleTimeoutMs } = this.#config;
+    const request = buildRequest(init, body, position, controller.signal);
+    const progress = { progressed: false };
+    const idle = new IdleWatch(idleTimeoutMs, () => controller.abort());
+    idle.arm();
+    try {
+      const { resync, ranToEnd } = await this.#stream(attempt, request, idle, progress);
+      const finished = !resync && ranToEnd && guarded(() => this.#sync.status) !== 'resyncing';
+      return { finished, progressed: progress.progressed, error: null };
+    } catch (thrown) {
+      if (thrown instanceof Fatal || this.#closed) throw thrown;
+      const error = idle.fired
+        ? syncError('idle-timeout', `the stream was idle for ${idleTimeoutMs} ms (no byte, not even a heartbeat)`)
+        : thrown;
+      this.#report(guarded(() => this.#sync.end()));
+      return { finished: false, progressed: progress.progressed, error };
+    } finally {
+      idle.clear();
+      controller.abort();
+      if (this.#current === controller) this.#current = null;
+    }
+  }
+
+  // Where the state is, for the request's headers and body.
+  #position(attempt) {
+    const sync = this.#sync;
+    return guarded(() => {
       const request = sync.resyncRequest();
       return {
         attempt,
@@ -128,106 +233,86 @@ export function connectStateSync(sync, options) {
         held: request ? parseHeld(request.held) : [],
       };
     });
-    const controller = new AbortController();
-    current = controller;
-    if (closed) controller.abort();
-    const request = buildRequest(init, body, position, controller.signal);
-    let progressed = false; // any byte arrived: the next failure starts the backoff over
-    // A connection that silently stops delivering (a dead TCP path, a stuck
-    // proxy) never ends by itself: after idleTimeoutMs without a byte it is
-    // treated as broken, which also tells the guard (sync.end()).
-    let idleTimer = null;
-    let idledOut = false;
-    const armIdle = () => {
-      if (idleTimeoutMs === undefined) return;
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => {
-        idledOut = true;
-        controller.abort();
-      }, idleTimeoutMs);
-    };
-    armIdle();
-    try {
-      status('connecting', { attempt });
-      const response = await fetchImpl(url, request);
-      if (!response.ok) {
-        const error = syncError(`the stream request failed: HTTP ${response.status}`);
-        error.status = response.status;
-        if (response.status >= 400 && response.status < 500 && !RETRYABLE_STATUS.has(response.status)) throw new Fatal(error);
-        throw error;
+  }
+
+  // Fetches the stream and feeds it until it ends or asks for a resync, then ends it.
+  async #stream(attempt, request, idle, progress) {
+    this.#status('connecting', { attempt });
+    const response = await this.#config.fetch(this.#config.url, request);
+    if (!response.ok) throw responseError(response);
+    this.#status('open', { attempt, catchUp: response.headers?.get?.(HEADER_CATCH_UP) ?? null });
+    let fed = { resync: null, ranToEnd: false };
+    if (response.body) fed = await this.#pump(response.body.getReader(), idle, progress);
+    let resync = fed.resync;
+    for (const outcome of guarded(() => this.#sync.end())) {
+      if (outcome.kind === 'resync') resync = resync ?? outcome;
+      this.#notifyOutcome(outcome);
+    }
+    return { resync, ranToEnd: fed.ranToEnd };
+  }
+
+  // Reads the body into sync.feed(): { resync (the first resync outcome), ranToEnd (a terminal event came) }.
+  async #pump(reader, idle, progress) {
+    let resync = null;
+    let ranToEnd = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (value.length > 0) {
+        progress.progressed = true;
+        idle.arm();
       }
-      status('open', { attempt, catchUp: response.headers?.get?.(HEADER_CATCH_UP) ?? null });
-      let resync = null;
-      let ranToEnd = false;
-      if (response.body) {
-        const reader = response.body.getReader();
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (value.length > 0) {
-            progressed = true;
-            armIdle();
-          }
-          notify(onChunk, value, 'an onChunk listener');
-          for (const outcome of guarded(() => sync.feed(value))) {
-            if (outcome.kind === 'resync') resync = resync ?? outcome;
-            else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
-            notify(onOutcome, outcome, 'an onOutcome listener');
-          }
-          if (resync) {
-            reader.cancel().catch(() => {});
-            break;
-          }
-        }
-      }
-      for (const outcome of guarded(() => sync.end())) {
+      notify(this.#config.onChunk, value, 'an onChunk listener');
+      for (const outcome of guarded(() => this.#sync.feed(value))) {
         if (outcome.kind === 'resync') resync = resync ?? outcome;
-        notify(onOutcome, outcome, 'an onOutcome listener');
+        else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
+        this.#notifyOutcome(outcome);
       }
-      const finished = !resync && ranToEnd && guarded(() => sync.status) !== 'resyncing';
-      return { finished, progressed, error: null };
-    } catch (thrown) {
-      if (thrown instanceof Fatal || closed) throw thrown;
-      const error = idledOut ? syncError(`the stream was idle for ${idleTimeoutMs} ms (no byte, not even a heartbeat)`) : thrown;
-      guarded(() => sync.end()).forEach((outcome) => notify(onOutcome, outcome, 'an onOutcome listener'));
-      return { finished: false, progressed, error };
-    } finally {
-      clearTimeout(idleTimer);
-      controller.abort();
-      if (current === controller) current = null;
+      if (resync) {
+        reader.cancel().catch(() => {});
+        break;
+      }
     }
+    return { resync, ranToEnd };
   }
 
-  async function run() {
-    let failures = 0;
-    try {
-      for (let attempt = 1; !closed; attempt++) {
-        const { finished, progressed, error } = await connectOnce(attempt);
-        if (finished || closed) break;
-        if (progressed) failures = 0;
-        const delayMs = delayFor(backoff, failures++);
-        status('waiting', { attempt, delayMs, error });
-        if (closed) break; // closed by the onStatus listener
-        await sleep(delayMs);
-        if (closed) break;
-        guarded(() => sync.reset());
-      }
-    } catch (thrown) {
-      const error = thrown instanceof Fatal ? thrown.error : thrown;
-      const disposed = error instanceof Error && error.message === DISPOSED_MESSAGE;
-      if (!closed && !disposed) {
-        closed = true;
-        status('closed', { error });
-        throw error;
-      }
-    } finally {
-      closed = true;
-      if (signal) signal.removeEventListener('abort', close);
-    }
-    status('closed', {});
+  #report(outcomes) {
+    outcomes.forEach((outcome) => this.#notifyOutcome(outcome));
   }
 
-  return { close, done: run() };
+  #notifyOutcome(outcome) {
+    notify(this.#config.onOutcome, outcome, 'an onOutcome listener');
+  }
+
+  #status(state, extra) {
+    notify(this.#config.onStatus, { state, ...extra }, 'an onStatus listener');
+  }
+
+  #sleep(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const loop = this;
+      function done() {
+        clearTimeout(timer);
+        loop.#wake = null;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+}
+
+/**
+ * Keeps `sync` fed from `options.url` until close(), options.signal, or a run
+ * that ended (RUN_FINISHED / RUN_ERROR, then a clean end of the stream, with
+ * the state not resyncing). Returns { close(), done }: `done` resolves when the
+ * loop stops (also when the StateSync was disposed), and rejects if the
+ * StateSync's engine failed or the server refused the request (a 4xx other than
+ * 408/425/429).
+ */
+export function connectStateSync(sync, options) {
+  const loop = new ConnectLoop(sync, connectOptions(sync, options));
+  return { close: loop.close, done: loop.run() };
 }
 
 function buildRequest(init, body, position, signal) {
@@ -243,7 +328,7 @@ function buildRequest(init, body, position, signal) {
   if (body) {
     const input = body(position);
     if (input !== undefined) {
-      if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('options.body() must return a RunAgentInput object or undefined'));
+      if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('invalid-options', 'options.body() must return a RunAgentInput object or undefined'));
       const stateSync = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
       request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync } });
       request.method = init.method ?? 'POST';

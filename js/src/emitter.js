@@ -1,13 +1,14 @@
-// StateEmitter: the sender half (src/state_emitter.h) for Node servers (or any
-// JS host). It owns one C++ EmitterFacade in the agui_emitter module: the app
-// hands it whole new states (diffed in C++) or its own RFC 6902 ops, and gets
-// back sequenced, digest-stamped @ag-ui/core events, SSE-encoded on request,
-// plus a replay buffer for clients that missed some (server.js: catchUp).
-import { encodeOptions, jsonText } from './emitter-options.js';
+// StateEmitter: the sender half (include/agui_sync/state_emitter.h) for Node
+// servers (or any JS host). It owns one C++ EmitterFacade in the agui_emitter
+// module (through its EngineLink): the app hands it whole new states (diffed
+// in C++) or its own RFC 6902 ops, and gets back sequenced, digest-stamped
+// @ag-ui/core events, SSE-encoded on request, plus a replay buffer for clients
+// that missed some (server.js: catchUp).
 import { EngineLink } from './engine-link.js';
-import { asCause, describeThrown, syncError, syncTypeError } from './errors.js';
+import { failureCode, failureError, syncTypeError } from './errors.js';
 import { kCatchUpSnapshot, kInternals } from './internals.js';
 import { loadModule } from './loader.js';
+import { emitterOptions, jsonText } from './options.js';
 
 // The sender's WebAssembly module; its glue is imported on first use only.
 const EMITTER_MODULE = {
@@ -15,63 +16,51 @@ const EMITTER_MODULE = {
   factory: async () => (await import('../wasm/agui_emitter.mjs')).default,
 };
 
-const EMITTER_DISPOSED = 'agui-state-sync: this StateEmitter was disposed';
-
-// An Error for a refused update/patch: message plus code (and opIndex for a patch).
-function refusal(what, result) {
-  const match = /^([a-z][a-z-]*): (.*)$/s.exec(result.error);
-  const code = result.code ?? (match ? match[1] : /deeper/.test(result.error) ? 'limit-exceeded' : 'invalid-json');
-  const message = match && !result.code ? match[2] : result.error;
-  const error = syncError(`${what} refused (${code}): ${message}; the state is unchanged`);
-  error.code = code;
-  if (result.opIndex !== undefined) error.opIndex = result.opIndex;
-  return error;
+// The AguiSyncError for a refused update/patch (the facade's failure: code, message, opIndex).
+function refusal(what, failure, fallback) {
+  const message = `${what} refused (${failureCode(failure, fallback)}): ${failure.message}; the state is unchanged`;
+  return failureError(failure, fallback, message);
 }
 
 export class StateEmitter {
-  #engine;
-  #facade;
+  #link; // the EngineLink: the facade, and every call into it
   #epoch;
   #state = undefined; // parsed on demand, until the next change
   #stateValid = false;
-  #disposed = false;
-  #link;
 
   /** @internal use createStateEmitter() */
-  constructor(engine, facade) {
-    this.#engine = engine;
-    this.#link = new EngineLink(engine, 'StateEmitter');
-    this.#facade = facade;
-    this.#epoch = this.#call(() => facade.epoch());
-    this.#link.track(this, facade);
+  constructor(link) {
+    this.#link = link;
+    this.#epoch = this.#invoke((f) => f.epoch());
+    link.track(this);
   }
 
   /**
    * Diffs the current state against `newState` and returns the events to send
    * (one STATE_DELTA, or a STATE_SNAPSHOT when that is smaller; [] when nothing
-   * changed). Throws an Error with `code` if the state cannot be sent (e.g.
-   * 'limit-exceeded' for nesting deeper than maxDepth); the state is then unchanged.
+   * changed). Throws an AguiSyncError with `code` if the state cannot be sent
+   * (e.g. 'limit-exceeded' for nesting deeper than maxDepth); the state is then unchanged.
    */
   update(newState) {
     this.#check();
     const text = jsonText(newState, 'update() state');
-    const result = this.#run((f) => f.update(text));
-    if (!result.ok) throw refusal('update()', result);
+    const result = this.#callJson((f) => f.update(text));
+    if (!result.ok) throw refusal('update()', result, 'invalid-json');
     if (result.events.length) this.#stateValid = false;
     return result.events;
   }
 
   /**
    * Applies the app's RFC 6902 operations atomically and returns the events
-   * that carry exactly them. Throws an Error with `code` ('invalid-patch',
+   * that carry exactly them. Throws an AguiSyncError with `code` ('invalid-patch',
    * 'patch-failed', 'precondition-failed', 'limit-exceeded') and `opIndex` if
    * the patch does not apply; the state is then unchanged.
    */
   patch(ops) {
     this.#check();
     const text = jsonText(ops, 'patch() operations');
-    const result = this.#run((f) => f.patch(text));
-    if (!result.ok) throw refusal('patch()', result);
+    const result = this.#callJson((f) => f.patch(text));
+    if (!result.ok) throw refusal('patch()', result, 'patch-failed');
     if (result.events.length) this.#stateValid = false;
     return result.events;
   }
@@ -79,7 +68,7 @@ export class StateEmitter {
   /** A STATE_SNAPSHOT of the current state at the current seq (digest-stamped). */
   snapshot() {
     this.#check();
-    return this.#run((f) => f.snapshot());
+    return this.#callJson((f) => f.snapshot());
   }
 
   /**
@@ -91,13 +80,13 @@ export class StateEmitter {
    */
   replaySince(seq, epoch, held) {
     this.#check();
-    if (!Number.isSafeInteger(seq) || seq < 0) throw syncTypeError('replaySince() seq must be an integer >= 0');
+    if (!Number.isSafeInteger(seq) || seq < 0) throw syncTypeError('invalid-argument', 'replaySince() seq must be an integer >= 0');
     if (epoch !== undefined && epoch !== null && typeof epoch !== 'string') {
-      throw syncTypeError('replaySince() epoch must be a string');
+      throw syncTypeError('invalid-argument', 'replaySince() epoch must be a string');
     }
     const skip = held ?? [];
     if (!Array.isArray(skip) || !skip.every((s) => Number.isSafeInteger(s) && s >= 0)) {
-      throw syncTypeError('replaySince() held must be an array of integers >= 0');
+      throw syncTypeError('invalid-argument', 'replaySince() held must be an array of integers >= 0');
     }
     return this.#replay(JSON.stringify({ seq, epoch: epoch ?? null, skip }), 'replaySince()');
   }
@@ -113,15 +102,13 @@ export class StateEmitter {
   /** The SSE heartbeat comment ": hb <seq>\n\n". */
   heartbeat() {
     this.#check();
-    const facade = this.#facade;
-    return this.#call(() => facade.heartbeat());
+    return this.#invoke((f) => f.heartbeat());
   }
 
   /** The seq of the current state. */
   get seq() {
     this.#check();
-    const facade = this.#facade;
-    return this.#call(() => facade.seq());
+    return this.#invoke((f) => f.seq());
   }
 
   /** The epoch stamped on every event (options.epoch, or a random id). */
@@ -134,7 +121,7 @@ export class StateEmitter {
   get state() {
     this.#check();
     if (!this.#stateValid) {
-      this.#state = this.#run((f) => f.stateJson());
+      this.#state = this.#callJson((f) => f.stateJson());
       this.#stateValid = true;
     }
     return this.#state;
@@ -149,43 +136,40 @@ export class StateEmitter {
   /** Counters: deltas, snapshots, digests, repaired, rejected, replays, replaySnapshots. */
   stats() {
     this.#check();
-    return this.#run((f) => f.statsJson());
+    return this.#callJson((f) => f.statsJson());
   }
 
   /** Frees the engine object. Idempotent; any other call afterwards throws. */
   dispose() {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    const facade = this.#facade;
-    this.#facade = null;
+    if (this.#link.released) return;
     this.#state = undefined;
-    this.#link.release(this, facade);
+    this.#link.release(this);
   }
 
   /** @internal test hooks (not part of the public API) */
   [kInternals]() {
-    return { engine: this.#engine, facade: this.#facade };
+    return { engine: this.#link.engine, facade: this.#link.facade };
   }
 
+  // Throws 'disposed' or 'engine-failed' when the StateEmitter cannot be used.
   #check() {
-    if (this.#disposed) throw new Error(EMITTER_DISPOSED);
     this.#link.check();
   }
 
-  #call(fn) {
-    return this.#link.call(fn);
+  // One raw call into the facade: fn(facade)'s result as it is.
+  #invoke(fn) {
+    return this.#link.invoke(fn);
   }
 
-  // A facade call returning JSON, parsed.
-  #run(fn) {
-    const facade = this.#facade;
-    return JSON.parse(this.#call(() => fn(facade)));
+  // One call into the facade whose result is JSON text: parsed.
+  #callJson(fn) {
+    return this.#link.callJson(fn);
   }
 
-  // The facade's replay(requestJson): the events, or `caller` failed.
+  // The facade's replay(requestJson): the events, or `caller` failed ('invalid-request').
   #replay(requestJson, caller) {
-    const result = this.#run((f) => f.replay(requestJson));
-    if (result.error !== undefined) throw syncError(`${caller} failed: ${result.error}`);
+    const result = this.#callJson((f) => f.replay(requestJson));
+    if (!result.ok) throw failureError(result, 'invalid-request', `${caller} failed: ${result.message}`);
     return result.events;
   }
 }
@@ -198,22 +182,8 @@ export class StateEmitter {
  *   wasmBinary, locateFile (of the emitter module)
  */
 export async function createStateEmitter(options) {
-  const optionsJson = encodeOptions(options);
+  const json = emitterOptions(options);
   const engine = await loadModule(EMITTER_MODULE, options ?? {});
-  if (engine.failure) throw syncError(`the WebAssembly engine is unusable: ${engine.failure.message}`, engine.failure);
-  let facade;
-  let problem;
-  try {
-    facade = new engine.EmitterFacade(optionsJson);
-    problem = facade.initError();
-  } catch (thrown) {
-    const error = syncError(`the WebAssembly engine failed (${describeThrown(thrown)})`, asCause(thrown));
-    engine.poison(error);
-    throw error;
-  }
-  if (problem) {
-    facade.delete();
-    throw syncError(`invalid options: ${problem}`);
-  }
-  return new StateEmitter(engine, facade);
+  const link = EngineLink.create(engine, 'EmitterFacade', json, 'StateEmitter');
+  return new StateEmitter(link);
 }

@@ -1,17 +1,75 @@
-// Every error this package throws is a JS Error whose message starts with
-// "agui-state-sync:". Nothing else (no numbers, no strings, no embind
-// BindingErrors) ever reaches the caller.
+// Errors as data. Every error this package throws is an AguiSyncError: its
+// `code` is one of ERROR_CODES (codes.js, generated from the C++ table; the
+// list is docs/codes.md), a patch refusal adds `opIndex`, an HTTP failure adds
+// `status`. Code branches on `code`; `message` ("agui-state-sync: ...") is for
+// humans only. Nothing else (no numbers, no strings, no embind BindingErrors)
+// ever reaches the caller.
+
+import { ERROR_CODES } from './codes.js';
 
 export const PREFIX = 'agui-state-sync: ';
 
-export const DISPOSED_MESSAGE = 'agui-state-sync: this StateSync was disposed';
+const KNOWN_ERROR_CODES = new Set(ERROR_CODES);
 
-export function syncError(message, cause) {
-  return cause === undefined ? new Error(PREFIX + message) : new Error(PREFIX + message, { cause });
+// Own properties of an AguiSyncError beyond message/cause.
+function setFields(error, code, options) {
+  error.code = code;
+  if (options?.opIndex !== undefined) error.opIndex = options.opIndex;
+  if (options?.status !== undefined) error.status = options.status;
 }
 
-export function syncTypeError(message) {
-  return new TypeError(PREFIX + message);
+function errorOptions(options) {
+  return options?.cause === undefined ? undefined : { cause: options.cause };
+}
+
+/**
+ * The package's error: `code` (ERROR_CODES), `opIndex` (a refused patch's
+ * operation), `status` (an HTTP error). `name` stays 'Error' (and 'TypeError'
+ * for argument errors) on purpose, so String(error) and logs read as before;
+ * recognise it with `instanceof AguiSyncError` and branch on `code`.
+ */
+export class AguiSyncError extends Error {
+  constructor(code, message, options) {
+    super(message, errorOptions(options));
+    setFields(this, code, options);
+  }
+
+  // Argument and option errors have always been TypeErrors (callers test
+  // `instanceof TypeError`), and a class has one prototype chain: they are
+  // AguiSyncTypeError, a TypeError subclass, which this makes count as
+  // AguiSyncError too. Subclasses of AguiSyncError keep the ordinary check.
+  static [Symbol.hasInstance](value) {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    return this === AguiSyncError && value instanceof AguiSyncTypeError;
+  }
+}
+
+/** A TypeError that is also an AguiSyncError (see AguiSyncError[Symbol.hasInstance]). */
+class AguiSyncTypeError extends TypeError {
+  constructor(code, message, options) {
+    super(message, errorOptions(options));
+    setFields(this, code, options);
+  }
+}
+
+/** An AguiSyncError with `code`; options: { cause, opIndex, status }. */
+export function syncError(code, message, options) {
+  return new AguiSyncError(code, PREFIX + message, options);
+}
+
+/** An AguiSyncError that is also a TypeError: a wrong argument ('invalid-argument') or option ('invalid-options'). */
+export function syncTypeError(code, message) {
+  return new AguiSyncTypeError(code, PREFIX + message);
+}
+
+/** A facade failure's code, or `fallback` if the engine reports one this version does not list. */
+export function failureCode(failure, fallback) {
+  return KNOWN_ERROR_CODES.has(failure.code) ? failure.code : fallback;
+}
+
+/** The error for a facade failure {ok:false, code, message, opIndex?} (code: failureCode()). */
+export function failureError(failure, fallback, message) {
+  return syncError(failureCode(failure, fallback), message, { opIndex: failure.opIndex });
 }
 
 // A short description of whatever a failed WebAssembly call threw (a

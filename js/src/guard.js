@@ -1,4 +1,4 @@
-// sync.guard: the drift-aware approval guard (src/approval_guard.h) as seen
+// sync.guard: the drift-aware approval guard (include/agui_sync/approval_guard.h) as seen
 // from JS. The C++ guard decides (status, liveness, pending gap, digest of the
 // value at the path); this file reads values from the JS mirror, turns the
 // facade's JSON into objects, notifies watchers, and binds approvals to open
@@ -43,7 +43,7 @@ function isSeq(value) {
 }
 
 export class ApprovalGuard {
-  #host; // { facade() (null once disposed), call(fn), state(), now(), unusable() -> reason | null }
+  #host; // { link: the StateSync's EngineLink, state(), now(), unusable() -> reason | null }
   #watchers = new Set();
   #interrupts = new InterruptTracker();
   #staleCheckMs;
@@ -80,11 +80,11 @@ export class ApprovalGuard {
    */
   approve(token, options) {
     if (options !== undefined && (options === null || typeof options !== 'object')) {
-      throw syncTypeError('guard.approve() options must be an object');
+      throw syncTypeError('invalid-argument', 'guard.approve() options must be an object');
     }
     const interruptId = options?.interruptId;
     if (interruptId !== undefined && typeof interruptId !== 'string') {
-      throw syncTypeError('guard.approve() options.interruptId must be a string');
+      throw syncTypeError('invalid-argument', 'guard.approve() options.interruptId must be a string');
     }
     const unusable = this.#host.unusable();
     if (unusable) return { ok: false, reason: unusable };
@@ -101,8 +101,8 @@ export class ApprovalGuard {
     }
     if (interruptId !== undefined && !this.#interrupts.has(interruptId)) return { ok: false, reason: 'unknown-interrupt' };
     const host = this.#host;
-    const result = JSON.parse(host.call(() => host.facade().guardApprove(tokenJson, host.now())));
-    if (!result.ok) return { ok: false, reason: result.reason };
+    const result = host.link.callJson((f) => f.guardApprove(tokenJson, host.now()));
+    if (!result.ok) return { ok: false, reason: result.code }; // the facade's failure code is the guard reason
     const a = result.approval;
     const approval = { path: a.path, seq: a.seq, viewedSeq: a.viewedSeq, digest: a.digest, epoch: a.epoch };
     if (interruptId !== undefined) approval.interruptId = interruptId;
@@ -114,7 +114,7 @@ export class ApprovalGuard {
     const unusable = this.#host.unusable();
     if (unusable) return unusable;
     const host = this.#host;
-    return host.call(() => host.facade().guardBlocker(host.now())) || null;
+    return host.link.invoke((f) => f.guardBlocker(host.now())) || null;
   }
 
   /**
@@ -124,12 +124,12 @@ export class ApprovalGuard {
    * (null when the path is missing). Returns the unsubscribe function.
    */
   watch(path, listener) {
-    if (typeof listener !== 'function') throw syncTypeError('guard.watch() takes a listener function');
+    if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'guard.watch() takes a listener function');
     let tokens;
     try {
       tokens = parsePointer(path);
     } catch {
-      throw syncTypeError(`guard.watch(): ${JSON.stringify(path)} is not a JSON Pointer`);
+      throw syncTypeError('invalid-argument', `guard.watch(): ${JSON.stringify(path)} is not a JSON Pointer`);
     }
     if (this.#host.unusable()) return () => {};
     const entry = { path, tokens, listener, last: null };
@@ -181,8 +181,8 @@ export class ApprovalGuard {
 
   #viewToken(path) {
     const host = this.#host;
-    const result = JSON.parse(host.call(() => host.facade().guardView(path)));
-    if (!result.ok) return { ok: false, reason: result.reason };
+    const result = host.link.callJson((f) => f.guardView(path));
+    if (!result.ok) return { ok: false, reason: result.code }; // the facade's failure code is the guard reason
     const { seq, digest } = result.token;
     return { ok: true, token: { path, seq, digest } };
   }

@@ -5,3 +5,4 @@ export { canonicalJson, stateDigest } from './canonical.js';
 export { verifyApproval } from './verify-approval.js';
 export { createStateEmitter } from './emitter.js';
 export { connectStateSync } from './connect.js';
+export { AguiSyncError } from './errors.js';

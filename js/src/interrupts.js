@@ -7,6 +7,7 @@
 // any other RUN_FINISHED, and a RUN_STARTED of another run (the next run has
 // begun, resumed or not), closes them. A RUN_STARTED repeating the interrupted
 // run's runId (a server re-announcing it on a reconnect) keeps them.
+import { syncTypeError } from './errors.js';
 
 export class InterruptTracker {
   #open = new Map(); // id -> Interrupt, in the order the run listed them
@@ -54,16 +55,17 @@ export class InterruptTracker {
  */
 export function resumeEntry(approval, extraPayload) {
   if (approval === null || typeof approval !== 'object' || typeof approval.interruptId !== 'string') {
-    throw new TypeError(
-      'agui-state-sync: resumeEntry() needs an approval bound to an interrupt (guard.approve(token, { interruptId }))',
+    throw syncTypeError(
+      'invalid-argument',
+      'resumeEntry() needs an approval bound to an interrupt (guard.approve(token, { interruptId }))',
     );
   }
   if (extraPayload !== undefined && (extraPayload === null || typeof extraPayload !== 'object' || Array.isArray(extraPayload))) {
-    throw new TypeError('agui-state-sync: resumeEntry() extraPayload must be an object');
+    throw syncTypeError('invalid-argument', 'resumeEntry() extraPayload must be an object');
   }
   for (const key of ['approved', 'approval']) {
     if (extraPayload !== undefined && Object.prototype.hasOwnProperty.call(extraPayload, key)) {
-      throw new TypeError(`agui-state-sync: resumeEntry() extraPayload must not set ${JSON.stringify(key)}`);
+      throw syncTypeError('invalid-argument', `resumeEntry() extraPayload must not set ${JSON.stringify(key)}`);
     }
   }
   return {

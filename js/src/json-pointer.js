@@ -1,4 +1,7 @@
-// RFC 6901 JSON Pointer helpers for the JS state mirror.
+// RFC 6901 JSON Pointer helpers for the JS state mirror and the guard. Their
+// errors are caught inside the package (the mirror then re-reads the engine's
+// state; guard.watch() reports its own 'invalid-argument').
+import { syncError } from './errors.js';
 
 // Agents write the same few paths over and over, so parsed pointers are cached
 // (bounded; cleared when full). Cached token arrays are frozen: callers share them.
@@ -21,7 +24,7 @@ export function parsePointer(pointer) {
 function splitPointer(pointer) {
   if (pointer === '') return [];
   if (typeof pointer !== 'string' || pointer.charCodeAt(0) !== 47 /* / */) {
-    throw new Error(`invalid JSON pointer ${JSON.stringify(pointer)}`);
+    throw syncError('invalid-patch', `invalid JSON pointer ${JSON.stringify(pointer)}`);
   }
   const tokens = pointer.slice(1).split('/');
   for (let i = 0; i < tokens.length; i++) {
@@ -46,8 +49,8 @@ export function parseIndex(token, length, allowEnd) {
     const c = token.charCodeAt(i);
     valid = c >= 48 && c <= 57;
   }
-  if (!valid) throw new Error(`invalid array index ${JSON.stringify(token)}`);
+  if (!valid) throw syncError('patch-failed', `invalid array index ${JSON.stringify(token)}`);
   const index = Number(token);
-  if (index > length || (!allowEnd && index === length)) throw new Error(`array index ${token} out of range`);
+  if (index > length || (!allowEnd && index === length)) throw syncError('patch-failed', `array index ${token} out of range`);
   return index;
 }

@@ -31,20 +31,20 @@ export class Engine {
     this.onFailure = null;
   }
 
-  get Facade() {
-    return this.module.Facade;
+  get SyncFacade() {
+    return this.module.SyncFacade;
   }
 
   get EmitterFacade() {
     return this.module.EmitterFacade;
   }
 
-  /** Facade::canonicalize: JSON text -> {"ok","canonical","digest"} | {"ok":false,"error"}. */
+  /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);
   }
 
-  /** Facade::verify(approvalJson, stateJson) -> bool. */
+  /** SyncFacade::verify(approvalJson, stateJson) -> bool. */
   verify(approvalJson, stateJson) {
     return this.module.verify(approvalJson, stateJson);
   }
@@ -98,10 +98,10 @@ export function readyEngine() {
 export function loadModule(spec, options = {}) {
   const { wasmBinary, locateFile } = options;
   if (wasmBinary !== undefined && !isBinary(wasmBinary)) {
-    return Promise.reject(syncError('options.wasmBinary must be an ArrayBuffer or a Uint8Array'));
+    return Promise.reject(syncError('invalid-options', 'options.wasmBinary must be an ArrayBuffer or a Uint8Array'));
   }
   if (locateFile !== undefined && typeof locateFile !== 'function') {
-    return Promise.reject(syncError('options.locateFile must be a function'));
+    return Promise.reject(syncError('invalid-options', 'options.locateFile must be a function'));
   }
   let cache = caches.get(spec);
   if (!cache) caches.set(spec, (cache = { default: null, custom: new WeakMap() }));
@@ -151,14 +151,14 @@ async function instantiate(spec, wasmBinary, locateFile) {
   let engine = null;
   // abort() reports here before it throws; the throw itself is caught by the caller.
   moduleArgs.onAbort = (what) => {
-    if (engine) engine.poison(syncError(`the WebAssembly engine aborted (${describeThrown(what)})`));
+    if (engine) engine.poison(syncError('engine-failed', `the WebAssembly engine aborted (${describeThrown(what)})`));
   };
   let module;
   try {
     const factory = await spec.factory();
     module = await factory(moduleArgs);
   } catch (thrown) {
-    throw syncError(`could not load the WebAssembly engine (${describeThrown(thrown)})`, asCause(thrown));
+    throw syncError('load-failed', `could not load the WebAssembly engine (${describeThrown(thrown)})`, { cause: asCause(thrown) });
   }
   engine = new Engine(module);
   return engine;
@@ -169,19 +169,33 @@ function isNode() {
     process.versions !== null && typeof process.versions.node === 'string';
 }
 
+// Where to read `wasmFile` from under Node: a path or a file: URL, or REMOTE
+// for a URL that is not a file: URL (the glue fetches it).
+const REMOTE = Symbol('remote');
+function wasmLocation(wasmFile, locateFile, dir) {
+  let target;
+  try {
+    target = locateFile ? locateFile(wasmFile, dir.href) : new URL(wasmFile, dir).href;
+    if (typeof target === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(target) && !/^[a-z]:[\\/]/i.test(target)) {
+      const url = new URL(target);
+      return url.protocol === 'file:' ? url : REMOTE;
+    }
+  } catch (thrown) {
+    throw syncError('load-failed', `could not locate the WebAssembly binary ${wasmFile} (${describeThrown(thrown)})`, {
+      cause: asCause(thrown),
+    });
+  }
+  return target;
+}
+
 // Node's fetch() cannot read file: URLs, so under Node the binary is read from
 // disk. Returns undefined when the glue should load it itself (http URLs).
 async function readWasmInNode(wasmFile, locateFile) {
   if (!isNode()) return undefined;
   const dir = new URL(WASM_DIR, import.meta.url);
   if (dir.protocol !== 'file:' && !locateFile) return undefined;
-  const target = locateFile ? locateFile(wasmFile, dir.href) : new URL(wasmFile, dir).href;
-  let where = target;
-  if (typeof target === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(target) && !/^[a-z]:[\\/]/i.test(target)) {
-    const url = new URL(target);
-    if (url.protocol !== 'file:') return undefined;
-    where = url;
-  }
+  const where = wasmLocation(wasmFile, locateFile, dir);
+  if (where === REMOTE) return undefined;
   try {
     const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ NODE_FS);
     return new Uint8Array(await fs.readFile(where));
@@ -189,9 +203,10 @@ async function readWasmInNode(wasmFile, locateFile) {
     // No file: a single-file build (the wasm is embedded in the glue) loads by itself.
     if (thrown && thrown.code === 'ENOENT' && !locateFile) return undefined;
     throw syncError(
+      'load-failed',
       `could not read the WebAssembly binary ${String(where)} (${describeThrown(thrown)}); ` +
         'pass options.wasmBinary or options.locateFile',
-      asCause(thrown),
+      { cause: asCause(thrown) },
     );
   }
 }

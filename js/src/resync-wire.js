@@ -1,5 +1,6 @@
 // Names and rules of the resync conversation (docs/wire.md section 3), shared
 // by the server helpers (server.js) and the client loop (connect.js).
+import { SNAPSHOT_REASONS as SNAPSHOT_REASON_LIST } from './codes.js';
 
 export const HEADER_SEQ = 'X-AGUI-State-Seq';
 export const HEADER_EPOCH = 'X-AGUI-State-Epoch';
@@ -21,15 +22,9 @@ export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
 /**
  * Reasons that mean the client's state is wrong, not just behind: replaying
  * from a wrong base cannot heal it, so the server must answer with a snapshot.
+ * From the code table (codes.js).
  */
-export const SNAPSHOT_REASONS = new Set([
-  'patch-failed',
-  'precondition-failed',
-  'digest-mismatch',
-  'seq-conflict',
-  'malformed',
-  'limit-exceeded',
-]);
+export const SNAPSHOT_REASONS = new Set(SNAPSHOT_REASON_LIST);
 
 /** True if `value` can travel as an HTTP header value unchanged (visible ASCII and spaces). */
 export function isHeaderSafe(value) {

@@ -78,7 +78,7 @@ export function readResyncRequest(request) {
  */
 export function catchUp(emitter, request) {
   if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
-    throw syncTypeError('catchUp() needs a StateEmitter');
+    throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
   }
   const { lastSeq, epoch, reason, held } = readResyncRequest(request);
   let events;
@@ -116,10 +116,10 @@ export function writeCatchUp(res, emitter, request) {
  */
 export function startHeartbeat(res, emitter, intervalMs = 5000, options = {}) {
   if (typeof intervalMs !== 'number' || !(intervalMs > 0) || !Number.isFinite(intervalMs)) {
-    throw syncTypeError('startHeartbeat() intervalMs must be a positive number');
+    throw syncTypeError('invalid-argument', 'startHeartbeat() intervalMs must be a positive number');
   }
   const write = options?.write ?? ((line) => res.write(line));
-  if (typeof write !== 'function') throw syncTypeError('startHeartbeat() options.write must be a function');
+  if (typeof write !== 'function') throw syncTypeError('invalid-options', 'startHeartbeat() options.write must be a function');
   let timer = null;
   const stop = () => {
     if (timer === null) return;

@@ -1,25 +1,18 @@
-// StateSync: the public object of agui-state-sync. It owns one C++ Facade,
-// moves chunks into the WASM heap as bytes, turns the facade's Result JSON into
-// Outcome objects, keeps the JS state mirror (state-mirror.js) in step, and
-// owns the approval guard (guard.js).
+// StateSync: the public object of agui-state-sync. It owns one C++ SyncFacade
+// (through its EngineLink), moves chunks into the WASM heap as bytes, turns the
+// facade's Result JSON into Outcome objects, keeps the JS state mirror
+// (state-mirror.js) in step, and owns the approval guard (guard.js).
 import { EngineLink } from './engine-link.js';
-import { asCause, describeThrown, DISPOSED_MESSAGE, reportListenerError, syncError, syncTypeError } from './errors.js';
+import { reportListenerError, syncTypeError } from './errors.js';
 import { ApprovalGuard } from './guard.js';
 import { loadEngine } from './loader.js';
+import { guardOptions, syncOptions } from './options.js';
 import { applyDelta } from './state-mirror.js';
 import { kInternals } from './internals.js';
 
 // Chunks larger than this cross into the engine in slices, so the scratch
 // buffer in the WASM heap stays small (the engine accepts any chunking).
 const SLICE_BYTES = 1 << 20;
-// Positive integers passed to the engine as they are.
-const LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs'];
-const GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
-const KNOWN_OPTIONS = new Set([...LIMIT_OPTIONS, ...GUARD_OPTIONS, 'initialState', 'wasmBinary', 'locateFile']);
-
-const defaultNow = typeof performance === 'object' && performance !== null && typeof performance.now === 'function'
-  ? () => performance.now()
-  : () => Date.now();
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
@@ -32,58 +25,6 @@ function readResult(heap, ptr) {
   return textDecoder.decode(heap.subarray(ptr + 4, ptr + 4 + length));
 }
 
-/** The guard's JS-side options: { now, staleCheckMs }. */
-function guardOptions(options) {
-  const now = options?.now ?? defaultNow;
-  if (typeof now !== 'function') throw syncTypeError('option now must be a function returning milliseconds');
-  const staleCheckMs = options?.staleCheckMs ?? 0;
-  if (typeof staleCheckMs !== 'number' || !(staleCheckMs >= 0) || !Number.isFinite(staleCheckMs)) {
-    throw syncTypeError(`option staleCheckMs must be a number of milliseconds >= 0, got ${describeValue(staleCheckMs)}`);
-  }
-  return { now, staleCheckMs };
-}
-
-/** Builds the facade's options JSON; returns [json, initial JS state]. */
-function encodeOptions(options) {
-  if (options === undefined || options === null) return ['{}', {}];
-  if (typeof options !== 'object' || Array.isArray(options)) throw syncTypeError('options must be an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(key)) throw syncTypeError(`unknown option ${JSON.stringify(key)}`);
-  }
-  const out = {};
-  for (const name of LIMIT_OPTIONS) {
-    const value = options[name];
-    if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value <= 0) {
-      throw syncTypeError(`option ${name} must be a positive integer, got ${describeValue(value)}`);
-    }
-    out[name] = value;
-  }
-  if (options.trustUnsequenced !== undefined) {
-    if (typeof options.trustUnsequenced !== 'boolean') throw syncTypeError('option trustUnsequenced must be a boolean');
-    out.trustUnsequenced = options.trustUnsequenced;
-  }
-  const limits = JSON.stringify(out);
-  if (options.initialState === undefined) return [limits, {}];
-  let stateJson;
-  try {
-    stateJson = JSON.stringify(options.initialState);
-  } catch (thrown) {
-    throw syncTypeError(`initialState must be JSON-serializable (${describeThrown(thrown)})`);
-  }
-  if (stateJson === undefined) throw syncTypeError(`initialState must be JSON-serializable, got ${typeof options.initialState}`);
-  // The JS state starts as exactly what the engine parses, not as the caller's
-  // object (which may hold undefined, Dates, toJSON, ... and may be mutated later).
-  const json = (limits === '{}' ? '{' : limits.slice(0, -1) + ',') + '"initialState":' + stateJson + '}';
-  return [json, JSON.parse(stateJson)];
-}
-
-function describeValue(value) {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  return String(value);
-}
-
 function toBytes(chunk) {
   if (chunk instanceof Uint8Array) return chunk;
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -94,16 +35,13 @@ function toBytes(chunk) {
 }
 
 export class StateSync {
-  #engine;
-  #facade;
+  #link; // the EngineLink: the facade, and every call into it
   #state;
   #status = 'unverified';
   #lastSeq = null;
   #lastEventId = null;
   #resync = null;
   #listeners = new Set();
-  #disposed = false;
-  #link;
   #highSurrogate = ''; // a string chunk ended inside a surrogate pair: its first half
   #mirrorReloads = 0;
   #epoch = null;
@@ -111,21 +49,18 @@ export class StateSync {
   #guard;
 
   /** @internal use createStateSync() */
-  constructor(engine, facade, initialState, { now, staleCheckMs } = guardOptions(undefined)) {
-    this.#engine = engine;
-    this.#link = new EngineLink(engine, 'StateSync');
-    this.#facade = facade;
+  constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined)) {
+    this.#link = link;
     this.#state = initialState;
     this.#now = now;
     this.#guard = new ApprovalGuard({
-      facade: () => this.#facade,
-      call: (fn) => this.#call(fn),
+      link,
       state: () => this.#state,
       now: () => Number(this.#now()),
       unusable: () => this.#unusableReason(),
     }, staleCheckMs);
-    this.#absorb(this.#call(() => facade.statusJson()), null);
-    this.#link.track(this, facade);
+    this.#absorb(link.invoke((f) => f.statusJson()), null);
+    link.track(this);
   }
 
   /**
@@ -186,7 +121,7 @@ export class StateSync {
       this.#feedString(chunk, outcomes);
     } else {
       const bytes = toBytes(chunk);
-      if (bytes === null) throw syncTypeError('feed() takes a Uint8Array or a string');
+      if (bytes === null) throw syncTypeError('invalid-argument', 'feed() takes a Uint8Array or a string');
       if (bytes.length > 0) this.#noteActivity();
       if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
       this.#feedBytes(bytes, outcomes);
@@ -201,9 +136,8 @@ export class StateSync {
     this.#check();
     const before = this.#snapshotForNotify();
     const outcomes = [];
-    const facade = this.#facade;
     if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
-    this.#absorb(this.#call(() => facade.end()), outcomes);
+    this.#absorb(this.#link.invoke((f) => f.end()), outcomes);
     this.#notifyIfChanged(before);
     this.#guard.refresh();
     return outcomes;
@@ -213,16 +147,14 @@ export class StateSync {
   reset() {
     this.#check();
     this.#highSurrogate = '';
-    const facade = this.#facade;
-    this.#call(() => facade.reset());
+    this.#link.invoke((f) => f.reset());
     this.#guard.refresh();
   }
 
   /** Engine counters and byte totals (from C++), taxRate, and mirrorReloads (JS). */
   metrics() {
     this.#check();
-    const facade = this.#facade;
-    const metrics = this.#parse(this.#call(() => facade.metricsJson()));
+    const metrics = this.#link.callJson((f) => f.metricsJson());
     if (typeof metrics.taxRate !== 'number') {
       metrics.taxRate = metrics.deltasApplied > 0 ? metrics.resyncs / metrics.deltasApplied : 0;
     }
@@ -237,7 +169,7 @@ export class StateSync {
    */
   subscribe(listener) {
     this.#check();
-    if (typeof listener !== 'function') throw syncTypeError('subscribe() takes a function');
+    if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'subscribe() takes a function');
     const entry = { listener };
     this.#listeners.add(entry);
     return () => {
@@ -247,64 +179,46 @@ export class StateSync {
 
   /** Frees the engine. Idempotent; any other call afterwards throws. */
   dispose() {
-    if (this.#disposed) return;
-    this.#disposed = true;
+    if (this.#link.released) return;
     this.#listeners.clear();
     this.#guard.dispose();
-    const facade = this.#facade;
-    this.#facade = null;
     this.#state = undefined;
-    this.#link.release(this, facade);
+    this.#link.release(this);
   }
 
   /** @internal test hooks (not part of the public API) */
   [kInternals]() {
-    return { engine: this.#engine, facade: this.#facade, call: (fn) => this.#call(fn) };
+    const link = this.#link;
+    return { engine: link.engine, facade: link.facade, call: (fn) => link.invoke(() => fn()) };
   }
 
   // --- internals ---------------------------------------------------------------
 
   // Why the guard cannot answer (it never throws for that): 'disposed', 'engine-failed', or null.
   #unusableReason() {
-    if (this.#disposed) return 'disposed';
+    if (this.#link.released) return 'disposed';
     if (this.#link.failed) return 'engine-failed';
     return null;
   }
 
   #noteActivity() {
-    const facade = this.#facade;
     const now = Number(this.#now());
-    this.#call(() => facade.noteActivity(now));
+    this.#link.invoke((f) => f.noteActivity(now));
   }
 
+  // Throws 'disposed' or 'engine-failed' when the StateSync cannot be used. Every
+  // call into the engine goes through the EngineLink: anything it throws (an
+  // abort's RuntimeError, a trap, a number from a stray C++ throw) kills the
+  // instance and every StateSync sharing the engine ('engine-failed').
   #check() {
-    if (this.#disposed) throw new Error(DISPOSED_MESSAGE);
     this.#link.check();
   }
 
-  // Runs one call into the WASM engine. Anything it throws (an abort's
-  // RuntimeError, a trap, a number from a stray C++ throw) kills the instance
-  // and every StateSync sharing the engine, and becomes one clear Error.
-  #call(fn) {
-    return this.#link.call(fn);
-  }
-
-  #parse(json) {
-    try {
-      return JSON.parse(json);
-    } catch (thrown) {
-      const error = syncError(`the engine returned malformed JSON (${describeThrown(thrown)})`, asCause(thrown));
-      this.#link.breakOwner(error);
-      throw error;
-    }
-  }
-
   #feedBytes(bytes, outcomes) {
-    const engine = this.#engine;
-    const facade = this.#facade;
+    const engine = this.#link.engine;
     for (let offset = 0; offset < bytes.length; offset += SLICE_BYTES) {
       const slice = bytes.subarray(offset, Math.min(bytes.length, offset + SLICE_BYTES));
-      const result = this.#call(() => {
+      const result = this.#link.invoke((facade) => {
         const ptr = facade.inputBuffer(slice.length);
         engine.heapU8.set(slice, ptr); // heapU8 re-read: inputBuffer may have grown memory
         const result = facade.feedInput(slice.length);
@@ -315,8 +229,7 @@ export class StateSync {
   }
 
   #feedString(text, outcomes) {
-    const engine = this.#engine;
-    const facade = this.#facade;
+    const engine = this.#link.engine;
     // A surrogate pair split across two string chunks is joined, so that string
     // chunking is as lossless as byte chunking.
     let rest = this.#highSurrogate + text;
@@ -330,7 +243,7 @@ export class StateSync {
       // UTF-16 -> UTF-8 is at most 3 bytes per code unit; encodeInto never splits a surrogate pair.
       const capacity = Math.min(SLICE_BYTES, rest.length * 3);
       let read = 0;
-      const result = this.#call(() => {
+      const result = this.#link.invoke((facade) => {
         const ptr = facade.inputBuffer(capacity);
         const stats = textEncoder.encodeInto(rest, engine.heapU8.subarray(ptr, ptr + capacity));
         read = stats.read;
@@ -349,7 +262,7 @@ export class StateSync {
 
   // Turns one facade Result into outcomes and updates the mirror.
   #absorb(resultJson, outcomes) {
-    const result = this.#parse(resultJson);
+    const result = this.#link.parse(resultJson);
     let unmirrored = null; // applied outcomes whose state the mirror could not compute
     for (const raw of result.outcomes) {
       if (raw.kind !== 'applied') {
@@ -376,8 +289,7 @@ export class StateSync {
       // Should never happen (the engine only reports deltas that apply): re-read
       // the truth from C++ rather than drift.
       this.#mirrorReloads++;
-      const facade = this.#facade;
-      this.#state = this.#parse(this.#call(() => facade.stateJson()));
+      this.#state = this.#link.callJson((f) => f.stateJson());
       for (const outcome of unmirrored) outcome.state = this.#state;
     }
     this.#status = result.status;
@@ -411,29 +323,8 @@ export class StateSync {
  *   trustUnsequenced, now, staleCheckMs
  */
 export async function createStateSync(options) {
-  const [optionsJson, initialState] = encodeOptions(options);
-  const guard = guardOptions(options);
+  const { json, initialState, guard } = syncOptions(options);
   const engine = await loadEngine(options ?? {});
-  if (engine.failure) throw syncError(`the WebAssembly engine is unusable: ${engine.failure.message}`, engine.failure);
-  let facade;
-  try {
-    facade = new engine.Facade(optionsJson);
-  } catch (thrown) {
-    const error = syncError(`the WebAssembly engine failed (${describeThrown(thrown)})`, asCause(thrown));
-    engine.poison(error);
-    throw error;
-  }
-  let problem;
-  try {
-    problem = facade.initError();
-  } catch (thrown) {
-    const error = syncError(`the WebAssembly engine failed (${describeThrown(thrown)})`, asCause(thrown));
-    engine.poison(error);
-    throw error;
-  }
-  if (problem) {
-    facade.delete();
-    throw syncError(`invalid options: ${problem}`);
-  }
-  return new StateSync(engine, facade, initialState, guard);
+  const link = EngineLink.create(engine, 'SyncFacade', json, 'StateSync');
+  return new StateSync(link, initialState, guard);
 }

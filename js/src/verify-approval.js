@@ -1,6 +1,6 @@
 // verifyApproval: the agent's check of an approval from sync.guard against its
-// own state (Facade::verify: digest of the value at approval.path).
-import { callEngine, requireEngine } from './init-engine.js';
+// own state (SyncFacade::verify: digest of the value at approval.path).
+import { loadedEngineLink } from './init-engine.js';
 
 /**
  * What an agent calls before acting on an approval: true only if its own state
@@ -8,7 +8,7 @@ import { callEngine, requireEngine } from './init-engine.js';
  * false, never an exception (only a missing engine throws).
  */
 export function verifyApproval(approval, agentState) {
-  const engine = requireEngine();
+  const link = loadedEngineLink();
   let approvalText;
   let stateText;
   try {
@@ -21,5 +21,5 @@ export function verifyApproval(approval, agentState) {
     return false;
   }
   if (stateText === undefined) return false;
-  return callEngine(engine, () => engine.verify(approvalText, stateText)) === true;
+  return link.invoke((engine) => engine.verify(approvalText, stateText)) === true;
 }

@@ -1,35 +1,36 @@
-// Type declarations for agui-state-sync (written by hand; see src/).
+// Type declarations for agui-state-sync (written by hand; see src/). The code
+// unions come from codes.d.ts, generated from the C++ table: never edit that one.
 
 /** Any JSON value. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export type SyncStatus = 'synced' | 'unverified' | 'resyncing';
 
-/** Why the engine asks for a fresh snapshot. */
-export type ResyncReason =
-  | 'gap'
-  | 'malformed'
-  | 'limit-exceeded'
-  | 'stale-base'
-  | 'epoch-changed'
-  | 'seq-conflict'
-  | 'seq-regression'
-  | 'digest-mismatch'
-  | 'patch-failed'
-  | 'precondition-failed'
-  | (string & {});
+/**
+ * The codes, generated from the C++ table (docs/codes.md): ResyncReason (why
+ * the engine asks for a snapshot or a replay), IgnoredReason (why an event
+ * changed nothing), ErrorCode (an error outcome's code, AguiSyncError.code),
+ * GuardReason (why the approval guard refuses).
+ */
+export type { ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
+import type { ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
 
-/** Why an event changed nothing. */
-export type IgnoredReason = 'duplicate' | 'reordered' | 'stale-snapshot' | 'awaiting-snapshot' | (string & {});
-
-/** What was wrong with an input event. The state is untouched. */
-export type ErrorCode =
-  | 'invalid-json'
-  | 'invalid-event'
-  | 'invalid-seq'
-  | 'invalid-patch'
-  | 'limit-exceeded'
-  | (string & {});
+/**
+ * Every error agui-state-sync throws. Branch on `code` (ErrorCode, docs/codes.md),
+ * never on `message`. Argument and option errors ('invalid-argument',
+ * 'invalid-options') are also `instanceof TypeError`. `name` stays 'Error'
+ * (or 'TypeError'), so String(error) reads like a plain Error's.
+ */
+export class AguiSyncError extends Error {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; opIndex?: number; status?: number });
+  /** What went wrong (ERROR_CODES in docs/codes.md). */
+  readonly code: ErrorCode;
+  /** A refused patch: the index of the operation that did not apply. */
+  readonly opIndex?: number;
+  /** 'http-error': the response's HTTP status. */
+  readonly status?: number;
+  static [Symbol.hasInstance](value: unknown): value is AguiSyncError;
+}
 
 /** One RFC 6902 operation. */
 export type JsonPatchOperation =
@@ -181,21 +182,6 @@ export interface StateSyncOptions<S = JsonValue> {
 
 export type Unsubscribe = () => void;
 
-/** Why the guard refuses an approval (or a view). */
-export type GuardReason =
-  | 'resyncing'
-  | 'unverified'
-  | 'disconnected'
-  | 'stale'
-  | 'gap-pending'
-  | 'changed'
-  | 'missing'
-  | 'invalid-token'
-  | 'unknown-interrupt'
-  | 'disposed'
-  | 'engine-failed'
-  | (string & {});
-
 /** What the person was shown: hand it back to guard.approve(). */
 export interface ViewToken {
   path: string;
@@ -305,7 +291,7 @@ export interface StateSync<S = JsonValue> {
    * and does not affect the engine or other listeners.
    */
   subscribe(listener: () => void): Unsubscribe;
-  /** Frees the engine. Idempotent; any other call afterwards throws an Error (guard answers 'disposed'). */
+  /** Frees the engine. Idempotent; any other call afterwards throws an AguiSyncError 'disposed' (guard answers 'disposed'). */
   dispose(): void;
   /** The sender's epoch (metadata.epoch of the snapshot the state came from), or null. */
   readonly epoch: string | null;
@@ -368,16 +354,16 @@ export interface EmitterStats {
 /** A STATE_SNAPSHOT or STATE_DELTA event, as sent. */
 export type StateEvent<S = JsonValue> = StateSnapshotEvent<S> | StateDeltaEvent;
 
-/** An Error from update()/patch(): the state is unchanged. */
-export interface EmitterError extends Error {
-  code: 'invalid-patch' | 'patch-failed' | 'precondition-failed' | 'limit-exceeded' | (string & {});
-  opIndex?: number;
+/** The AguiSyncError from a refused update()/patch(): the state is unchanged. */
+export interface EmitterError extends AguiSyncError {
+  readonly code: 'invalid-json' | 'invalid-patch' | 'patch-failed' | 'precondition-failed' | 'limit-exceeded' | 'seq-exhausted' | (string & {});
+  readonly opIndex?: number;
 }
 
 export interface StateEmitter<S = JsonValue> {
   /** Events that take receivers from the current state to `newState` ([] if equal). */
   update(newState: S): StateEvent<S>[];
-  /** Applies RFC 6902 ops atomically; throws an EmitterError if they do not apply. */
+  /** Applies RFC 6902 ops atomically; throws an EmitterError (an AguiSyncError with opIndex) if they do not apply. */
   patch(ops: JsonPatchOperation[]): StateEvent<S>[];
   snapshot(): StateSnapshotEvent<S>;
   /** "id: <seq>\ndata: <JSON>\n\n". */

@@ -309,7 +309,11 @@ PatchOutcome StateEmitter::Impl::patch(json ops) {
   };
   PatchResult v = validatePatch(ops);
   if (!v.ok()) return failed(v.status, v.opIndex, v.message);
-  if (seq_ >= kMaxSeq) return failed(PatchStatus::LimitExceeded, 0, "seq reached 2^53-1; start a new epoch");
+  if (seq_ >= kMaxSeq) {  // as update() reports it: no operation is at fault
+    refuse(Code::SeqExhausted, "seq reached 2^53-1; start a new epoch");
+    out.failure = lastFailure_;
+    return out;
+  }
   auto& list = *ops.get_ptr<json::array_t*>();
   if (list.empty()) return out;
   // An op object is one level, so its value may use maxDepth more; the exact

@@ -11,7 +11,7 @@
 //   update(stateJson)           {"ok":true,"events":[...]} | failure (invalid-json,
 //                               limit-exceeded, seq-exhausted)
 //   patch(opsJson)              {"ok":true,"events":[...]} | failure with opIndex (invalid-patch,
-//                               patch-failed, precondition-failed, limit-exceeded)
+//                               patch-failed, precondition-failed, limit-exceeded), or seq-exhausted
 //   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
 //   replay(requestJson)         {"seq":n,"epoch"?:s|null,"skip"?:[n,...]} -> {"ok":true,"events":[...]},
 //                               or an invalid-request failure. {"snapshot":true}: a catch-up that

@@ -1,5 +1,6 @@
 #include "json/json_measure.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -65,9 +66,20 @@ size_t sizeRec(const json& v, size_t limit, size_t& total) {
       }
       break;
     }
+    case json::value_t::number_float: {
+      // The digits dump() would print (its own shortest round-trip printer,
+      // without building a string); a non-finite float prints as `null`.
+      const double d = *v.get_ptr<const json::number_float_t*>();
+      if (!std::isfinite(d)) {
+        total += 4;
+        break;
+      }
+      char buf[64];
+      total += static_cast<size_t>(nlohmann::detail::to_chars(buf, buf + sizeof buf, d) - buf);
+      break;
+    }
     default:
-      // Floats (shortest round-trip text), binary and discarded values: rare, so
-      // ask the serializer itself. A non-finite float prints as `null`.
+      // Binary and discarded values never come from parsed JSON: ask the serializer.
       total += v.dump(-1, ' ', false, json::error_handler_t::replace).size();
       break;
   }
@@ -76,14 +88,25 @@ size_t sizeRec(const json& v, size_t limit, size_t& total) {
 
 }  // namespace
 
-size_t quotedSize(const std::string& s) {
-  size_t n = 2;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t': n += 2; break;
-      default: n += c < 0x20 ? 6 : 1;
-    }
+namespace {
+
+// Bytes dump() adds beyond the character itself: 1 for the two-character
+// escapes ("\\n", "\\\"", ...), 5 for other controls ("\\u001f"), 0 otherwise.
+// A table, because this runs over every string a snapshot carries.
+struct EscapeCost {
+  uint8_t extra[256] = {};
+  constexpr EscapeCost() {
+    for (int c = 0; c < 0x20; ++c) extra[c] = 5;
+    for (unsigned char c : {'"', '\\', '\b', '\f', '\n', '\r', '\t'}) extra[c] = 1;
   }
+};
+constexpr EscapeCost kEscapeCost;
+
+}  // namespace
+
+size_t quotedSize(const std::string& s) {
+  size_t n = 2 + s.size();
+  for (unsigned char c : s) n += kEscapeCost.extra[c];
   return n;
 }
 

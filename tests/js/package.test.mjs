@@ -45,7 +45,7 @@ describe('npm package', () => {
     const [info] = JSON.parse(out.slice(out.indexOf('[')));
     const files = info.files.map((f) => f.path).sort();
     const expected = [
-      'README.md', 'package.json', 'wasm/agui_sync.mjs', 'wasm/agui_emitter.mjs',
+      'LICENSE', 'README.md', 'package.json', 'wasm/agui_sync.mjs', 'wasm/agui_emitter.mjs',
       ...(separateWasm ? ['wasm/agui_sync.wasm', 'wasm/agui_emitter.wasm'] : []),
       ...readdirSync(join(jsDir, 'src')).map((f) => `src/${f}`),
       ...readdirSync(join(jsDir, 'types')).map((f) => `types/${f}`),
@@ -56,6 +56,24 @@ describe('npm package', () => {
     for (const entry of Object.values(pkg.exports)) {
       if (typeof entry === 'object') assert.equal(Object.keys(entry)[0], 'types', 'types must come first');
     }
+    assert.ok(pkg.files.includes('LICENSE'));
+    for (const wasm of ['agui_sync.wasm', 'agui_emitter.wasm']) assert.equal(pkg.exports[`./wasm/${wasm}`], `./wasm/${wasm}`);
+  });
+
+  test('installed tarball: the .wasm files resolve through the exports map; AguiSyncError is exported', { skip: !separateWasm && 'single-file build' }, () => {
+    const script = `
+      import { existsSync } from 'node:fs';
+      import { fileURLToPath } from 'node:url';
+      import { AguiSyncError, createStateEmitter } from 'agui-state-sync';
+      const files = ['agui_sync.wasm', 'agui_emitter.wasm']
+        .map((f) => existsSync(fileURLToPath(import.meta.resolve('agui-state-sync/wasm/' + f))));
+      const emitter = await createStateEmitter();
+      let error = null;
+      try { emitter.patch([{ op: 'remove', path: '/nope' }]); } catch (e) { error = e; }
+      console.log(JSON.stringify([files, error instanceof AguiSyncError, error.code, error.opIndex]));
+    `;
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(stdout), [[true, true], true, 'patch-failed', 0]);
   });
 
   test('size budget: the browser engine (agui_sync wasm + glue) is at most 100 KB gzipped', () => {

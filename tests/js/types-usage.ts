@@ -1,6 +1,7 @@
 // Compiled with `tsc --noEmit -p tests/js/tsconfig.json` (types.test.mjs): the
 // hand-written declarations must accept real usage and reject misuse.
 import {
+  AguiSyncError,
   canonicalJson,
   connectStateSync,
   createStateEmitter,
@@ -16,12 +17,15 @@ import type {
   Connection,
   EmitterError,
   EmitterStats,
+  ErrorCode,
   GuardReason,
+  IgnoredReason,
   GuardWatchState,
   Interrupt,
   JsonValue,
   Outcome,
   ResumeEntry,
+  ResyncReason,
   ResyncRequest,
   StateEmitter,
   StateEvent,
@@ -225,7 +229,23 @@ export async function approvals(): Promise<void> {
   } catch (e) {
     const code: string = (e as EmitterError).code;
     void code;
+    if (e instanceof AguiSyncError) {
+      const known: ErrorCode = e.code;
+      const opIndex: number | undefined = e.opIndex;
+      const status: number | undefined = e.status;
+      const asError: Error = e;
+      const refused: EmitterError = e as EmitterError;
+      void known, opIndex, status, asError, refused;
+    }
   }
+  try {
+    await createStateSync({ maxDepth: 0 });
+  } catch (e) {
+    if (e instanceof AguiSyncError && (e.code === 'invalid-options' || e.code === 'engine-failed')) void e.message;
+  }
+  const made = new AguiSyncError('http-error', 'agui-state-sync: HTTP 500', { status: 500, cause: new Error('x') });
+  const reasons3: [ResyncReason, IgnoredReason, ErrorCode] = ['gap', 'stale-epoch', 'idle-timeout'];
+  void reasons3;
   void wire, hb, replay, items, stats, seq;
 
   const mode: CatchUpMode = catchUp(emitter, { headers: { 'x-agui-state-seq': '3' } }).mode;
@@ -276,5 +296,11 @@ export async function approvals(): Promise<void> {
   connectStateSync(sync, {});
   // @ts-expect-error resumeEntry must not override approved
   sync.guard.resumeEntry({} as Approval, { approved: false });
+  // @ts-expect-error an AguiSyncError's code is read-only
+  made.code = 'disposed';
+  // @ts-expect-error AguiSyncError takes a code and a message
+  void new AguiSyncError();
+  // @ts-expect-error opIndex is a number
+  void new AguiSyncError('patch-failed', 'x', { opIndex: '1' });
 }
 

@@ -1,9 +1,14 @@
-// The SSE link fault simulator (bench/link_sim.h) and a short snapshot-tax
-// study (bench/tax_study.cpp, included without its main()).
+// The SSE link fault simulator (bench/sim/link_sim.h) and a short snapshot-tax
+// study (bench/sim/study.h), both from the agui_sim library.
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
-#define AGUI_TAX_STUDY_NO_MAIN
-#include "../../bench/tax_study.cpp"
+#include <agui_sync/approval_guard.h>
+
+#include "sim/link_sim.h"
+#include "sim/study.h"
 
 namespace {
 
