@@ -164,7 +164,7 @@ void checkSameEngines(const SyncEngine& a, const SyncEngine& b, const std::vecto
   FUZZ_CHECK(oa.size() == ob.size(), "chunked: %zu outcomes, unchunked: %zu", oa.size(), ob.size());
   for (size_t i = 0; i < oa.size(); ++i)
     FUZZ_CHECK(sameOutcome(oa[i], ob[i]), "outcome %zu depends on chunking (%s '%s' vs %s '%s')", i,
-               outcomeKindName(oa[i].kind), oa[i].reason.c_str(), outcomeKindName(ob[i].kind), ob[i].reason.c_str());
+               outcomeKindName(oa[i].kind), codeName(oa[i].reason), outcomeKindName(ob[i].kind), codeName(ob[i].reason));
   FUZZ_CHECK(a.state() == b.state() && a.state().dump() == b.state().dump(), "state depends on chunking");
   FUZZ_CHECK(a.status() == b.status() && a.lastSeq() == b.lastSeq() && a.lastEventId() == b.lastEventId() &&
                  a.pendingCount() == b.pendingCount() && a.retry() == b.retry(),

@@ -46,6 +46,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(Malformed, "malformed", kResync, Cure::Snapshot, "a state event could not be decoded, so an update was lost") \
   X(LimitExceeded, "limit-exceeded", kResync | kError, Cure::Snapshot,                                         \
     "an input is over a configured limit (size, depth, window)")                                               \
+  X(AnchorMismatch, "anchor-mismatch", kResync, Cure::Snapshot,                                                \
+    "a delta from before the position adopted for an unsequenced snapshot arrived: the guess was wrong")        \
   /* --- ignored reasons ----------------------------------------------------------------------------- */     \
   X(Duplicate, "duplicate", kIgnored, Cure::None, "the seq was already applied (verified by content)")         \
   X(Reordered, "reordered", kIgnored, Cure::None, "held in the reorder window until its gap fills")            \

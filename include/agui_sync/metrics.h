@@ -32,6 +32,7 @@ struct Metrics {
   uint64_t deltaSavedBytes = 0;
   uint64_t stateBytes = 0;      // estimated serialized size of the current state
   uint64_t digestChecks = 0;
+  uint64_t anchors = 0;         // positions adopted from a delta's baseSeq (half-sequenced streams)
 
   double taxRate() const { return deltasApplied == 0 ? 0.0 : static_cast<double>(resyncs) / static_cast<double>(deltasApplied); }
   int64_t netSavedBytes() const {

@@ -2,7 +2,7 @@
 // Every code agui-state-sync reports, by category (docs/codes.md).
 
 /** Why the engine asks for a snapshot or a replay. */
-export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded']);
+export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch']);
 
 /** Why an event changed nothing. */
 export const IGNORED_REASONS = Object.freeze(['duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch']);
@@ -14,10 +14,10 @@ export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed',
 export const GUARD_REASONS = Object.freeze(['resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'unknown-interrupt', 'disposed', 'engine-failed']);
 
 /** Resync reasons after which the client's state is wrong: a server must answer with a snapshot. */
-export const SNAPSHOT_REASONS = Object.freeze(['seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded']);
+export const SNAPSHOT_REASONS = Object.freeze(['seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch']);
 
 /** Resync reasons after which the state is right but behind: a replay from lastSeq heals it. */
 export const REPLAY_REASONS = Object.freeze(['gap', 'stale-base']);
 
 /** Every code in one list (each once). */
-export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'unknown-interrupt', 'disposed', 'engine-failed']);
+export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'unknown-interrupt', 'disposed', 'engine-failed']);

@@ -14,6 +14,7 @@ export type ResyncReason =
   | 'precondition-failed'
   | 'malformed'
   | 'limit-exceeded'
+  | 'anchor-mismatch'
   | (string & {});
 
 /** Why an event changed nothing. */

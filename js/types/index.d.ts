@@ -140,6 +140,8 @@ export interface SyncMetrics {
   netSavedBytes: number;
   stateBytes: number;
   digestChecks: number;
+  /** Positions adopted from a delta's baseSeq on a half-sequenced stream (docs/wire.md section 6). */
+  anchors: number;
   /** resyncs / deltasApplied (0 before the first delta). */
   taxRate: number;
   /** Times the JS mirror re-read the state from the engine (should stay 0). */

@@ -26,6 +26,7 @@ std::string metricsToJson(const Metrics& m) {
       {"netSavedBytes", m.netSavedBytes()},
       {"stateBytes", m.stateBytes},
       {"digestChecks", m.digestChecks},
+      {"anchors", m.anchors},
       {"taxRate", m.taxRate()},
   };
   return j.dump();

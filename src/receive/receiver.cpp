@@ -29,6 +29,7 @@ void Receiver::setInitialState(json state) {
   metrics_.stateBytes = serializedSize(state_);
   status_ = SyncStatus::Unverified;
   lastSeq_.reset();
+  anchored_ = false;
 }
 
 std::vector<uint64_t> Receiver::heldSeqs() const {
@@ -96,6 +97,7 @@ void Receiver::remember(uint64_t seq, uint64_t hash) {
 
 void Receiver::onEvent(DecodedEvent event, std::string raw, std::vector<Outcome>& out) {
   if (event.cls == EventClass::Other) {
+    if (anchored_ && event.type == "RUN_STARTED") dropAnchor();
     Outcome o;
     o.kind = OutcomeKind::Event;
     o.type = std::move(event.type);
@@ -141,7 +143,7 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Ou
   const std::optional<uint64_t> seq = ev.seq.seq;
   const bool epochChanged = ev.seq.epoch && epoch_ && *ev.seq.epoch != *epoch_;
   if ((epochChanged && isRetiredEpoch(*ev.seq.epoch)) ||
-      (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && status_ != SyncStatus::Resyncing)) {
+      (seq && lastSeq_ && *seq < *lastSeq_ && !epochChanged && !anchored_ && status_ != SyncStatus::Resyncing)) {
     ++metrics_.staleSnapshots;
     emitIgnored(Code::StaleSnapshot, seq, out);
     return;
@@ -203,6 +205,7 @@ void Receiver::adoptSnapshot(DecodedEvent& ev, uint64_t bytes, size_t eventBytes
     if (retiredEpochs_.size() > 8) retiredEpochs_.pop_front();
   }
   if (ev.seq.epoch) epoch_ = ev.seq.epoch;
+  anchored_ = false;
   if (ev.seq.seq) {
     lastSeq_ = ev.seq.seq;
     status_ = SyncStatus::Synced;
@@ -232,6 +235,7 @@ void Receiver::handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outco
     if (status_ == SyncStatus::Resyncing) return emitIgnored(Code::AwaitingSnapshot, seq, out);
     return requestResync(Code::EpochChanged, "delta from epoch " + *ev.seq.epoch + ", state is from " + *epoch_, out);
   }
+  if (!lastSeq_ && status_ != SyncStatus::Resyncing) adoptPosition(ev);
   if (lastSeq_ && seq <= *lastSeq_) return handleOld(seq, hash, out);
   if (status_ == SyncStatus::Resyncing && resync_ && healableByReplay(resync_->reason) && lastSeq_ &&
       base == *lastSeq_) {
@@ -252,7 +256,38 @@ void Receiver::handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outco
   if (applyDelta(ev, raw, hash, out)) drain(out);
 }
 
+void Receiver::adoptPosition(const DecodedEvent& ev) {
+  anchorSeq_ = *ev.seq.baseSeq;
+  lastSeq_ = anchorSeq_;
+  anchored_ = true;
+  if (ev.seq.epoch && !epoch_) epoch_ = ev.seq.epoch;
+  ++metrics_.anchors;
+}
+
+void Receiver::dropAnchor() {
+  lastSeq_.reset();
+  anchored_ = false;
+  pending_.clear();
+  pendingBytes_ = 0;
+  recent_.clear();
+  gapAge_ = 0;
+  staleStreak_ = 0;
+  // A gap in the old run's numbering can never be replayed in the new one's.
+  if (status_ == SyncStatus::Resyncing && resync_ && healableByReplay(resync_->reason)) {
+    status_ = SyncStatus::Unverified;
+    resync_.reset();
+  }
+}
+
 void Receiver::handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out) {
+  // Nothing at or below an adopted position was ever applied here: such a
+  // delta means the first delta to arrive was a reordered later one, so the
+  // position (and the state built on it) is wrong.
+  if (anchored_ && seq <= anchorSeq_ && status_ != SyncStatus::Resyncing)
+    return requestResync(Code::AnchorMismatch,
+                         "delta " + std::to_string(seq) + " arrived after the position " + std::to_string(anchorSeq_) +
+                             " was adopted from a later one",
+                         out);
   for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
     if (it->first != seq) continue;
     if (it->second == hash) {
@@ -319,6 +354,7 @@ bool Receiver::applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std
     requestResync(Code::LimitExceeded, "delta would exceed maxStateBytes", out);
     return false;
   }
+  bool proven = false;
   if (ev.seq.digest) {
     // O(state), but the sender stamps a digest only every K events (see docs/wire.md).
     ++metrics_.digestChecks;
@@ -329,8 +365,15 @@ bool Receiver::applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std
                     out);
       return false;
     }
+    proven = ev.seq.seq.has_value();
   }
   tx.commit();
+  if (proven && status_ == SyncStatus::Unverified) {
+    // The sender's own digest of its state at this seq: position and content
+    // are now both known good (an adopted position included).
+    status_ = SyncStatus::Synced;
+    anchored_ = false;
+  }
   metrics_.stateBytes = newBytes < 0 ? 0 : static_cast<uint64_t>(newBytes);
   ++metrics_.deltasApplied;
   metrics_.deltaBytes += raw.size();

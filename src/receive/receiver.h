@@ -16,6 +16,16 @@
 //    bounded reorder window until the gap fills. baseSeq < lastSeq < seq is
 //    `stale-base`.
 //  - Unsequenced deltas apply and leave the state `unverified`.
+//  - Half-sequenced streams (docs/wire.md section 6): with no position yet
+//    (the state came from an unsequenced snapshot, the app's initial state or
+//    unsequenced deltas), the first sequenced delta's baseSeq is adopted as the
+//    state's seq and the delta applies. The position is only "anchored": the
+//    status stays `unverified` until a sequenced snapshot arrives (any is
+//    accepted while anchored) or a delta's metadata.digest matches. A
+//    RUN_STARTED drops an anchored position, since a plain backend numbers each
+//    run afresh; the new run's first sequenced delta anchors again. A delta at
+//    or below the adopted position arriving later shows the guess was wrong
+//    (a reordered delta came first): resync `anchor-mismatch`.
 //  - A failed patch never half-applies; it becomes a resync. While resyncing,
 //    nothing applies until a snapshot arrives (deltas are held for after it) --
 //    except when the state is known good and merely behind (reasons `gap` and
@@ -71,6 +81,8 @@ class Receiver {
   const std::optional<std::string>& lastEventId() const { return lastEventId_; }
   const std::optional<ResyncRequest>& resyncRequest() const { return resync_; }
   size_t pendingCount() const { return pending_.size(); }
+  // lastSeq was adopted from a delta's baseSeq and not yet proven (see above).
+  bool anchored() const { return anchored_; }
   // The seqs of the deltas held in the reorder window that can still apply
   // (baseSeq >= lastSeq), ascending; at most reorderWindow of them. A client
   // lists them in its catch-up request so the replay can leave them out
@@ -93,6 +105,10 @@ class Receiver {
   void adoptSnapshot(DecodedEvent& ev, uint64_t bytes, size_t eventBytes, bool epochChanged);
   void handleDelta(DecodedEvent& ev, std::string& raw, std::vector<Outcome>& out);
   void handleOld(uint64_t seq, uint64_t hash, std::vector<Outcome>& out);
+  // No position yet: this delta's baseSeq becomes the (anchored) lastSeq.
+  void adoptPosition(const DecodedEvent& ev);
+  // A new run starts on an anchored stream: forget its numbering.
+  void dropAnchor();
   void hold(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out);
   bool applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std::vector<Outcome>& out);
   void drain(std::vector<Outcome>& out);
@@ -110,6 +126,8 @@ class Receiver {
   SyncStatus status_ = SyncStatus::Unverified;
   SyncStatus statusBeforeResync_ = SyncStatus::Unverified;
   std::optional<uint64_t> lastSeq_;
+  bool anchored_ = false;  // lastSeq_ was adopted from a delta, not proven by the sender
+  uint64_t anchorSeq_ = 0;  // the adopted position, while anchored_
   std::optional<std::string> epoch_;
   std::deque<std::string> retiredEpochs_;  // epochs we moved away from: their late events are stale
   std::optional<std::string> lastEventId_;

@@ -60,7 +60,8 @@ describe('catchUp', () => {
 
   test('a reason saying the state is wrong forces a snapshot; gap does not', () => {
     assert.deepEqual([...SNAPSHOT_REASONS].sort(),
-      ['digest-mismatch', 'limit-exceeded', 'malformed', 'patch-failed', 'precondition-failed', 'seq-conflict']);
+      ['anchor-mismatch', 'digest-mismatch', 'limit-exceeded', 'malformed', 'patch-failed', 'precondition-failed',
+        'seq-conflict']);
     for (const reason of SNAPSHOT_REASONS) {
       const result = catchUp(emitter, headers({ 'x-agui-state-seq': '6', 'x-agui-state-epoch': 'E', 'x-agui-resync-reason': reason }));
       assert.equal(result.mode, 'snapshot', reason);

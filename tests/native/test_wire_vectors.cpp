@@ -151,6 +151,40 @@ std::vector<Scenario> scenarios() {
     all.push_back(s);
   }
   {
+    Scenario s{"seed-article",
+               "an unstamped snapshot, then deltas with top-level seq/base_seq from base_seq 0: the first delta's "
+               "base_seq is adopted as the snapshot's seq, every delta applies, a duplicate is caught, and the state "
+               "stays unverified (nothing proves the snapshot was taken at seq 0)",
+               json::array()};
+    feed(s, "data: {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{\"count\":0,\"items\":[]}}\n\n");
+    for (int i = 1; i <= 3; ++i)
+      feed(s, "data: {\"type\":\"STATE_DELTA\",\"seq\":" + std::to_string(i) + ",\"base_seq\":" +
+                  std::to_string(i - 1) + ",\"delta\":[{\"op\":\"replace\",\"path\":\"/count\",\"value\":" +
+                  std::to_string(i) + "},{\"op\":\"add\",\"path\":\"/items/-\",\"value\":" + std::to_string(i) +
+                  "}]}\n\n");
+    feed(s, "data: {\"type\":\"STATE_DELTA\",\"seq\":3,\"base_seq\":2,\"delta\":[{\"op\":\"replace\",\"path\":"
+            "\"/count\",\"value\":3},{\"op\":\"add\",\"path\":\"/items/-\",\"value\":3}]}\n\n");
+    s.steps.push_back({{"end", true}});
+    all.push_back(s);
+  }
+  {
+    Scenario s{"new-run-renumbers",
+               "a plain backend numbers each run from 0 and starts the next run from the client's state without a "
+               "snapshot: RUN_STARTED drops the adopted position and the new run's first delta anchors again",
+               json::array()};
+    feed(s, "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r1\"}\n\n");
+    feed(s, "data: {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{\"count\":0}}\n\n");
+    for (int i = 1; i <= 2; ++i)
+      feed(s, "data: {\"type\":\"STATE_DELTA\",\"seq\":" + std::to_string(i) + ",\"base_seq\":" +
+                  std::to_string(i - 1) + ",\"delta\":[{\"op\":\"replace\",\"path\":\"/count\",\"value\":" +
+                  std::to_string(i) + "}]}\n\n");
+    feed(s, "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r1\"}\n\n");
+    feed(s, "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r2\"}\n\n");
+    feed(s, "data: {\"type\":\"STATE_DELTA\",\"seq\":1,\"base_seq\":0,\"delta\":[{\"op\":\"replace\",\"path\":"
+            "\"/count\",\"value\":10}]}\n\n");
+    all.push_back(s);
+  }
+  {
     Scenario s{"heartbeat-gap", "an idle stream's heartbeat shows the client missed the last delta", json::array()};
     StateEmitter em(emitterOptions(), baseState());
     feed(s, frames({em.snapshot()}));
