@@ -146,6 +146,38 @@ bool utf16Less(const std::string& a, const std::string& b) {
 // Values
 // ---------------------------------------------------------------------------
 
+void appendValue(const nlohmann::json& value, std::string& out);
+
+void appendArray(const nlohmann::json::array_t& arr, std::string& out) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : arr) {
+    if (!first) out += ',';
+    first = false;
+    appendValue(item, out);
+  }
+  out += ']';
+}
+
+void appendObject(const nlohmann::json::object_t& obj, std::string& out) {
+  // Sort pointers to the map entries; the map is already in UTF-8 order, so
+  // for typical keys the sort finds the input sorted and moves nothing.
+  std::vector<const nlohmann::json::object_t::value_type*> entries;
+  entries.reserve(obj.size());
+  for (const auto& kv : obj) entries.push_back(&kv);
+  std::sort(entries.begin(), entries.end(), [](const auto* x, const auto* y) { return utf16Less(x->first, y->first); });
+  out += '{';
+  bool first = true;
+  for (const auto* kv : entries) {
+    if (!first) out += ',';
+    first = false;
+    appendQuoted(kv->first, out);
+    out += ':';
+    appendValue(kv->second, out);
+  }
+  out += '}';
+}
+
 void appendValue(const nlohmann::json& value, std::string& out) {
   using value_t = nlohmann::json::value_t;
   switch (value.type()) {
@@ -170,38 +202,12 @@ void appendValue(const nlohmann::json& value, std::string& out) {
     case value_t::string:
       appendQuoted(*value.get_ptr<const nlohmann::json::string_t*>(), out);
       return;
-    case value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& item : *value.get_ptr<const nlohmann::json::array_t*>()) {
-        if (!first) out += ',';
-        first = false;
-        appendValue(item, out);
-      }
-      out += ']';
+    case value_t::array:
+      appendArray(*value.get_ptr<const nlohmann::json::array_t*>(), out);
       return;
-    }
-    case value_t::object: {
-      const auto& obj = *value.get_ptr<const nlohmann::json::object_t*>();
-      // Sort pointers to the map entries; the map is already in UTF-8 order, so
-      // for typical keys the sort finds the input sorted and moves nothing.
-      std::vector<const nlohmann::json::object_t::value_type*> entries;
-      entries.reserve(obj.size());
-      for (const auto& kv : obj) entries.push_back(&kv);
-      std::sort(entries.begin(), entries.end(),
-                [](const auto* x, const auto* y) { return utf16Less(x->first, y->first); });
-      out += '{';
-      bool first = true;
-      for (const auto* kv : entries) {
-        if (!first) out += ',';
-        first = false;
-        appendQuoted(kv->first, out);
-        out += ':';
-        appendValue(kv->second, out);
-      }
-      out += '}';
+    case value_t::object:
+      appendObject(*value.get_ptr<const nlohmann::json::object_t*>(), out);
       return;
-    }
     case value_t::binary:
     case value_t::discarded:
     default:

@@ -212,87 +212,109 @@ bool JsonReader::skipNumber(const char** start) {
   return true;
 }
 
-bool JsonReader::readNumber(json& out) {
-  const char* start;
-  if (!skipNumber(&start)) return false;
-  const char* q = start;
-  const bool negative = *q == '-';
-  if (negative) ++q;
-  // Integer part, then optional fraction and exponent (already validated).
+namespace {
+
+// A validated JSON number, taken apart: value = (-1)^negative x mantissa x 10^exp10,
+// exact while !overflow (at most 19 significant digits kept).
+struct DecimalParts {
+  bool negative = false;
   uint64_t mantissa = 0;
   int digits = 0;  // significant digits in mantissa (leading zeros excluded)
   bool overflow = false;
   int64_t exp10 = 0;
-  bool integral = true;
-  auto addDigit = [&](char c, bool fraction) {
-    if (digits < 19) {
-      mantissa = mantissa * 10 + static_cast<uint64_t>(c - '0');
-      if (mantissa != 0) ++digits;
-      if (fraction) --exp10;
-    } else {
-      overflow = true;  // too many digits for the fast path
-      if (!fraction) ++exp10;
-    }
-  };
-  for (; q < p_ && isDigit(*q); ++q) addDigit(*q, false);
-  if (q < p_ && *q == '.') {
-    integral = false;
-    for (++q; q < p_ && isDigit(*q); ++q) addDigit(*q, true);
+  bool integral = true;  // no fraction and no exponent
+};
+
+void addDigit(DecimalParts& n, char c, bool fraction) {
+  if (n.digits < 19) {
+    n.mantissa = n.mantissa * 10 + static_cast<uint64_t>(c - '0');
+    if (n.mantissa != 0) ++n.digits;
+    if (fraction) --n.exp10;
+  } else {
+    n.overflow = true;  // too many digits for the fast path
+    if (!fraction) ++n.exp10;
   }
-  if (q < p_ && (*q == 'e' || *q == 'E')) {
-    integral = false;
+}
+
+// [q, end) was validated by skipNumber.
+DecimalParts decimalParts(const char* q, const char* end) {
+  DecimalParts n;
+  n.negative = *q == '-';
+  if (n.negative) ++q;
+  for (; q < end && isDigit(*q); ++q) addDigit(n, *q, false);
+  if (q < end && *q == '.') {
+    n.integral = false;
+    for (++q; q < end && isDigit(*q); ++q) addDigit(n, *q, true);
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    n.integral = false;
     ++q;
     bool expNegative = false;
     if (*q == '+' || *q == '-') expNegative = *q++ == '-';
     int64_t e = 0;
-    for (; q < p_; ++q) e = e < 100000 ? e * 10 + (*q - '0') : e;  // saturate: strtod decides
-    exp10 += expNegative ? -e : e;
+    for (; q < end; ++q) e = e < 100000 ? e * 10 + (*q - '0') : e;  // saturate: strtod decides
+    n.exp10 += expNegative ? -e : e;
   }
+  return n;
+}
 
-  if (integral && !overflow) {
+// An integer that json::parse keeps as int64 / uint64; false if it becomes a double.
+bool integerValue(const DecimalParts& n, const char* start, const char* end, json& out) {
+  if (!n.integral) return false;
+  if (!n.overflow) {
     // Up to 19 digits always fits uint64 (< 10^19 < 2^64).
-    if (!negative) {
-      out = mantissa;
+    if (!n.negative) {
+      out = n.mantissa;
       return true;
     }
-    if (mantissa <= static_cast<uint64_t>(INT64_MAX) + 1) {
-      out = mantissa == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN : -static_cast<int64_t>(mantissa);
+    if (n.mantissa <= static_cast<uint64_t>(INT64_MAX) + 1) {
+      out = n.mantissa == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN : -static_cast<int64_t>(n.mantissa);
       return true;
     }
+    return false;
   }
-  if (integral && overflow && !negative) {
-    // 20 digits may still fit uint64 (json::parse keeps those as unsigned).
-    errno = 0;
-    std::string token(start, static_cast<size_t>(p_ - start));
-    char* parsedEnd = nullptr;
-    const unsigned long long v = std::strtoull(token.c_str(), &parsedEnd, 10);
-    if (errno == 0 && parsedEnd == token.c_str() + token.size()) {
-      out = static_cast<uint64_t>(v);
-      return true;
-    }
-  }
-  double d;
-  if (!overflow && mantissa < (uint64_t{1} << 53) && exp10 >= -22 && exp10 <= 22) {
+  if (n.negative) return false;
+  // 20 digits may still fit uint64 (json::parse keeps those as unsigned).
+  errno = 0;
+  std::string token(start, static_cast<size_t>(end - start));
+  char* parsedEnd = nullptr;
+  const unsigned long long v = std::strtoull(token.c_str(), &parsedEnd, 10);
+  if (errno != 0 || parsedEnd != token.c_str() + token.size()) return false;
+  out = static_cast<uint64_t>(v);
+  return true;
+}
+
+double doubleValue(const DecimalParts& n, const char* start, const char* end) {
+  if (!n.overflow && n.mantissa < (uint64_t{1} << 53) && n.exp10 >= -22 && n.exp10 <= 22) {
     // Clinger's fast path: both operands are exact doubles, so one IEEE
     // operation rounds correctly.
-    d = static_cast<double>(mantissa);
-    d = exp10 < 0 ? d / kExactPow10[-exp10] : d * kExactPow10[exp10];
-    if (negative) d = -d;
-  } else {
-    char small[64];
-    const size_t len = static_cast<size_t>(p_ - start);
-    std::string big;
-    const char* text;
-    if (len < sizeof small) {
-      std::memcpy(small, start, len);
-      small[len] = '\0';
-      text = small;
-    } else {
-      big.assign(start, len);
-      text = big.c_str();
-    }
-    d = std::strtod(text, nullptr);
+    double d = static_cast<double>(n.mantissa);
+    d = n.exp10 < 0 ? d / kExactPow10[-n.exp10] : d * kExactPow10[n.exp10];
+    return n.negative ? -d : d;
   }
+  char small[64];
+  const size_t len = static_cast<size_t>(end - start);
+  std::string big;
+  const char* text;
+  if (len < sizeof small) {
+    std::memcpy(small, start, len);
+    small[len] = '\0';
+    text = small;
+  } else {
+    big.assign(start, len);
+    text = big.c_str();
+  }
+  return std::strtod(text, nullptr);
+}
+
+}  // namespace
+
+bool JsonReader::readNumber(json& out) {
+  const char* start;
+  if (!skipNumber(&start)) return false;
+  const DecimalParts n = decimalParts(start, p_);
+  if (integerValue(n, start, p_, out)) return true;
+  const double d = doubleValue(n, start, p_);
   if (!std::isfinite(d)) return fail("number out of double range");
   out = d;
   return true;

@@ -85,6 +85,83 @@ bool fail(DecodeError& err, Code code, std::string msg, bool stateEvent) {
 
 bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || type == "STATE_DELTA"; }
 
+// The members of one operation object as read from the wire.
+struct OpText {
+  std::string key, opName, path, from;  // key: scratch, reused across members
+  json value;
+  bool hasOp = false, hasPath = false, hasFrom = false, hasValue = false;
+};
+
+// Reads one operation object's members; false on a syntax error.
+bool readOpMembers(JsonReader& r, OpText& t) {
+  t.hasOp = t.hasPath = t.hasFrom = t.hasValue = false;
+  t.value = json();
+  if (!r.enterObject()) return false;
+  for (bool first = true;; first = false) {
+    bool end = false;
+    if (!r.nextMember(t.key, first, &end)) return false;
+    if (end) return true;
+    // A duplicate member: the last one wins, as in any JSON object.
+    const std::string& key = t.key;
+    if (key == "op"sv || key == "path"sv || key == "from"sv) {
+      std::string& target = key == "op"sv ? t.opName : key == "path"sv ? t.path : t.from;
+      bool& has = key == "op"sv ? t.hasOp : key == "path"sv ? t.hasPath : t.hasFrom;
+      has = r.peek() == '"';
+      if (has ? !r.readString(target) : !r.skipValue()) return false;
+    } else if (key == "value"sv) {
+      t.value = json();
+      if (!r.readValue(t.value)) return false;
+      t.hasValue = true;
+    } else if (!r.skipValue()) {  // RFC 6902 4: other members are ignored
+      return false;
+    }
+  }
+}
+
+// The operation's identity for duplicate verification (see DecodedEvent::deltaHash).
+uint64_t hashOp(const OpText& t, uint64_t hash) {
+  hash = hashBytes(t.hasOp ? std::string_view(t.opName) : std::string_view("\x01", 1), hash);
+  hash = hashBytes(t.hasPath ? std::string_view(t.path) : std::string_view("\x01", 1), hash);
+  hash = hashBytes(t.hasFrom ? std::string_view(t.from) : std::string_view("\x01", 1), hash);
+  return t.hasValue ? contentHash(t.value, hash) : hashBytes("\x02", hash);
+}
+
+// Checks the operation's structure and, while no earlier one failed, keeps it.
+void keepOp(size_t index, OpText& t, DecodedEvent& out) {
+  if (!out.opsProblem.ok()) return;
+  OpFields fields;
+  fields.op = t.hasOp ? &t.opName : nullptr;
+  fields.path = t.hasPath ? &t.path : nullptr;
+  fields.from = t.hasFrom ? &t.from : nullptr;
+  fields.hasValue = t.hasValue;
+  PatchOp op;
+  out.opsProblem = checkOp(index, fields, op);
+  if (!out.opsProblem.ok()) {
+    out.ops.clear();
+    return;
+  }
+  op.path = std::move(t.path);
+  if (t.hasFrom) op.from = std::move(t.from);
+  if (t.hasValue) op.value = std::move(t.value);
+  out.ops.push_back(std::move(op));
+}
+
+// An array element that is not an operation object: skipped, hashed by its
+// text, and (if first) the delta's structural problem.
+bool skipNonObject(JsonReader& r, size_t index, uint64_t& hash, DecodedEvent& out) {
+  const char* start = r.position();
+  if (!r.skipValue()) return false;
+  hash = hashBytes(std::string_view(start, static_cast<size_t>(r.position() - start)), hash ^ 0x6e6f6f626a);
+  if (out.opsProblem.ok()) {
+    OpFields notObject;
+    notObject.isObject = false;
+    PatchOp unused;
+    out.opsProblem = checkOp(index, notObject, unused);
+    out.ops.clear();
+  }
+  return true;
+}
+
 // Reads a `delta` array straight into PatchOps. Returns false only on a JSON
 // syntax (or depth) error; structural problems of the operations go to
 // out.opsProblem (the first one, as validatePatch() would report it).
@@ -94,66 +171,18 @@ bool readOps(JsonReader& r, DecodedEvent& out) {
   out.opsProblem = PatchResult{};
   uint64_t hash = 0x6f70730a;
   if (!r.enterArray()) return false;
-  std::string key, opName, path, from;
+  OpText text;
   bool done = false;
   for (size_t index = 0;; ++index) {
     if (!r.nextElement(index == 0, &done)) return false;
     if (done) break;
     if (r.peek() != '{') {
-      // Not an operation object: identity is its text.
-      const char* start = r.position();
-      if (!r.skipValue()) return false;
-      hash = hashBytes(std::string_view(start, static_cast<size_t>(r.position() - start)), hash ^ 0x6e6f6f626a);
-      if (out.opsProblem.ok()) {
-        OpFields notObject;
-        notObject.isObject = false;
-        PatchOp unused;
-        out.opsProblem = checkOp(index, notObject, unused);
-        out.ops.clear();
-      }
+      if (!skipNonObject(r, index, hash, out)) return false;
       continue;
     }
-    if (!r.enterObject()) return false;
-    bool hasOp = false, hasPath = false, hasFrom = false, hasValue = false;
-    nlohmann::json value;
-    for (bool first = true;; first = false) {
-      bool end = false;
-      if (!r.nextMember(key, first, &end)) return false;
-      if (end) break;
-      // A duplicate member: the last one wins, as in any JSON object.
-      if (key == "op"sv || key == "path"sv || key == "from"sv) {
-        std::string& target = key == "op"sv ? opName : key == "path"sv ? path : from;
-        bool& has = key == "op"sv ? hasOp : key == "path"sv ? hasPath : hasFrom;
-        has = r.peek() == '"';
-        if (has ? !r.readString(target) : !r.skipValue()) return false;
-      } else if (key == "value"sv) {
-        value = nlohmann::json();
-        if (!r.readValue(value)) return false;
-        hasValue = true;
-      } else if (!r.skipValue()) {  // RFC 6902 4: other members are ignored
-        return false;
-      }
-    }
-    hash = hashBytes(hasOp ? std::string_view(opName) : std::string_view("\x01", 1), hash);
-    hash = hashBytes(hasPath ? std::string_view(path) : std::string_view("\x01", 1), hash);
-    hash = hashBytes(hasFrom ? std::string_view(from) : std::string_view("\x01", 1), hash);
-    hash = hasValue ? contentHash(value, hash) : hashBytes("\x02", hash);
-    if (!out.opsProblem.ok()) continue;
-    OpFields fields;
-    fields.op = hasOp ? &opName : nullptr;
-    fields.path = hasPath ? &path : nullptr;
-    fields.from = hasFrom ? &from : nullptr;
-    fields.hasValue = hasValue;
-    PatchOp op;
-    out.opsProblem = checkOp(index, fields, op);
-    if (!out.opsProblem.ok()) {
-      out.ops.clear();
-      continue;
-    }
-    op.path = std::move(path);
-    if (hasFrom) op.from = std::move(from);
-    if (hasValue) op.value = std::move(value);
-    out.ops.push_back(std::move(op));
+    if (!readOpMembers(r, text)) return false;
+    hash = hashOp(text, hash);
+    keepOp(index, text, out);
   }
   out.deltaHash = hash;
   return true;
