@@ -62,12 +62,18 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(InvalidPatch, "invalid-patch", kError, Cure::None, "an operation is not a valid RFC 6902 operation")       \
   X(InvalidOptions, "invalid-options", kError, Cure::None, "an option has a wrong type or value")              \
   X(InvalidArgument, "invalid-argument", kError, Cure::None, "a call got an argument of the wrong type or shape") \
-  X(InvalidRequest, "invalid-request", kError, Cure::None, "a catch-up (replay) request is malformed")          \
+  X(InvalidRequest, "invalid-request", kError, Cure::None,                                                    \
+    "a request is malformed: a catch-up, or a RunAgentInput or header sent to the proxy")                     \
   X(SeqExhausted, "seq-exhausted", kError, Cure::None, "the sender's seq reached 2^53-1; start a new epoch")    \
   X(NotLoaded, "not-loaded", kError, Cure::None, "no WebAssembly engine is loaded yet: await initEngine()")     \
   X(LoadFailed, "load-failed", kError, Cure::None, "the WebAssembly engine could not be loaded")                \
   X(HttpError, "http-error", kError, Cure::None, "the stream request was answered with an HTTP error status")  \
   X(IdleTimeout, "idle-timeout", kError, Cure::None, "the stream delivered no byte within idleTimeoutMs")       \
+  X(RunActive, "run-active", kError, Cure::None, "not allowed while a run is active (e.g. setState during a run)") \
+  X(RunAborted, "run-aborted", kError, Cure::None,                                                             \
+    "the run was aborted: by the client's explicit abort, or no client came back within the grace period")     \
+  X(UpstreamFailed, "upstream-failed", kError, Cure::None,                                                     \
+    "the upstream agent could not be reached, answered an error, or ended its stream early")                   \
   /* --- guard reasons (disposed and engine-failed are errors too) ----------------------------------- */    \
   X(Resyncing, "resyncing", kGuard, Cure::None, "the state is being resynced")                                 \
   X(Unverified, "unverified", kGuard, Cure::None, "the state has no seq to verify it by")                      \

@@ -6,68 +6,8 @@
 // X-AGUI-Resync-Reason / X-AGUI-State-Held / Last-Event-ID headers, and
 // forwardedProps.stateSync in a RunAgentInput body), so the server can replay
 // what was missed (and leave out the deltas the client already holds).
-import { AguiSyncError, reportListenerError, syncError, syncTypeError } from './errors.js';
-import {
-  formatHeld,
-  HEADER_CATCH_UP,
-  HEADER_EPOCH,
-  HEADER_HELD,
-  HEADER_LAST_EVENT_ID,
-  HEADER_REASON,
-  HEADER_SEQ,
-  isHeaderSafe,
-  parseHeld,
-} from './resync-wire.js';
-
-const TERMINAL_EVENTS = new Set(['RUN_FINISHED', 'RUN_ERROR']);
-const RETRYABLE_STATUS = new Set([408, 425, 429]);
-
-// Thrown inside the loop for what must end it: the StateSync is gone or broken,
-// or the server refused the request. Never leaves the loop: run() unwraps it.
-class Fatal {
-  constructor(error) {
-    this.error = error;
-  }
-}
-
-// Calls into the StateSync; what they throw ends the loop.
-function guarded(fn) {
-  try {
-    return fn();
-  } catch (error) {
-    throw new Fatal(error);
-  }
-}
-
-function backoffOptions(backoff = {}) {
-  if (backoff === null || typeof backoff !== 'object') throw syncTypeError('invalid-options', 'connectStateSync() backoff must be an object');
-  const { initialMs = 500, maxMs = 10000, factor = 2, jitter = 0.5 } = backoff;
-  for (const [name, value] of [['initialMs', initialMs], ['maxMs', maxMs], ['factor', factor]]) {
-    if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
-      throw syncTypeError('invalid-options', `connectStateSync() backoff.${name} must be a number >= 0`);
-    }
-  }
-  const spread = jitter === true ? 0.5 : jitter === false ? 0 : jitter;
-  if (typeof spread !== 'number' || !(spread >= 0 && spread <= 1)) {
-    throw syncTypeError('invalid-options', 'connectStateSync() backoff.jitter must be a fraction in [0, 1] (or a boolean)');
-  }
-  return { initialMs, maxMs, factor: Math.max(1, factor), jitter: spread };
-}
-
-/** The delay before reconnect attempt `failures` (0-based), jitter taken off the top. */
-function delayFor(backoff, failures) {
-  const base = Math.min(backoff.maxMs, backoff.initialMs * backoff.factor ** failures);
-  return Math.round(base * (1 - backoff.jitter * Math.random()));
-}
-
-function notify(listener, value, where) {
-  if (!listener) return;
-  try {
-    listener(value);
-  } catch (error) {
-    reportListenerError(error, where);
-  }
-}
+import { syncTypeError } from './errors.js';
+import { backoffOptions, checkIdleTimeout, Fatal, ReconnectLoop, setCatchUpHeaders, stateSyncProps } from './reconnect.js';
 
 /** connectStateSync()'s arguments, checked: the loop's configuration. */
 function connectOptions(sync, options) {
@@ -76,230 +16,15 @@ function connectOptions(sync, options) {
   }
   if (options === null || typeof options !== 'object') throw syncTypeError('invalid-options', 'connectStateSync() needs options with a url');
   const { url, init = {}, body, signal, onOutcome, onStatus, onChunk, idleTimeoutMs } = options;
-  if (idleTimeoutMs !== undefined && (typeof idleTimeoutMs !== 'number' || !(idleTimeoutMs > 0) || !Number.isFinite(idleTimeoutMs))) {
-    throw syncTypeError('invalid-options', 'connectStateSync() options.idleTimeoutMs must be a positive number of milliseconds');
-  }
+  checkIdleTimeout(idleTimeoutMs, 'connectStateSync() options');
   if (onChunk !== undefined && typeof onChunk !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() options.onChunk must be a function');
   if (typeof url !== 'string' && !(url instanceof URL)) throw syncTypeError('invalid-options', 'connectStateSync() options.url must be a string or URL');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() needs options.fetch (no global fetch)');
   if (body !== undefined && typeof body !== 'function') throw syncTypeError('invalid-options', 'connectStateSync() options.body must be a function');
   const backoff = backoffOptions(options.backoff);
-  return { url, init, body, signal, onOutcome, onStatus, onChunk, idleTimeoutMs, fetch: fetchImpl, backoff };
-}
-
-// A connection that silently stops delivering (a dead TCP path, a stuck proxy)
-// never ends by itself: after `ms` without a byte it is treated as broken
-// (`onIdle` aborts the request, which also tells the guard: sync.end()).
-class IdleWatch {
-  #ms;
-  #onIdle;
-  #timer = null;
-  fired = false;
-
-  constructor(ms, onIdle) {
-    this.#ms = ms;
-    this.#onIdle = onIdle;
-  }
-
-  /** (Re)starts the countdown; a no-op without idleTimeoutMs. */
-  arm() {
-    if (this.#ms === undefined) return;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.fired = true;
-      this.#onIdle();
-    }, this.#ms);
-  }
-
-  clear() {
-    clearTimeout(this.#timer);
-  }
-}
-
-// The error for a response that is not ok: Fatal (ends the loop) for a 4xx other than 408/425/429.
-function responseError(response) {
-  const error = syncError('http-error', `the stream request failed: HTTP ${response.status}`, { status: response.status });
-  const refused = response.status >= 400 && response.status < 500 && !RETRYABLE_STATUS.has(response.status);
-  return refused ? new Fatal(error) : error;
-}
-
-// The resync conversation's loop: one #connectOnce per request, backoff in between.
-class ConnectLoop {
-  #sync;
-  #config;
-  #closed = false;
-  #current = null; // AbortController of the request in flight
-  #wake = null; // ends the backoff wait early
-
-  constructor(sync, config) {
-    this.#sync = sync;
-    this.#config = config;
-    this.close = this.close.bind(this);
-    const { signal } = config;
-    if (signal) {
-      if (signal.aborted) this.close();
-      else signal.addEventListener('abort', this.close, { once: true });
-    }
-  }
-
-  /** Stops the loop and aborts the request in flight. */
-  close() {
-    if (this.#closed) return;
-    this.#closed = true;
-    if (this.#current) this.#current.abort();
-    if (this.#wake) this.#wake();
-  }
-
-  /** Runs until closed, a finished run, or a fatal error (rejects with it). */
-  async run() {
-    try {
-      await this.#loop();
-    } catch (thrown) {
-      this.#fail(thrown);
-    } finally {
-      this.#closed = true;
-      if (this.#config.signal) this.#config.signal.removeEventListener('abort', this.close);
-    }
-    this.#status('closed', {});
-  }
-
-  async #loop() {
-    let failures = 0;
-    for (let attempt = 1; !this.#closed; attempt++) {
-      const { finished, progressed, error } = await this.#connectOnce(attempt);
-      if (finished || this.#closed) break;
-      if (progressed) failures = 0;
-      const delayMs = delayFor(this.#config.backoff, failures++);
-      this.#status('waiting', { attempt, delayMs, error });
-      if (this.#closed) break; // closed by the onStatus listener
-      await this.#sleep(delayMs);
-      if (this.#closed) break;
-      guarded(() => this.#sync.reset());
-    }
-  }
-
-  // The loop ended by a throw: a disposed StateSync (or a close) just stops it;
-  // anything else is reported and rethrown (`done` rejects).
-  #fail(thrown) {
-    const error = thrown instanceof Fatal ? thrown.error : thrown;
-    const disposed = error instanceof AguiSyncError && error.code === 'disposed';
-    if (this.#closed || disposed) return;
-    this.#closed = true;
-    this.#status('closed', { error });
-    throw error;
-  }
-
-  // One request: { finished, progressed (any byte arrived), error (why it ended, or null) }.
-  async #connectOnce(attempt) {
-    const position = this.#position(attempt);
-    const controller = new AbortController();
-    this.#current = controller;
-    if (this.#closed) controller.abort();
-    const { init, body, idleTimeoutMs } = this.#config;
-    const request = buildRequest(init, body, position, controller.signal);
-    const progress = { progressed: false };
-    const idle = new IdleWatch(idleTimeoutMs, () => controller.abort());
-    idle.arm();
-    try {
-      const { resync, ranToEnd } = await this.#stream(attempt, request, idle, progress);
-      const finished = !resync && ranToEnd && guarded(() => this.#sync.status) !== 'resyncing';
-      return { finished, progressed: progress.progressed, error: null };
-    } catch (thrown) {
-      if (thrown instanceof Fatal || this.#closed) throw thrown;
-      const error = idle.fired
-        ? syncError('idle-timeout', `the stream was idle for ${idleTimeoutMs} ms (no byte, not even a heartbeat)`)
-        : thrown;
-      this.#report(guarded(() => this.#sync.end()));
-      return { finished: false, progressed: progress.progressed, error };
-    } finally {
-      idle.clear();
-      controller.abort();
-      if (this.#current === controller) this.#current = null;
-    }
-  }
-
-  // Where the state is, for the request's headers and body.
-  #position(attempt) {
-    const sync = this.#sync;
-    return guarded(() => {
-      const request = sync.resyncRequest();
-      return {
-        attempt,
-        lastSeq: sync.lastSeq,
-        epoch: sync.epoch ?? null,
-        reason: request ? request.reason : null,
-        lastEventId: sync.lastEventId,
-        held: request ? parseHeld(request.held) : [],
-      };
-    });
-  }
-
-  // Fetches the stream and feeds it until it ends or asks for a resync, then ends it.
-  async #stream(attempt, request, idle, progress) {
-    this.#status('connecting', { attempt });
-    const response = await this.#config.fetch(this.#config.url, request);
-    if (!response.ok) throw responseError(response);
-    this.#status('open', { attempt, catchUp: response.headers?.get?.(HEADER_CATCH_UP) ?? null });
-    let fed = { resync: null, ranToEnd: false };
-    if (response.body) fed = await this.#pump(response.body.getReader(), idle, progress);
-    let resync = fed.resync;
-    for (const outcome of guarded(() => this.#sync.end())) {
-      if (outcome.kind === 'resync') resync = resync ?? outcome;
-      this.#notifyOutcome(outcome);
-    }
-    return { resync, ranToEnd: fed.ranToEnd };
-  }
-
-  // Reads the body into sync.feed(): { resync (the first resync outcome), ranToEnd (a terminal event came) }.
-  async #pump(reader, idle, progress) {
-    let resync = null;
-    let ranToEnd = false;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (value.length > 0) {
-        progress.progressed = true;
-        idle.arm();
-      }
-      notify(this.#config.onChunk, value, 'an onChunk listener');
-      for (const outcome of guarded(() => this.#sync.feed(value))) {
-        if (outcome.kind === 'resync') resync = resync ?? outcome;
-        else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
-        this.#notifyOutcome(outcome);
-      }
-      if (resync) {
-        reader.cancel().catch(() => {});
-        break;
-      }
-    }
-    return { resync, ranToEnd };
-  }
-
-  #report(outcomes) {
-    outcomes.forEach((outcome) => this.#notifyOutcome(outcome));
-  }
-
-  #notifyOutcome(outcome) {
-    notify(this.#config.onOutcome, outcome, 'an onOutcome listener');
-  }
-
-  #status(state, extra) {
-    notify(this.#config.onStatus, { state, ...extra }, 'an onStatus listener');
-  }
-
-  #sleep(ms) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const loop = this;
-      function done() {
-        clearTimeout(timer);
-        loop.#wake = null;
-        resolve();
-      }
-      this.#wake = done;
-    });
-  }
+  const request = (position, requestSignal) => buildRequest(init, body, position, requestSignal);
+  return { url, signal, onOutcome, onStatus, onChunk, idleTimeoutMs, fetch: fetchImpl, backoff, request };
 }
 
 /**
@@ -311,26 +36,18 @@ class ConnectLoop {
  * 408/425/429).
  */
 export function connectStateSync(sync, options) {
-  const loop = new ConnectLoop(sync, connectOptions(sync, options));
+  const loop = new ReconnectLoop(sync, connectOptions(sync, options));
   return { close: loop.close, done: loop.run() };
 }
 
 function buildRequest(init, body, position, signal) {
-  const headers = new Headers(init.headers);
-  if (!headers.has('accept')) headers.set('accept', 'text/event-stream');
-  if (position.lastSeq !== null) headers.set(HEADER_SEQ, String(position.lastSeq));
-  if (position.epoch !== null && isHeaderSafe(position.epoch)) headers.set(HEADER_EPOCH, position.epoch);
-  if (position.reason !== null) headers.set(HEADER_REASON, position.reason);
-  const held = formatHeld(position.held);
-  if (held) headers.set(HEADER_HELD, held);
-  if (position.lastEventId !== null && isHeaderSafe(position.lastEventId)) headers.set(HEADER_LAST_EVENT_ID, position.lastEventId);
+  const headers = setCatchUpHeaders(new Headers(init.headers), position);
   const request = { ...init, headers, signal };
   if (body) {
     const input = body(position);
     if (input !== undefined) {
       if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('invalid-options', 'options.body() must return a RunAgentInput object or undefined'));
-      const stateSync = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
-      request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync } });
+      request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync: stateSyncProps(position) } });
       request.method = init.method ?? 'POST';
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }

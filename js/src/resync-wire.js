@@ -16,6 +16,11 @@ export const HEADER_HELD = 'X-AGUI-State-Held';
 export const MAX_HELD = 64;
 /** A longer X-AGUI-State-Held value is ignored unread: MAX_HELD 16-digit seqs, commas and spaces. */
 export const MAX_HELD_HEADER = MAX_HELD * 18;
+/**
+ * Request header of an explicit abort, `X-AGUI-Abort: <runId>`, POSTed to the
+ * stream's path: a broken connection is not an abort (docs/wire.md section 8).
+ */
+export const HEADER_ABORT = 'X-AGUI-Abort';
 /** Response header: how the server caught the client up ('current' | 'replay' | 'snapshot'). */
 export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
 

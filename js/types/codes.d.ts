@@ -43,6 +43,9 @@ export type ErrorCode =
   | 'load-failed'
   | 'http-error'
   | 'idle-timeout'
+  | 'run-active'
+  | 'run-aborted'
+  | 'upstream-failed'
   | 'disposed'
   | 'engine-failed'
   | (string & {});

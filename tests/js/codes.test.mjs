@@ -5,7 +5,7 @@
 // is listed too.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { describe, test } from 'node:test';
 import ts from 'typescript';
 import { jsDir, kInternals, pkg, sse, snapshot, delta } from './support.mjs';
@@ -14,7 +14,10 @@ const codes = await import(join(jsDir, 'src', 'codes.js'));
 const { ERROR_CODES, GUARD_REASONS, IGNORED_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES } = codes;
 const REASONS = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...GUARD_REASONS]);
 const srcDir = join(jsDir, 'src');
-const sources = readdirSync(srcDir).filter((f) => f.endsWith('.js') && f !== 'codes.js');
+// Every module under js/src, sub-folders included (proxy/*.js), as paths relative to it.
+const sources = readdirSync(srcDir, { recursive: true })
+  .map((f) => f.split(sep).join('/'))
+  .filter((f) => f.endsWith('.js') && f !== 'codes.js');
 
 // Calls whose argument at `index` is an error code.
 const CODE_ARGUMENTS = { syncError: 0, syncTypeError: 0, failureError: 1, failureCode: 1, refusal: 2, jsonText: 2 };

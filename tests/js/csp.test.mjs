@@ -40,7 +40,7 @@ test('loads and applies a stream with code generation from strings disallowed', 
 
 test('no eval or new Function in the package sources or the Emscripten glue', () => {
   const files = [
-    ...readdirSync(join(jsDir, 'src')).map((f) => join(jsDir, 'src', f)),
+    ...readdirSync(join(jsDir, 'src'), { recursive: true }).filter((f) => f.endsWith('.js')).map((f) => join(jsDir, 'src', f)),
     join(jsDir, 'wasm', 'agui_sync.mjs'),
     join(jsDir, 'wasm', 'agui_emitter.mjs'),
   ];

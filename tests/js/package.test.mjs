@@ -4,7 +4,7 @@
 // in headless Chromium under CSP `script-src 'self' 'wasm-unsafe-eval'`.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
@@ -18,6 +18,13 @@ const rootModules = join(repoRoot, 'node_modules');
 const work = mkdtempSync(join(tmpdir(), 'agui-state-sync-pkg-'));
 let tarball;
 let consumer;
+
+// Every file under js/<dir>, as package paths ("src/proxy/run.js").
+function filesUnder(dir) {
+  return readdirSync(join(jsDir, dir), { recursive: true })
+    .map((f) => `${dir}/${f.split(sep).join('/')}`)
+    .filter((f) => statSync(join(jsDir, f)).isFile());
+}
 
 function run(cmd, args, cwd) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -47,8 +54,9 @@ describe('npm package', () => {
     const expected = [
       'LICENSE', 'README.md', 'package.json', 'wasm/agui_sync.mjs', 'wasm/agui_emitter.mjs',
       ...(separateWasm ? ['wasm/agui_sync.wasm', 'wasm/agui_emitter.wasm'] : []),
-      ...readdirSync(join(jsDir, 'src')).map((f) => `src/${f}`),
-      ...readdirSync(join(jsDir, 'types')).map((f) => `types/${f}`),
+      ...filesUnder('src'),
+      ...filesUnder('types'),
+      ...filesUnder('bin'),
     ].sort();
     assert.deepEqual(files, expected);
     const pkg = JSON.parse(readFileSync(join(jsDir, 'package.json'), 'utf8'));
@@ -58,6 +66,9 @@ describe('npm package', () => {
     }
     assert.ok(pkg.files.includes('LICENSE'));
     for (const wasm of ['agui_sync.wasm', 'agui_emitter.wasm']) assert.equal(pkg.exports[`./wasm/${wasm}`], `./wasm/${wasm}`);
+    assert.deepEqual(pkg.exports['./proxy'], { types: './types/proxy.d.ts', default: './src/proxy.js' });
+    assert.equal(pkg.bin['agui-state-sync-proxy'], 'bin/agui-state-sync-proxy.js');
+    assert.match(readFileSync(join(jsDir, pkg.bin['agui-state-sync-proxy']), 'utf8'), /^#!\/usr\/bin\/env node\n/);
   });
 
   test('installed tarball: the .wasm files resolve through the exports map; AguiSyncError is exported', { skip: !separateWasm && 'single-file build' }, () => {
@@ -113,6 +124,40 @@ describe('npm package', () => {
     assert.deepEqual(JSON.parse(stdout), ['snapshot', { proposal: { n: 2 } }, 'E', true, true]);
   });
 
+  test('installed tarball: agui-state-sync/proxy imports and serves a run; the bin is installed and runs', async () => {
+    const script = `
+      import { createServer } from 'node:http';
+      import { createStateSync } from 'agui-state-sync';
+      import { createStateSyncProxy, HEADER_ABORT } from 'agui-state-sync/proxy';
+      const upstream = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const e of [{ type: 'RUN_STARTED', threadId: 't', runId: 'r' }, { type: 'STATE_SNAPSHOT', snapshot: { n: 1 } },
+          { type: 'STATE_SNAPSHOT', snapshot: { n: 2 } }, { type: 'RUN_FINISHED', threadId: 't', runId: 'r' }]) res.write('data: ' + JSON.stringify(e) + '\\n\\n');
+        res.end();
+      }).listen(0, '127.0.0.1');
+      await new Promise((r) => upstream.once('listening', r));
+      const proxy = createStateSyncProxy({ upstream: 'http://127.0.0.1:' + upstream.address().port + '/' });
+      const server = createServer(proxy).listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      const response = await fetch('http://127.0.0.1:' + server.address().port + '/', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: 't', runId: 'r' }) });
+      const sync = await createStateSync();
+      const kinds = sync.feed(await response.text()).map((o) => o.kind);
+      console.log(JSON.stringify([HEADER_ABORT, kinds, sync.state, sync.status]));
+      proxy.close(); server.close(); upstream.close();
+    `;
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(stdout), [
+      'X-AGUI-Abort', ['event', 'applied', 'applied', 'event'], { n: 2 }, 'synced',
+    ]);
+    const bin = join(consumer, 'node_modules', '.bin', 'agui-state-sync-proxy');
+    assert.ok(existsSync(bin), 'npm linked the bin');
+    const help = spawnSync(bin, ['--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /usage: agui-state-sync-proxy --upstream URL/);
+  });
+
   test('installed tarball: TypeScript resolves the types through the exports map', () => {
     const tsc = join(rootModules, 'typescript', 'bin', 'tsc');
     assert.ok(existsSync(tsc), 'typescript missing: run `make npm-deps`');
@@ -120,6 +165,9 @@ describe('npm package', () => {
       import { createStateEmitter, createStateSync, type Outcome } from 'agui-state-sync';
       import { useAgentState } from 'agui-state-sync/react';
       import { catchUp, type CatchUpMode } from 'agui-state-sync/server';
+      import { createStateSyncProxy, type StateSyncProxy } from 'agui-state-sync/proxy';
+      const proxy: StateSyncProxy = createStateSyncProxy({ upstream: 'http://127.0.0.1:1/' });
+      proxy.close();
       const sync = await createStateSync<{ n: number }>({ initialState: { n: 1 } });
       const outcomes: Outcome<{ n: number }>[] = sync.feed('');
       const n: number = sync.state.n;

@@ -38,6 +38,12 @@ import type {
 import { useAgentState } from 'agui-state-sync/react';
 import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
 import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
+import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
+import type { ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
+import { sequenceState, SequenceStateMiddleware, StateSyncHttpAgent } from 'agui-state-sync/ag-ui';
+import type { InconsistentStateInfo, SequenceStateOptions, StateSyncAgentOptions, StateSyncHttpAgentConfig } from 'agui-state-sync/ag-ui';
+// This file compiles as CommonJS; the package is ESM, so @ag-ui/client's types are taken as an ESM importer sees them.
+import type { AbstractAgent, HttpAgent, RunAgentInput } from '@ag-ui/client' with { 'resolution-mode': 'import' };
 
 interface Todo {
   id: number;
@@ -304,3 +310,98 @@ export async function approvals(): Promise<void> {
   void new AguiSyncError('patch-failed', 'x', { opIndex: '1' });
 }
 
+
+export function proxy(req: ProxyRequest, res: ProxyResponse): void {
+  const options: StateSyncProxyOptions = {
+    upstream: 'http://127.0.0.1:8000/agent',
+    forwardHeaders: ['authorization', 'cookie'],
+    graceMs: 30000,
+    heartbeatMs: 5000,
+    threadIdleMs: 600000,
+    maxThreads: 1000,
+    maxRuns: 512,
+    maxRunBufferBytes: 1 << 22,
+    maxBufferedBytes: 1 << 26,
+    maxBodyBytes: 1 << 22,
+    bodyTimeoutMs: 10000,
+    maxClientQueueBytes: 1 << 24,
+    upstreamTimeoutMs: 30000,
+    maxEventBytes: 1 << 23,
+    maxStateBytes: 1 << 26,
+    emitter: { digestEvery: 16, guardedPaths: ['/proposal'], snapshotRatio: 0.8 },
+    onError: (error: AguiSyncError) => void error.code,
+  };
+  const handler: StateSyncProxy = createStateSyncProxy(options);
+  createStateSyncProxy({ upstream: new URL('http://127.0.0.1/agent') });
+  handler(req, res);
+  const stats: StateSyncProxyStats = handler.stats();
+  const counted: number = stats.threads + stats.liveRuns + stats.bufferedBytes + stats.resumes.exact + stats.aborts.abandoned;
+  handler.close();
+  const names: string[] = [HEADER_ABORT, HEADER_RESUME, UPSTREAM_INCONSISTENT, UPSTREAM_CONSISTENT, EVENTS_LOST];
+  const grace: number = PROXY_DEFAULTS.graceMs;
+  const headers: readonly string[] = PROXY_DEFAULTS.forwardHeaders;
+  void counted, names, grace, headers;
+
+  // Misuse must not compile.
+  // @ts-expect-error upstream is required
+  createStateSyncProxy({ graceMs: 5 });
+  // @ts-expect-error graceMs is a number
+  createStateSyncProxy({ upstream: 'http://x/', graceMs: '30s' });
+  // @ts-expect-error the emitter's initialState belongs to the proxy
+  createStateSyncProxy({ upstream: 'http://x/', emitter: { initialState: {} } });
+  // @ts-expect-error unknown option
+  createStateSyncProxy({ upstream: 'http://x/', gracems: 5 });
+}
+
+// agui-state-sync/ag-ui: the engine inside @ag-ui/client.
+export async function agUiUsage(serverAgent: AbstractAgent, input: RunAgentInput): Promise<void> {
+  const stateSync: StateSyncAgentOptions<AppState> = {
+    initialState: { todos: [], title: '' },
+    reorderWindow: 64,
+    backoff: { initialMs: 250, maxMs: 5000, jitter: true },
+    idleTimeoutMs: 15000,
+    abortUrl: '/agent',
+    onStatus: (status: ConnectStatus) => void status.state,
+    onOutcome: (outcome: Outcome<AppState>) => void outcome.kind,
+  };
+  const config: StateSyncHttpAgentConfig<AppState> = { url: '/agent', headers: { authorization: 'Bearer x' }, threadId: 't', stateSync };
+  const agent = new StateSyncHttpAgent<AppState>(config);
+  const asHttp: HttpAgent = agent; // a drop-in: usable wherever an HttpAgent is
+  const sync: StateSync<AppState> = await agent.ready;
+  const same: boolean = agent.stateSync === sync && agent.state === sync.state;
+  const status: SyncStatus = agent.stateSync.status;
+  agent.subscribe({ onStateChanged: ({ state }) => void state });
+  const { result, newMessages } = await agent.runAgent({ runId: 'r1' });
+  agent.setState({ todos: [], title: 'local' });
+  agent.abortRun();
+  agent.abortRequest('r1');
+  const copy: StateSyncHttpAgent<AppState> = agent.clone();
+  copy.dispose();
+  agent.dispose();
+  void asHttp, same, status, result, newMessages;
+
+  const reports: InconsistentStateInfo[] = [];
+  const options: SequenceStateOptions = {
+    maxThreads: 100,
+    idleTtlMs: 60000,
+    emitter: { digestEvery: 16, guardedPaths: ['/proposal'], replayMaxEvents: 512 },
+    onInconsistent: (info) => void reports.push(info),
+  };
+  const middleware: SequenceStateMiddleware = sequenceState(options);
+  serverAgent.use(middleware);
+  middleware.run(input, serverAgent).subscribe((event) => void event.type);
+  const emitter: StateEmitter | null = middleware.emitterFor('t');
+  const kept: number = middleware.threads;
+  middleware.dispose();
+  void emitter, kept;
+
+  // Misuse must not compile.
+  // @ts-expect-error url is required
+  new StateSyncHttpAgent({ stateSync: {} });
+  // @ts-expect-error abortUrl is a string or URL
+  new StateSyncHttpAgent({ url: '/a', stateSync: { abortUrl: 5 } });
+  // @ts-expect-error each thread's epoch is set by sequenceState()
+  sequenceState({ emitter: { epoch: 'x' } });
+  // @ts-expect-error the thread bound is a number
+  sequenceState({ maxThreads: '10' });
+}

@@ -1,0 +1,181 @@
+// The sequencing proxy in front of a snapshot-only AG-UI agent. Not a test: it prints.
+//
+//   node --expose-gc bench/js/bench_proxy.mjs [updates=500] [stateKB=50] [threads=50]
+//
+// The agent (tests/support/upstreams.mjs, shape 'snapshots', the real
+// @ag-ui/encoder) sends a STATE_SNAPSHOT of a ~50 KB state after each of
+// `updates` changes. The proxy runs in its own process (this file, forked with
+// --proxy-child), so its CPU time is its own; a createStateSync +
+// connectStateSync client reads through it. Reported:
+//  - bytes the client received vs bytes the agent sent (goal: <= 10%);
+//  - the proxy process's CPU time per upstream event (process.cpuUsage() of
+//    its process around one run; a warm-up run, then the median of ROUNDS);
+//  - memory per thread: `threads` more threads, each after one short run of
+//    the same state, measured once their runs' event logs were dropped (what a
+//    thread costs while idle: its emitter's state and replay buffer, and the
+//    vouched state), and the event-log bytes a finished run keeps meanwhile.
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const GRACE_MS = 300;
+const ROUNDS = 3;
+
+if (process.argv[2] === '--proxy-child') await proxyChild(process.argv[3]);
+else await main();
+
+// --- the proxy's process --------------------------------------------------------
+
+async function proxyChild(upstreamUrl) {
+  const { createStateSyncProxy } = await import(join(root, 'js', 'src', 'proxy.js'));
+  const { createStateEmitter, createStateSync } = await import(join(root, 'js', 'src', 'index.js'));
+  const { kInternals } = await import(join(root, 'js', 'src', 'internals.js'));
+  let upstream = upstreamUrl;
+  let proxy = createStateSyncProxy({ upstream, graceMs: GRACE_MS });
+  const server = createServer((req, res) => proxy(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // Handles on the two WebAssembly modules the proxy's engines share, for their heap in use.
+  const emitterEngine = (await createStateEmitter())[kInternals]().engine;
+  const syncEngine = (await createStateSync())[kInternals]().engine;
+  process.on('message', (message) => {
+    if (message.cmd === 'upstream') {
+      proxy.close();
+      upstream = message.url;
+      proxy = createStateSyncProxy({ upstream, graceMs: GRACE_MS });
+      process.send({ ok: true });
+      return;
+    }
+    const cpu = process.cpuUsage(); // before the gc below, which is not the proxy's work
+    globalThis.gc?.();
+    const memory = process.memoryUsage();
+    process.send({
+      cpu,
+      heapUsed: memory.heapUsed,
+      rss: memory.rss,
+      wasmInUse: emitterEngine.heapBytesInUse() + syncEngine.heapBytesInUse(),
+      stats: proxy.stats(),
+    });
+  });
+  process.send({ port: server.address().port });
+}
+
+// --- the agent, the client, the figures -------------------------------------------
+
+function bigState(kb) {
+  const items = Math.round((kb * 1024) / 205);
+  return { title: 'plan', counter: 0, items: Array.from({ length: items }, (_, i) => ({ id: `seed${i}`, label: `item ${i} `.padEnd(180, 'x') })) };
+}
+
+function ask(child, message) {
+  return new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send(message);
+  });
+}
+
+async function clientRun(url, threadId, runId) {
+  const { connectStateSync, createStateSync } = await import(join(root, 'js', 'src', 'index.js'));
+  const sync = await createStateSync();
+  let bytes = 0;
+  const types = { STATE_SNAPSHOT: 0, STATE_DELTA: 0 };
+  const { done } = connectStateSync(sync, {
+    url,
+    body: () => ({ threadId, runId, state: {}, messages: [], tools: [], context: [], forwardedProps: {} }),
+    onChunk: (chunk) => {
+      bytes += chunk.length;
+    },
+    onOutcome: (o) => {
+      if (o.kind === 'applied') types[o.type]++;
+    },
+  });
+  await done;
+  const result = { bytes, types, status: sync.status, state: sync.state };
+  sync.dispose();
+  return result;
+}
+
+async function main() {
+  const [updates = 500, stateKB = 50, threads = 50] = process.argv.slice(2).map(Number);
+  const { buildScript, startUpstream } = await import(join(root, 'tests', 'support', 'upstreams.mjs'));
+  const initialState = bigState(stateKB);
+  const script = buildScript({ seed: 1, steps: updates, textEvery: 0, toolCall: false });
+  const upstream = await startUpstream({ shape: 'snapshots', script, stepMs: 0, initialState });
+  const child = fork(fileURLToPath(import.meta.url), ['--proxy-child', upstream.url], { execArgv: ['--expose-gc'] });
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  const url = `http://127.0.0.1:${port}/agent`;
+  const rounds = await measureRounds(child, upstream, url);
+  const memory = await perThread(child, threads, initialState, startUpstream, buildScript, url);
+  child.kill();
+  await upstream.close();
+  const measured = rounds.slice(1).sort((a, b) => a.cpuUs - b.cpuUs);
+  const median = measured[Math.floor(measured.length / 2)];
+  console.log(`bench_proxy: snapshot-only agent, ${Math.round(JSON.stringify(initialState).length / 1024)} KB state, ${updates} updates (${median.events} upstream events), proxy in its own process, median of ${ROUNDS} runs`);
+  printFigures(median, memory, threads);
+  if (rounds.some((r) => !r.matches || r.run.status !== 'synced')) process.exitCode = 1;
+}
+
+// A warm-up round, then ROUNDS measured ones, each a full run on a new thread.
+async function measureRounds(child, upstream, url) {
+  const rounds = [];
+  for (let i = 0; i <= ROUNDS; i++) {
+    await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 2)); // the previous run's log is dropped
+    const before = await ask(child, { cmd: 'sample' });
+    const t0 = performance.now();
+    const run = await clientRun(url, `bench-${i}`, `run-${i}`);
+    const elapsed = performance.now() - t0;
+    const after = await ask(child, { cmd: 'sample' });
+    rounds.push({
+      run,
+      elapsed,
+      matches: isDeepStrictEqual(JSON.parse(JSON.stringify(run.state)), upstream.state(`bench-${i}`)),
+      events: upstream.requests[i].events.length,
+      cpuUs: after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system,
+      upBytes: after.stats.upstreamBytes - before.stats.upstreamBytes,
+      logBytes: after.stats.bufferedBytes - before.stats.bufferedBytes,
+    });
+  }
+  return rounds;
+}
+
+function printFigures({ run, elapsed, matches, events, cpuUs, upBytes, logBytes }, memory, threads) {
+  const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+  console.table([{
+    'upstream sent': kb(upBytes),
+    'client received': kb(run.bytes),
+    'client / upstream': `${((run.bytes / upBytes) * 100).toFixed(2)} %`,
+    'client events': `${run.types.STATE_SNAPSHOT} snapshot + ${run.types.STATE_DELTA} deltas`,
+    'client status': `${run.status}${matches ? ', = upstream' : ', DIFFERS'}`,
+  }]);
+  console.table([{
+    'proxy CPU total': `${(cpuUs / 1000).toFixed(0)} ms`,
+    'per upstream event': `${(cpuUs / events).toFixed(0)} µs`,
+    'per KB from upstream': `${(cpuUs / (upBytes / 1024)).toFixed(1)} µs`,
+    'run wall time': `${elapsed.toFixed(0)} ms`,
+  }]);
+  console.table([{
+    'threads measured': threads,
+    'JS heap per thread': kb(memory.heap / threads),
+    'WASM heap in use per thread': kb(memory.wasm / threads),
+    'RSS per thread': kb(memory.rss / threads),
+    'event log kept per finished run (graceMs)': kb(logBytes),
+  }]);
+}
+
+// `threads` threads, one short run each (same state, 3 updates), measured after their runs were dropped.
+async function perThread(child, threads, initialState, startUpstream, buildScript, url) {
+  const small = await startUpstream({ shape: 'snapshots', script: buildScript({ seed: 2, steps: 3, textEvery: 0, toolCall: false }), stepMs: 0, initialState });
+  await ask(child, { cmd: 'upstream', url: small.url });
+  await clientRun(url, 'warm', 'warm'); // engines, pools and JIT warm before the baseline
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 2));
+  const base = await ask(child, { cmd: 'sample' });
+  for (let i = 0; i < threads; i++) await clientRun(url, `thread-${i}`, 'r');
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS * 2));
+  const end = await ask(child, { cmd: 'sample' });
+  await small.close();
+  if (end.stats.threads !== threads + 1 || end.stats.bufferedBytes !== 0) throw new Error(`unexpected proxy state ${JSON.stringify(end.stats)}`);
+  return { heap: end.heapUsed - base.heapUsed, wasm: end.wasmInUse - base.wasmInUse, rss: end.rss - base.rss };
+}

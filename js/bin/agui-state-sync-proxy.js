@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// agui-state-sync-proxy: puts agui-state-sync sequencing, resumable streams
+// and a reconnect grace period in front of any AG-UI agent.
+//   npx agui-state-sync-proxy --upstream http://127.0.0.1:8000/agent [--host 127.0.0.1] [--port 8790]
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+import { createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
+
+const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
+
+  --upstream URL          the AG-UI agent endpoint (http: or https:); required
+  --host HOST             address to listen on (default 127.0.0.1)
+  --port PORT             port to listen on (default 8790; 0 picks a free one)
+  --grace-ms MS           how long a run outlives a broken client connection (default ${PROXY_DEFAULTS.graceMs})
+  --forward-header NAME   a client header to forward upstream; repeat it (default: ${PROXY_DEFAULTS.forwardHeaders.join(', ')})
+  --help                  this text
+
+POST a RunAgentInput to any path: the run is forwarded to the upstream and its
+events come back sequenced, with an SSE id on each. A reconnect with
+Last-Event-ID resumes the run; POST with X-AGUI-Abort: <runId> aborts it.`;
+
+function fail(message) {
+  process.stderr.write(`agui-state-sync-proxy: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function integer(name, text, min) {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min) fail(`--${name} must be an integer >= ${min}`);
+  return value;
+}
+
+function readArgs() {
+  try {
+    return parseArgs({
+      options: {
+        upstream: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '8790' },
+        'grace-ms': { type: 'string' },
+        'forward-header': { type: 'string', multiple: true },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    return fail(error.message);
+  }
+}
+
+function main() {
+  const args = readArgs();
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (!args.upstream) fail('--upstream is required');
+  const port = integer('port', args.port, 0);
+  if (port > 65535) fail('--port must be at most 65535');
+  let proxy;
+  try {
+    proxy = createStateSyncProxy({
+      upstream: args.upstream,
+      ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
+      ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
+      onError: (error) => process.stderr.write(`agui-state-sync-proxy: ${error.code}: ${error.message}\n`),
+    });
+  } catch (error) {
+    return fail(error.message);
+  }
+  const server = createServer(proxy);
+  server.on('error', (error) => {
+    process.stderr.write(`agui-state-sync-proxy: ${error.message}\n`);
+    process.exit(1);
+  });
+  server.listen(port, args.host, () => {
+    const { address, port: bound } = server.address();
+    const host = address.includes(':') ? `[${address}]` : address;
+    process.stdout.write(`agui-state-sync-proxy listening on http://${host}:${bound}/ -> ${args.upstream}\n`);
+  });
+  const stop = () => {
+    proxy.close();
+    server.close(() => process.exit(0));
+    server.closeAllConnections?.();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main();

@@ -1,0 +1,225 @@
+// agui-state-sync/proxy: sequencing for any AG-UI backend, with no change to
+// the backend. createStateSyncProxy({ upstream }) is a Node (req, res) handler
+// that forwards each RunAgentInput to the upstream agent, reads its SSE with
+// the package's engine, re-stamps its state per thread with a StateEmitter
+// (docs/wire.md section 8), passes every other event through, gives every
+// event an SSE id so a broken connection resumes where it stopped, and keeps
+// the upstream run alive for a grace period when a client's connection breaks.
+// The units live in proxy/: options, client-request, registry (threads, runs,
+// bounds), thread (emitter, catch-up, re-stamping), run (the stream, grace,
+// abort), relay (upstream outcomes -> events), upstream (the HTTP request),
+// resume (Last-Event-ID), event-log, sse-out, events.
+import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from './errors.js';
+import { createStateSync } from './sync.js';
+import { forwardedInput, HEADER_ABORT, readClientRequest } from './proxy/client-request.js';
+import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './proxy/events.js';
+import { PROXY_DEFAULTS, proxyOptions } from './proxy/options.js';
+import { Registry } from './proxy/registry.js';
+import { Relay } from './proxy/relay.js';
+import { resumePreamble } from './proxy/resume.js';
+import { Run } from './proxy/run.js';
+import { newStreamKey } from './proxy/sse-out.js';
+import { openUpstream } from './proxy/upstream.js';
+
+export { EVENTS_LOST, HEADER_ABORT, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
+
+/** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (proxy/resume.js). */
+export const HEADER_RESUME = 'X-AGUI-Resume';
+
+const SSE_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+
+function newCounters() {
+  return {
+    runsStarted: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
+    upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0,
+    resumes: { exact: 0, 'caught-up': 0, lost: 0 },
+    aborts: { client: 0, abandoned: 0 },
+  };
+}
+
+/**
+ * The proxy: a Node `(req, res)` handler, plus close() (aborts every run,
+ * frees everything) and stats(). Throws an AguiSyncError 'invalid-options'
+ * for a wrong option (proxy/options.js lists them with their defaults).
+ */
+export function createStateSyncProxy(options) {
+  const config = proxyOptions(options);
+  const counters = newCounters();
+  const ctx = { config, counters, registry: new Registry(config, counters) };
+  ctx.report = (error) => report(config, error);
+  const handler = (req, res) => {
+    serve(ctx, req, res).catch((error) => answerFailure(ctx, res, error));
+  };
+  handler.close = () => ctx.registry.close();
+  handler.stats = () => stats(ctx);
+  return handler;
+}
+
+async function serve(ctx, req, res) {
+  const request = await readClientRequest(req, ctx.config);
+  if (request.kind === 'abort') return answerAbort(ctx, res, request);
+  const target = resumeTarget(ctx.registry, request);
+  if (target) return resume(ctx, res, target, request.position);
+  return startRun(ctx, req, res, request);
+}
+
+/**
+ * The run a request resumes, { run, n }, or null for a new run. Last-Event-ID
+ * names a stream; a body naming another thread, or another runId once that
+ * stream is over, is a new run (the id is left over from an earlier run). A
+ * POST of a runId that is live on its thread resumes it from the start rather
+ * than starting the agent twice.
+ */
+function resumeTarget(registry, { input, eventId }) {
+  if (eventId !== null) {
+    const found = registry.lookup(eventId.key);
+    const run = found?.run;
+    if (run && (input === null || (input.threadId === run.thread.id && (input.runId === run.runId || !run.finished)))) {
+      if (eventId.n > run.log.lastN) {
+        throw syncError('invalid-request', 'Last-Event-ID names an event this stream has not sent', { status: 400 });
+      }
+      return { run, n: eventId.n };
+    }
+    if (input === null || (found && !run && found.gone === input.runId)) {
+      throw syncError('invalid-request', 'the run of this Last-Event-ID is over and no longer held', { status: 410 });
+    }
+  }
+  const [live] = registry.liveRuns(input.runId, input.threadId);
+  return live ? { run: live, n: 0 } : null;
+}
+
+function resume(ctx, res, { run, n }, position) {
+  const { text, mode } = resumePreamble(run, n, position);
+  ctx.counters.resumes[mode]++;
+  res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode });
+  res.flushHeaders();
+  run.attach(res, text);
+}
+
+async function startRun(ctx, req, res, request) {
+  const { config, registry, counters } = ctx;
+  const { input } = request;
+  const thread = await registry.thread(input.threadId);
+  const { forwarded, edits } = forwardedInput(input);
+  thread.applyClientEdits(edits); // the seam for stateSync.edits (thread.js)
+  const run = new Run({
+    key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
+    hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
+  });
+  try {
+    registry.addRun(run);
+  } finally {
+    thread.pins--;
+  }
+  counters.runsStarted++;
+  res.writeHead(200, SSE_HEAD);
+  res.flushHeaders();
+  run.attach(res, '');
+  const { base, cursor } = upstreamBase(thread, input);
+  let engine;
+  try {
+    engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });
+  } catch (error) {
+    ctx.report(error);
+    run.finish(runError('engine-failed', withoutPrefix(error)));
+    return;
+  }
+  if (run.finished) return engine.dispose(); // aborted meanwhile
+  const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report });
+  const abortUpstream = openUpstream(config, JSON.stringify(forwarded), req.headers, {
+    data: (chunk) => relay.feed(chunk),
+    end: (error) => endRun(ctx, run, relay, error),
+  });
+  run.bindUpstream(() => {
+    abortUpstream();
+    relay.dispose();
+  });
+}
+
+/**
+ * The state the upstream's deltas apply to until it sends a snapshot: the
+ * RunAgentInput.state the proxy forwarded (what a stateless agent starts
+ * from), else the thread's vouched state. cursor: whether the emitter holds
+ * exactly that state, at which seq (thread.restamp).
+ */
+function upstreamBase(thread, input) {
+  const seq = thread.emitter.seq;
+  if (input.state === undefined) return { base: thread.state ?? {}, cursor: { inStep: thread.vouched, seq } };
+  const inStep = thread.vouched && JSON.stringify(input.state) === JSON.stringify(thread.state);
+  return { base: input.state, cursor: { inStep, seq } };
+}
+
+// The upstream's response is over (error: null after a complete one).
+function endRun(ctx, run, relay, error) {
+  if (run.finished) return;
+  let failure = error;
+  if (failure === null) {
+    try {
+      relay.end();
+    } catch (thrown) {
+      failure = thrown;
+    }
+  }
+  relay.dispose();
+  let terminal = null;
+  if (failure) {
+    ctx.report(failure);
+    terminal = runError(failure.code === 'engine-failed' ? 'engine-failed' : 'upstream-failed', withoutPrefix(failure));
+  } else if (!run.sawTerminal) {
+    terminal = runError('upstream-failed', 'the upstream stream ended before RUN_FINISHED or RUN_ERROR');
+  }
+  run.finish(terminal);
+}
+
+// X-AGUI-Abort: <runId>: aborts the live runs of that runId started with the same credentials.
+function answerAbort(ctx, res, { runId, fingerprint }) {
+  const runs = ctx.registry.liveRuns(runId).filter((run) => run.fingerprint === fingerprint);
+  for (const run of runs) if (run.abort('client')) ctx.counters.aborts.client++;
+  respondJson(res, runs.length > 0 ? 202 : 404, { aborted: runs.length > 0 });
+}
+
+function answerFailure(ctx, res, error) {
+  const status = error instanceof AguiSyncError && Number.isInteger(error.status) ? error.status : 500;
+  if (status === 500) ctx.report(error);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const code = error instanceof AguiSyncError ? error.code : 'engine-failed';
+  const headers = status === 405 ? { allow: 'GET, POST' } : {};
+  // After a refused body the rest of it may still be on the way: do not reuse the connection.
+  if (status === 408 || status === 413) headers.connection = 'close';
+  respondJson(res, status, { error: { code, message: withoutPrefix(error) } }, headers);
+}
+
+function respondJson(res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function withoutPrefix(error) {
+  const message = describeThrown(error);
+  return message.startsWith(PREFIX) ? message.slice(PREFIX.length) : message;
+}
+
+// Hands `error` to options.onError as an AguiSyncError; a throwing onError is reported, never rethrown.
+function report(config, error) {
+  if (!config.onError) return;
+  const wrapped = error instanceof AguiSyncError ? error : syncError('engine-failed', describeThrown(error), { cause: asCause(error) });
+  try {
+    config.onError(wrapped);
+  } catch (thrown) {
+    reportListenerError(thrown, 'the proxy onError option');
+  }
+}
+
+function stats(ctx) {
+  const { registry, counters } = ctx;
+  return {
+    threads: registry.threadCount,
+    runs: registry.runCount,
+    liveRuns: registry.liveRunCount,
+    bufferedBytes: registry.bufferedBytes,
+    ...structuredClone(counters),
+  };
+}

@@ -1,0 +1,128 @@
+// A client's request to the proxy, read defensively and classified:
+//  - { kind: 'abort', runId, fingerprint }: POST with X-AGUI-Abort: <runId>;
+//  - { kind: 'stream', input, eventId, position, fingerprint }: a RunAgentInput
+//    (POST) and/or a Last-Event-ID of ours (a GET must have one).
+// Anything hostile is refused with an AguiSyncError carrying the HTTP `status`
+// to answer: 405, 408, 413, 415 or 400. Values that are merely wrong (an
+// X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
+import { createHash } from 'node:crypto';
+import { syncError } from '../errors.js';
+import { HEADER_ABORT, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../resync-wire.js';
+import { readResyncRequest } from '../server.js';
+import { parseEventId } from './sse-out.js';
+
+export { HEADER_ABORT };
+
+const MAX_ID_CHARS = 1024; // threadId, runId
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+const STATE_HEADERS = [HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD].map((name) => name.toLowerCase());
+
+function header(req, name) {
+  const value = req.headers[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return typeof text === 'string' ? text.trim() : null;
+}
+
+function validId(value) {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_CHARS;
+}
+
+/** Who is asking, as far as the upstream can tell: a digest of Authorization and Cookie. */
+function fingerprint(req) {
+  return createHash('sha256').update(`${header(req, 'authorization') ?? ''}\0${header(req, 'cookie') ?? ''}`).digest('base64url');
+}
+
+/** The body, at most maxBodyBytes, within bodyTimeoutMs. */
+export function readBody(req, { maxBodyBytes, bodyTimeoutMs }) {
+  if (Number(req.headers['content-length']) > maxBodyBytes) {
+    return Promise.reject(syncError('limit-exceeded', `the request body is larger than ${maxBodyBytes} bytes`, { status: 413 }));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const done = (error, value) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError);
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const slow = () => done(syncError('invalid-request', `the request body took longer than ${bodyTimeoutMs} ms`, { status: 408 }));
+    const timer = setTimeout(slow, bodyTimeoutMs);
+    timer.unref();
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size > maxBodyBytes) done(syncError('limit-exceeded', `the request body is larger than ${maxBodyBytes} bytes`, { status: 413 }));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => done(null, Buffer.concat(chunks));
+    const onError = (error) => done(syncError('invalid-request', `the request body broke off: ${error.message}`, { status: 400 }));
+    req.on('data', onData).on('end', onEnd).on('error', onError);
+  });
+}
+
+/** A RunAgentInput from the body: a JSON object with a threadId and a runId. */
+function parseInput(req, body) {
+  const type = header(req, 'content-type');
+  if (type !== null && !JSON_TYPE.test(type)) {
+    throw syncError('invalid-request', `the request body must be application/json, not ${type.slice(0, 100)}`, { status: 415 });
+  }
+  let input;
+  try {
+    input = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw syncError('invalid-json', 'the request body is not JSON', { status: 400 });
+  }
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw syncError('invalid-request', 'the request body must be a RunAgentInput object', { status: 400 });
+  }
+  for (const name of ['threadId', 'runId']) {
+    if (!validId(input[name])) {
+      throw syncError('invalid-request', `RunAgentInput.${name} must be a string of 1 to ${MAX_ID_CHARS} characters`, { status: 400 });
+    }
+  }
+  return input;
+}
+
+/**
+ * Where the client's state is (readResyncRequest): from the X-AGUI-State-*
+ * headers when it sent any, else from forwardedProps.stateSync.
+ */
+function clientPosition(req, input) {
+  if (STATE_HEADERS.some((name) => req.headers[name] !== undefined)) return readResyncRequest(req);
+  return readResyncRequest(input);
+}
+
+/** Reads and classifies `req` (see the top of this file). */
+export async function readClientRequest(req, config) {
+  if (req.method !== 'POST' && req.method !== 'GET') {
+    throw syncError('invalid-request', `method ${req.method} is not allowed`, { status: 405 });
+  }
+  const abortRunId = header(req, HEADER_ABORT.toLowerCase());
+  if (abortRunId !== null) {
+    if (req.method !== 'POST') throw syncError('invalid-request', `${HEADER_ABORT} needs a POST`, { status: 405 });
+    await readBody(req, config); // whatever it holds, it is not needed
+    if (!validId(abortRunId)) throw syncError('invalid-request', `${HEADER_ABORT} must name a runId`, { status: 400 });
+    return { kind: 'abort', runId: abortRunId, fingerprint: fingerprint(req) };
+  }
+  const eventId = parseEventId(header(req, 'last-event-id'));
+  let input = null;
+  if (req.method === 'POST') input = parseInput(req, await readBody(req, config));
+  else if (eventId === null) {
+    throw syncError('invalid-request', 'a GET resumes a stream: it needs a Last-Event-ID this proxy sent', { status: 400 });
+  }
+  return { kind: 'stream', input, eventId, position: clientPosition(req, input), fingerprint: fingerprint(req) };
+}
+
+/**
+ * The RunAgentInput as the upstream gets it: forwardedProps.stateSync is the
+ * proxy's (the client's position in the proxy's numbering), so it is removed.
+ * Returns { forwarded, edits } (edits: stateSync.edits, for thread.applyClientEdits).
+ */
+export function forwardedInput(input) {
+  const props = input.forwardedProps;
+  if (props === null || typeof props !== 'object' || Array.isArray(props) || !Object.hasOwn(props, 'stateSync')) {
+    return { forwarded: input, edits: undefined };
+  }
+  const { stateSync, ...rest } = props;
+  return { forwarded: { ...input, forwardedProps: rest }, edits: stateSync?.edits };
+}

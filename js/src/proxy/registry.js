@@ -1,0 +1,184 @@
+// Everything the proxy holds, and its bounds: threads (at most maxThreads,
+// forgotten after threadIdleMs without a run, least recently used first when
+// full), runs (at most maxRuns, live or finished and kept graceMs for late
+// resumes), and the bytes of their event logs (maxRunBufferBytes per run,
+// maxBufferedBytes in all: finished runs are dropped first, then the growing
+// run's oldest events). Keys of dropped runs are remembered (a bounded list)
+// so that a late resume is told the run is gone rather than started again.
+import { syncError } from '../errors.js';
+import { Thread } from './thread.js';
+
+const TOMBSTONE_FACTOR = 4;
+
+export class Registry {
+  #config;
+  #threads = new Map(); // threadId -> Thread, least recently used first
+  #creating = new Map(); // threadId -> { waiters, promise } of a thread being created
+  #runs = new Map(); // stream key -> Run, oldest first
+  #gone = new Map(); // stream key -> runId of a dropped run
+  #timers = new Set(); // keep-for-resume timers of finished runs
+  #sweepTimer;
+  #closed = false;
+  bufferedBytes = 0;
+  counters;
+
+  constructor(config, counters) {
+    this.#config = config;
+    this.counters = counters;
+    this.#sweepTimer = setInterval(() => this.sweep(Date.now()), Math.min(config.threadIdleMs, 60000));
+    this.#sweepTimer.unref();
+  }
+
+  get threadCount() {
+    return this.#threads.size;
+  }
+
+  get runCount() {
+    return this.#runs.size;
+  }
+
+  get liveRunCount() {
+    let live = 0;
+    for (const run of this.#runs.values()) if (!run.finished) live++;
+    return live;
+  }
+
+  /**
+   * The thread `threadId` (created on first use), pinned: the caller unpins it
+   * (thread.pins--) once its run is registered, so it cannot be evicted in
+   * between. Throws a 503 refusal when all maxThreads threads are busy.
+   */
+  thread(threadId) {
+    const known = this.#threads.get(threadId);
+    if (known) {
+      this.#threads.delete(threadId); // most recently used goes last
+      this.#threads.set(threadId, known);
+      known.pins++;
+      known.lastActive = Date.now();
+      return Promise.resolve(known);
+    }
+    let entry = this.#creating.get(threadId);
+    if (!entry) {
+      this.#makeRoomForThread();
+      entry = { waiters: 0, promise: null };
+      entry.promise = Thread.create(threadId, this.#config.emitter).then(
+        (thread) => this.#created(threadId, thread, entry.waiters),
+        (error) => {
+          this.#creating.delete(threadId);
+          throw error;
+        },
+      );
+      this.#creating.set(threadId, entry);
+    }
+    entry.waiters++; // each waiter gets its pin when the thread exists
+    return entry.promise;
+  }
+
+  #created(threadId, thread, waiters) {
+    this.#creating.delete(threadId);
+    if (this.#closed) {
+      thread.dispose();
+      throw syncError('disposed', 'the proxy is closed', { status: 503 });
+    }
+    thread.pins += waiters;
+    this.#threads.set(threadId, thread);
+    return thread;
+  }
+
+  #makeRoomForThread() {
+    if (this.#threads.size + this.#creating.size < this.#config.maxThreads) return;
+    for (const thread of this.#threads.values()) {
+      if (thread.idle) return this.#dropThread(thread);
+    }
+    throw syncError('limit-exceeded', `the proxy holds ${this.#config.maxThreads} threads with runs (maxThreads)`, { status: 503 });
+  }
+
+  #dropThread(thread) {
+    this.#threads.delete(thread.id);
+    thread.dispose();
+  }
+
+  /** Registers a new run. Throws a 503 refusal when maxRuns runs are all live. */
+  addRun(run) {
+    if (this.#runs.size >= this.#config.maxRuns) {
+      const oldestFinished = [...this.#runs.values()].find((r) => r.finished);
+      if (!oldestFinished) {
+        throw syncError('limit-exceeded', `the proxy has ${this.#config.maxRuns} live runs (maxRuns)`, { status: 503 });
+      }
+      this.removeRun(oldestFinished);
+    }
+    this.#runs.set(run.key, run);
+    run.thread.runs.add(run);
+  }
+
+  /** The run whose stream key is `key`: { run } if held, { gone: runId } if dropped, else null. */
+  lookup(key) {
+    const run = this.#runs.get(key);
+    if (run) return { run };
+    return this.#gone.has(key) ? { gone: this.#gone.get(key) } : null;
+  }
+
+  /** Live runs with this runId (and threadId, when given). */
+  liveRuns(runId, threadId) {
+    const found = [];
+    for (const run of this.#runs.values()) {
+      if (!run.finished && run.runId === runId && (threadId === undefined || run.thread.id === threadId)) found.push(run);
+    }
+    return found;
+  }
+
+  /** A run logged `bytes` more: enforce the per-run and the total budget. */
+  charge(run, bytes) {
+    this.bufferedBytes += bytes;
+    while (run.log.bytes > this.#config.maxRunBufferBytes && run.log.size > 1) this.bufferedBytes -= run.log.trimOldest();
+    if (this.bufferedBytes <= this.#config.maxBufferedBytes) return;
+    // Over the total: finished runs go first (oldest first; deleting while iterating a Map is safe) ...
+    for (const other of this.#runs.values()) {
+      if (this.bufferedBytes <= this.#config.maxBufferedBytes) return;
+      if (other.finished) this.removeRun(other);
+    }
+    // ... then the oldest events of the run that grows.
+    while (this.bufferedBytes > this.#config.maxBufferedBytes && run.log.size > 1) this.bufferedBytes -= run.log.trimOldest();
+  }
+
+  /** A run finished: it stays resumable for graceMs, then goes. */
+  finished(run) {
+    if (this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      this.removeRun(run);
+    }, this.#config.graceMs);
+    timer.unref();
+    this.#timers.add(timer);
+  }
+
+  removeRun(run) {
+    if (this.#runs.get(run.key) !== run) return;
+    this.#runs.delete(run.key);
+    run.thread.runs.delete(run);
+    run.thread.lastActive = Date.now();
+    this.bufferedBytes -= run.log.clear();
+    this.#gone.set(run.key, run.runId);
+    if (this.#gone.size > this.#config.maxRuns * TOMBSTONE_FACTOR) this.#gone.delete(this.#gone.keys().next().value);
+  }
+
+  /** Forgets threads without runs that were idle for threadIdleMs. */
+  sweep(now) {
+    for (const thread of [...this.#threads.values()]) {
+      if (thread.idle && now - thread.lastActive >= this.#config.threadIdleMs) this.#dropThread(thread);
+    }
+  }
+
+  /** Aborts every live run and frees everything. */
+  close() {
+    this.#closed = true;
+    clearInterval(this.#sweepTimer);
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    for (const run of [...this.#runs.values()]) {
+      run.abort('closed');
+      this.removeRun(run);
+    }
+    for (const thread of [...this.#threads.values()]) this.#dropThread(thread);
+  }
+}

@@ -1,0 +1,57 @@
+// What a client that reconnects with Last-Event-ID "<key>:<n>" gets before
+// the live events of the run:
+//  - 'exact': the logged events after n, byte for byte (chat text, tool
+//    calls, and the state events too). Chosen when the client's state position
+//    is the one those events continue from: it says it is at the seq the
+//    stream had reached at event n (same epoch, not resyncing), or it keeps no
+//    position at all;
+//  - 'caught-up': the state part by the catch-up rules (thread.catchUpEvents:
+//    nothing, the missed deltas, or a snapshot), then the logged events after n
+//    that are not state events. Chosen when the client's state does not line up
+//    with event n (it is resyncing, or its seq or epoch differ), so replaying
+//    deltas from the wrong base cannot happen;
+//  - 'lost': events after n were already dropped from the bounded log: the
+//    catch-up, one CUSTOM EVENTS_LOST, then every logged non-state event.
+// Events written only for this connection (catch-up, notice) carry the id
+// "<key>:<n>" again: a client cut during them resumes from the same point.
+// A run that is over and fully delivered gets its terminal event again, so a
+// client cut right after RUN_FINISHED learns that the run ended.
+import { customEvent, EVENTS_LOST } from './events.js';
+import { formatEventId, frameEvent } from './sse-out.js';
+
+/**
+ * True when replaying the logged events after `n` verbatim leaves this client
+ * consistent. A client that says it is resyncing (any reason) is not given the
+ * same bytes again: whatever its engine refused, the catch-up answers it.
+ */
+function fitsExactly(run, n, position) {
+  const { lastSeq, epoch, reason } = position;
+  if (lastSeq === null && epoch === null && reason === null) return true; // keeps no state position
+  if (reason !== null) return false;
+  const seq = run.log.seqAt(n);
+  return typeof seq === 'number' && seq === lastSeq && epoch === run.thread.emitter.epoch;
+}
+
+/** The text that brings a client resuming after event `n` of `run` up to date: { text, mode }. */
+export function resumePreamble(run, n, position) {
+  const entries = run.log.after(n);
+  if (entries !== null && fitsExactly(run, n, position)) {
+    return { text: withTerminal(run, entries, entries.map((e) => e.text)), mode: 'exact' };
+  }
+  const id = formatEventId(run.key, n);
+  const parts = run.thread.catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
+  run.skipCatchUp();
+  const rest = entries ?? run.log.all();
+  if (entries === null) {
+    parts.push(frameEvent(id, JSON.stringify(customEvent(EVENTS_LOST, { after: n, resumedAt: run.log.firstN }))));
+  }
+  for (const entry of rest) if (!entry.state) parts.push(entry.text);
+  return { text: withTerminal(run, rest, parts), mode: entries === null ? 'lost' : 'caught-up' };
+}
+
+// A finished run with nothing left to send repeats its terminal event.
+function withTerminal(run, entries, parts) {
+  const last = run.log.last();
+  if (run.finished && entries.length === 0 && last?.terminal) parts.push(last.text);
+  return parts.join('');
+}

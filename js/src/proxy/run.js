@@ -1,0 +1,166 @@
+// One upstream run as its clients see it: a stream of id-stamped events,
+// logged (event-log.js) so that a client whose connection broke can resume it
+// with Last-Event-ID. At most one client connection is attached at a time (a
+// resume supersedes the previous one). A connection that breaks is not an
+// abort: the upstream run keeps going for graceMs, and is aborted only by an
+// explicit abort or when nobody came back in time.
+import { LogEntry, EventLog } from './event-log.js';
+import { runError, TERMINAL_TYPES } from './events.js';
+import { formatEventId, frameEvent, heartbeatLine } from './sse-out.js';
+
+export class Run {
+  key; // the stream key in every event id
+  runId;
+  thread;
+  fingerprint; // of the credentials that started it (an abort must match)
+  log = new EventLog();
+  seq = null; // the seq a client holds after the last event sent; null: no position yet
+  finished = false;
+  sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
+  #config;
+  #hooks; // registry: charge(run, bytes), finished(run); counters
+  #client = null; // { res, timer }
+  #graceTimer = null;
+  #teardown = null; // aborts the upstream request and frees the relay
+  #pendingPosition; // where the client said it was, until its catch-up is written
+
+  constructor({ key, runId, thread, fingerprint, position, config, hooks }) {
+    this.key = key;
+    this.runId = runId;
+    this.thread = thread;
+    this.fingerprint = fingerprint;
+    this.#pendingPosition = position;
+    this.#config = config;
+    this.#hooks = hooks;
+  }
+
+  /** How to stop the upstream side when the run is aborted. */
+  bindUpstream(teardown) {
+    this.#teardown = teardown;
+  }
+
+  /** Frames `event` with the next id, logs it, and writes it to the attached client. */
+  send(event, isState = false) {
+    if (this.finished) return;
+    if (isState) this.seq = event.metadata.seq;
+    const n = this.log.lastN + 1;
+    const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
+    const entry = new LogEntry(n, text, this.seq, isState, TERMINAL_TYPES.has(event.type));
+    this.log.append(entry);
+    this.#hooks.charge(this, entry.bytes);
+    if (this.#client) this.#write(this.#client, entry.text, entry.bytes);
+  }
+
+  /**
+   * The catch-up for the position the run's first client started from,
+   * written once, when the upstream's first event arrives (after its
+   * RUN_STARTED: AG-UI clients require that first). Nothing while the thread
+   * has no vouched state: the run's first state event is then a snapshot.
+   */
+  writeCatchUp() {
+    const position = this.#pendingPosition;
+    if (position === undefined) return;
+    this.#pendingPosition = undefined;
+    if (!this.thread.vouched) return;
+    for (const event of this.thread.catchUpEvents(position)) this.send(event, true);
+    this.seq = this.thread.emitter.seq;
+  }
+
+  /** A resumed client was caught up on its own: the run's pending catch-up is moot. */
+  skipCatchUp() {
+    if (this.#pendingPosition === undefined || !this.thread.vouched) return;
+    this.#pendingPosition = undefined;
+    this.seq = this.thread.emitter.seq;
+  }
+
+  /**
+   * Attaches a client connection (a new run's, or a resume's after `preamble`,
+   * the text that brings it up to date). Supersedes any attached one. A
+   * finished run's connection is ended after the preamble.
+   */
+  attach(res, preamble) {
+    if (this.#client) this.#release(this.#client, true);
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = null;
+    const conn = { res, timer: null };
+    if (preamble) this.#write(conn, preamble);
+    if (this.finished) {
+      res.end();
+      return;
+    }
+    if (res.destroyed) {
+      this.#startGrace(); // the client left before its stream started
+      return;
+    }
+    this.#client = conn;
+    conn.timer = setInterval(() => this.#write(conn, heartbeatLine(this.seq)), this.#config.heartbeatMs);
+    conn.timer.unref();
+    res.on('close', () => this.#detach(conn));
+  }
+
+  /**
+   * Aborts the run: the upstream request is cancelled and the stream ends
+   * with a RUN_ERROR. reason: 'client' (X-AGUI-Abort), 'abandoned' (grace
+   * period over), 'closed' (the proxy shuts down). False if already finished.
+   */
+  abort(reason) {
+    if (this.finished) return false;
+    const teardown = this.#teardown;
+    this.#teardown = null;
+    if (teardown) teardown();
+    const why = {
+      client: 'the run was aborted by the client',
+      abandoned: `no client reconnected within ${this.#config.graceMs} ms`,
+      closed: 'the proxy is shutting down',
+    }[reason];
+    this.finish(runError('run-aborted', why));
+    return true;
+  }
+
+  /** The upstream run is over: `terminal` (a RUN_ERROR, or null) ends the stream. */
+  finish(terminal) {
+    if (this.finished) return;
+    if (terminal) this.send(terminal);
+    this.finished = true;
+    this.#teardown = null;
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = null;
+    if (this.#client) this.#release(this.#client, true);
+    this.#hooks.finished(this);
+  }
+
+  #write(conn, text, bytes = Buffer.byteLength(text)) {
+    const { res } = conn;
+    if (res.destroyed || res.writableEnded) return;
+    res.write(text);
+    this.#hooks.counters.clientBytes += bytes;
+    // A client that does not read keeps bytes queued here: cut it (it resumes from its last id).
+    if (res.writableLength > this.#config.maxClientQueueBytes) {
+      this.#hooks.counters.slowClientsCut++;
+      res.destroy();
+    }
+  }
+
+  // Stops a connection's heartbeat; `end`: also end its response (superseded, or the run is over).
+  #release(conn, end) {
+    clearInterval(conn.timer);
+    if (this.#client === conn) this.#client = null;
+    if (end && !conn.res.writableEnded) conn.res.end();
+  }
+
+  // The client's connection closed: unless the run is over, the grace period starts.
+  #detach(conn) {
+    const wasAttached = this.#client === conn;
+    this.#release(conn, false);
+    if (wasAttached && !this.finished) this.#startGrace();
+  }
+
+  #startGrace() {
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = setTimeout(() => {
+      this.#graceTimer = null;
+      if (this.abort('abandoned')) this.#hooks.counters.aborts.abandoned++;
+    }, this.#config.graceMs);
+    this.#graceTimer.unref();
+  }
+}

@@ -1,0 +1,94 @@
+// One AG-UI thread as the proxy sequences it: a StateEmitter whose state is
+// the last upstream state the proxy can vouch for (a snapshot the upstream
+// sent, or its deltas applied cleanly on top of one), the catch-up answers of
+// docs/wire.md section 3, and the re-stamping of upstream state events.
+import { createStateEmitter } from '../emitter.js';
+import { catchUp } from '../server.js';
+
+export class Thread {
+  id;
+  emitter;
+  lastActive = Date.now();
+  runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
+  pins = 0; // requests setting up a run on it: not evictable meanwhile
+  #state = undefined; // the vouched state (the upstream engine's object, never mutated)
+
+  /** @internal use Thread.create() */
+  constructor(id, emitter) {
+    this.id = id;
+    this.emitter = emitter;
+  }
+
+  static async create(id, emitterOptions) {
+    // The emitter's initial {} is a placeholder, never sent: until the upstream
+    // has described a state (vouched), runs start without a catch-up.
+    return new Thread(id, await createStateEmitter({ ...emitterOptions }));
+  }
+
+  /** True once the upstream has described a state of this thread. */
+  get vouched() {
+    return this.#state !== undefined;
+  }
+
+  /** The vouched state (undefined before any). Read-only. */
+  get state() {
+    return this.#state;
+  }
+
+  /**
+   * What a client at `position` ({ lastSeq, epoch, reason, held }, from
+   * readResyncRequest) needs to be current: [] when it is, the missed deltas,
+   * or one snapshot. [] while nothing is vouched: there is nothing to send.
+   */
+  catchUpEvents(position) {
+    if (!this.vouched) return [];
+    return catchUp(this.emitter, { forwardedProps: { stateSync: position } }).events;
+  }
+
+  /**
+   * Re-stamps one state change the upstream engine applied (an 'applied'
+   * outcome) and returns the sequenced events that carry it. A delta goes
+   * through emitter.patch() with the upstream's own operations (O(delta),
+   * `test` ops kept) when the emitter holds exactly the state the delta was
+   * applied to (`cursor`: this run wrote the emitter's current seq); otherwise,
+   * and for snapshots, emitter.update() diffs the new state (O(state)), which
+   * is what turns a snapshot-only upstream into deltas.
+   */
+  restamp(outcome, cursor) {
+    let events = null;
+    if (outcome.type === 'STATE_DELTA' && cursor.inStep && this.emitter.seq === cursor.seq) {
+      try {
+        events = this.emitter.patch(outcome.event.delta);
+      } catch {
+        events = null; // cannot happen when in step; update() below is correct either way
+      }
+    }
+    events ??= this.emitter.update(outcome.state);
+    this.#state = outcome.state;
+    cursor.inStep = true;
+    cursor.seq = this.emitter.seq;
+    this.lastActive = Date.now();
+    return events;
+  }
+
+  /**
+   * Seam for forwardedProps.stateSync.edits (a later issue): the client's
+   * edits would be applied to the emitter here, before the run is forwarded,
+   * and the upstream told the result. Today edits are ignored and never
+   * forwarded (the proxy strips forwardedProps.stateSync).
+   */
+  applyClientEdits(edits) {
+    void edits;
+    return false;
+  }
+
+  /** No run and no request setting one up: the registry may forget it. */
+  get idle() {
+    return this.runs.size === 0 && this.pins === 0;
+  }
+
+  dispose() {
+    this.emitter.dispose();
+    this.#state = undefined;
+  }
+}

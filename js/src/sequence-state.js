@@ -1,0 +1,307 @@
+// sequenceState(): an @ag-ui/client Middleware for servers that already run
+// AG-UI agents (CopilotKit's runtime, an express handler around agent.run()).
+// It stamps the wrapped agent's state events with seq / baseSeq / epoch /
+// digest from ONE StateEmitter per threadId, and answers a client's
+// forwardedProps.stateSync at the start of each run with a replay or a
+// snapshot (server.js catchUp). Every other event passes through unchanged.
+//
+// Per run, before the catch-up, the thread's emitter moves to
+// RunAgentInput.state (the state this run of the agent starts from): the
+// agent's later deltas are relative to it, so they apply to the emitter as
+// they do to the agent. A client that sent stateSync receives that move
+// through the catch-up; one that did not (a plain HttpAgent) already holds
+// that state and is sent nothing for it.
+//
+// An agent delta that does not apply to the thread's state (or a state the
+// emitter refuses) means the agent and what it has said are no longer the
+// same: nothing goes out for it, and every later delta of the run is dropped
+// too (each assumes a state nobody can vouch for), until the agent's next
+// STATE_SNAPSHOT, which re-establishes the state (sent as a delta or snapshot
+// from the last state the clients hold). options.onInconsistent hears of each
+// dropped event (default: one console.warn per run).
+import { Middleware } from '@ag-ui/client';
+import { Observable } from 'rxjs';
+import { createStateEmitter } from './emitter.js';
+import { syncTypeError } from './errors.js';
+import { emitterOptions } from './options.js';
+import { catchUp } from './server.js';
+
+const DEFAULT_MAX_THREADS = 1000;
+const DEFAULT_IDLE_TTL_MS = 30 * 60 * 1000;
+
+function once(fn) {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+function positiveInteger(value, name, fallback) {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw syncTypeError('invalid-options', `sequenceState() ${name} must be a positive integer`);
+  return value;
+}
+
+function middlewareOptions(options) {
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw syncTypeError('invalid-options', 'sequenceState() options must be an object');
+  }
+  const { maxThreads, idleTtlMs, emitter = {}, onInconsistent, ...rest } = options ?? {};
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw syncTypeError('invalid-options', `unknown sequenceState() option ${JSON.stringify(unknown[0])}`);
+  if (emitter === null || typeof emitter !== 'object') throw syncTypeError('invalid-options', 'sequenceState() emitter must be an object');
+  // Each thread's emitter gets its own random epoch: an evicted thread starts
+  // counting again, and a shared epoch would let clients take the new count for the old.
+  if (emitter.epoch !== undefined || emitter.initialState !== undefined) {
+    throw syncTypeError('invalid-options', 'sequenceState() sets each thread\'s epoch and initial state itself');
+  }
+  emitterOptions(emitter); // throws for a wrong emitter option now rather than at the first run
+  if (onInconsistent !== undefined && typeof onInconsistent !== 'function') {
+    throw syncTypeError('invalid-options', 'sequenceState() onInconsistent must be a function');
+  }
+  return {
+    maxThreads: positiveInteger(maxThreads, 'maxThreads', DEFAULT_MAX_THREADS),
+    idleTtlMs: positiveInteger(idleTtlMs, 'idleTtlMs', DEFAULT_IDLE_TTL_MS),
+    emitter,
+    onInconsistent,
+  };
+}
+
+// The threads' emitters: least recently used first (Map order), at most
+// maxThreads idle ones kept, none kept idle longer than idleTtlMs. An emitter
+// in use by a run is never evicted.
+class ThreadEmitters {
+  #entries = new Map(); // threadId -> { ready: Promise<StateEmitter>, emitter, users, lastUsed }
+  #options;
+  #timer = null;
+
+  constructor(options) {
+    this.#options = options;
+  }
+
+  /** The thread's entry (created from `initialState` if new), counted as in use until release(). */
+  async acquire(threadId, initialState) {
+    this.#sweep();
+    let entry = this.#entries.get(threadId);
+    if (entry) this.#entries.delete(threadId); // re-inserted below: most recently used
+    else {
+      const ready = createStateEmitter({ ...this.#options.emitter, initialState: initialState ?? {} });
+      entry = { ready, emitter: null, users: 0, lastUsed: Date.now() };
+    }
+    this.#entries.set(threadId, entry);
+    entry.users++;
+    try {
+      entry.emitter = await entry.ready;
+    } catch (error) {
+      entry.users--;
+      if (this.#entries.get(threadId) === entry) this.#entries.delete(threadId);
+      throw error;
+    }
+    this.#startTimer();
+    return entry;
+  }
+
+  release(entry) {
+    entry.users--;
+    entry.lastUsed = Date.now();
+    this.#sweep();
+  }
+
+  /** The thread's StateEmitter, or null (not created yet, or evicted). */
+  get(threadId) {
+    return this.#entries.get(threadId)?.emitter ?? null;
+  }
+
+  get size() {
+    return this.#entries.size;
+  }
+
+  dispose() {
+    clearInterval(this.#timer);
+    this.#timer = null;
+    for (const entry of this.#entries.values()) entry.ready.then((emitter) => emitter.dispose(), () => {});
+    this.#entries.clear();
+  }
+
+  // Drops idle entries past the TTL, then the least recently used idle ones above maxThreads.
+  #sweep() {
+    const { maxThreads, idleTtlMs } = this.#options;
+    const now = Date.now();
+    let excess = this.#entries.size - maxThreads;
+    for (const [threadId, entry] of this.#entries) {
+      if (entry.users > 0 || entry.emitter === null) continue;
+      if (excess > 0 || now - entry.lastUsed >= idleTtlMs) {
+        this.#entries.delete(threadId);
+        entry.emitter.dispose();
+        excess--;
+      }
+    }
+    if (this.#entries.size === 0 && this.#timer !== null) {
+      clearInterval(this.#timer);
+      this.#timer = null;
+    }
+  }
+
+  // Idle threads expire even when no run comes to sweep them. Never keeps a process alive.
+  #startTimer() {
+    if (this.#timer !== null) return;
+    this.#timer = setInterval(() => this.#sweep(), Math.min(this.#options.idleTtlMs, 60000));
+    this.#timer.unref?.();
+  }
+}
+
+// One run's events through the thread's emitter.
+class RunStamper {
+  #emitter;
+  #input;
+  #report;
+  #started = false; // the catch-up went out
+  #suspended = false; // an agent delta did not apply: deltas wait for a snapshot
+
+  constructor(emitter, input, report) {
+    this.#emitter = emitter;
+    this.#input = input;
+    this.#report = report;
+  }
+
+  /** The events to send for one event of the agent. The catch-up follows its RUN_STARTED. */
+  handle(event) {
+    if (this.#started) return this.#events(event);
+    if (event?.type === 'RUN_STARTED') return [event, ...this.#prelude()];
+    return [...this.#prelude(), ...this.#events(event)];
+  }
+
+  #events(event) {
+    if (event?.type === 'STATE_SNAPSHOT') return this.#stamp(event, (e) => e.update(event.snapshot));
+    if (event?.type !== 'STATE_DELTA') return [event];
+    if (!this.#suspended) return this.#stamp(event, (e) => e.patch(event.delta));
+    this.#report(event, null);
+    return [];
+  }
+
+  // At the start of the run: the emitter moves to the run's input state, then
+  // the client that asked (forwardedProps.stateSync) gets its catch-up.
+  #prelude() {
+    this.#started = true;
+    const input = this.#input;
+    if (input.state !== undefined) {
+      try {
+        this.#emitter.update(input.state);
+      } catch (error) {
+        this.#suspended = true; // the agent's deltas will be relative to a state the emitter could not take
+        this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
+      }
+    }
+    const asked = input.forwardedProps?.stateSync;
+    if (asked === null || typeof asked !== 'object') return [];
+    return catchUp(this.#emitter, input).events;
+  }
+
+  // The emitter's events for one agent state event, carrying the agent's other fields.
+  #stamp(event, apply) {
+    let stamped;
+    try {
+      stamped = apply(this.#emitter);
+    } catch (error) {
+      this.#suspended = true;
+      this.#report(event, error);
+      return [];
+    }
+    if (event.type === 'STATE_SNAPSHOT') this.#suspended = false;
+    // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along.
+    const { type, snapshot, delta, metadata, seq, base_seq: baseSeq, ...rest } = event;
+    const own = metadata !== null && typeof metadata === 'object' ? metadata : {};
+    return stamped.map((e) => ({ ...rest, ...e, metadata: { ...own, ...e.metadata } }));
+  }
+}
+
+export class SequenceStateMiddleware extends Middleware {
+  #threads;
+  #onInconsistent;
+
+  constructor(options) {
+    super();
+    const checked = middlewareOptions(options);
+    this.#threads = new ThreadEmitters(checked);
+    this.#onInconsistent = checked.onInconsistent;
+  }
+
+  run(input, next) {
+    return new Observable((subscriber) => {
+      let inner = null;
+      let release = null; // this run's hold on the thread's emitter
+      let closed = false;
+      const threadId = String(input?.threadId ?? '');
+      this.#threads.acquire(threadId, input?.state).then((entry) => {
+        release = once(() => this.#threads.release(entry));
+        if (closed) return release();
+        try {
+          inner = this.#relay(next.run(input), new RunStamper(entry.emitter, input, this.#reporter(input)), subscriber);
+        } catch (error) {
+          subscriber.error(error); // the agent's run() threw
+        }
+      }, (error) => subscriber.error(error));
+      return () => {
+        closed = true;
+        inner?.unsubscribe();
+        release?.();
+      };
+    });
+  }
+
+  /** The StateEmitter of `threadId` (its seq, state, stats), or null. */
+  emitterFor(threadId) {
+    return this.#threads.get(String(threadId));
+  }
+
+  /** Threads currently kept. */
+  get threads() {
+    return this.#threads.size;
+  }
+
+  /** Frees every thread's emitter. */
+  dispose() {
+    this.#threads.dispose();
+  }
+
+  // The agent's events through the stamper to `subscriber`; returns the subscription.
+  #relay(events$, stamper, subscriber) {
+    return events$.subscribe({
+      next: (event) => {
+        let out;
+        try {
+          out = stamper.handle(event);
+        } catch (error) {
+          return subscriber.error(error);
+        }
+        for (const e of out) subscriber.next(e);
+      },
+      error: (error) => subscriber.error(error),
+      complete: () => subscriber.complete(),
+    });
+  }
+
+  #reporter(input) {
+    let warned = false;
+    return (event, error) => {
+      const info = { threadId: input?.threadId, runId: input?.runId, event, error, reason: error ? 'refused' : 'suspended' };
+      if (this.#onInconsistent) return this.#onInconsistent(info);
+      if (warned) return;
+      warned = true;
+      console.warn(`agui-state-sync: sequenceState: run ${input?.runId} of thread ${input?.threadId} sent a ${event.type} that does not apply`
+        + ` (${error?.message ?? 'after an earlier one'}); its deltas are dropped until its next STATE_SNAPSHOT`);
+    };
+  }
+}
+
+/**
+ * An @ag-ui/client Middleware that sequences the wrapped agent's state events
+ * per thread and answers forwardedProps.stateSync. options: maxThreads (1000),
+ * idleTtlMs (30 min), emitter (createStateEmitter options but epoch /
+ * initialState), onInconsistent({ threadId, runId, event, error, reason }).
+ */
+export function sequenceState(options) {
+  return new SequenceStateMiddleware(options);
+}

@@ -1,0 +1,104 @@
+// Type declarations for agui-state-sync/proxy (written by hand; see src/proxy.js).
+import type { AguiSyncError, StateEmitterOptions } from './index.js';
+
+/** The parts of a Node http.IncomingMessage the proxy reads. */
+export interface ProxyRequest {
+  readonly method?: string;
+  readonly url?: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** The parts of a Node http.ServerResponse the proxy writes. */
+export interface ProxyResponse {
+  writeHead(status: number, headers?: Record<string, string>): unknown;
+  write(chunk: string): unknown;
+  end(chunk?: string): unknown;
+  on(event: 'close', listener: () => void): unknown;
+}
+
+export interface StateSyncProxyOptions {
+  /** The upstream AG-UI agent endpoint (http: or https:); every run is POSTed there. */
+  upstream: string | URL;
+  /** Client headers forwarded upstream (default authorization, cookie, accept-language, traceparent, tracestate). */
+  forwardHeaders?: string[];
+  /** How long a run outlives a broken client connection, and a finished run stays resumable (default 30000). */
+  graceMs?: number;
+  /** ": hb <seq>" to attached clients every this many ms (default 5000). */
+  heartbeatMs?: number;
+  /** A thread with no run is forgotten after this long (default 600000). */
+  threadIdleMs?: number;
+  /** Threads held at once (default 1000); a new one beyond it replaces an idle one, or is refused (503). */
+  maxThreads?: number;
+  /** Runs held at once, live or kept for resumption (default 512); beyond it with all live: 503. */
+  maxRuns?: number;
+  /** Sent events kept per run for Last-Event-ID (default 4 MiB). */
+  maxRunBufferBytes?: number;
+  /** The same, all runs together (default 64 MiB). */
+  maxBufferedBytes?: number;
+  /** Largest RunAgentInput accepted (default 4 MiB; beyond: 413). */
+  maxBodyBytes?: number;
+  /** Time to receive a request body (default 10000; beyond: 408). */
+  bodyTimeoutMs?: number;
+  /** Bytes queued to a client that does not read before its connection is cut (it resumes; default 16 MiB). */
+  maxClientQueueBytes?: number;
+  /** Time until the upstream's response head (default 30000). */
+  upstreamTimeoutMs?: number;
+  /** Largest upstream SSE event (default 8 MiB). */
+  maxEventBytes?: number;
+  /** Largest upstream state (default 64 MiB). */
+  maxStateBytes?: number;
+  /** Options of each thread's StateEmitter (replayMaxBytes defaults to 1 MiB here). */
+  emitter?: Pick<StateEmitterOptions, 'digestEvery' | 'guardedPaths' | 'testAll' | 'snapshotRatio' | 'replayMaxEvents' | 'replayMaxBytes' | 'maxDepth'>;
+  /** Called with every failure the proxy meets (an upstream error, an engine failure); never with client mistakes. */
+  onError?: (error: AguiSyncError) => void;
+}
+
+export interface StateSyncProxyStats {
+  threads: number;
+  /** Runs held (live, or finished and kept for resumption). */
+  runs: number;
+  liveRuns: number;
+  /** Bytes of sent events kept for resumption. */
+  bufferedBytes: number;
+  runsStarted: number;
+  /** Upstream non-state events passed on. */
+  passed: number;
+  deltasSent: number;
+  snapshotsSent: number;
+  upstreamBytes: number;
+  clientBytes: number;
+  /** Times an upstream's state stream stopped applying (state events held). */
+  upstreamInconsistent: number;
+  /** Upstream events that were not JSON objects (dropped). */
+  upstreamMalformed: number;
+  /** Client connections cut for leaving more than maxClientQueueBytes unread. */
+  slowClientsCut: number;
+  resumes: { exact: number; 'caught-up': number; lost: number };
+  aborts: { client: number; abandoned: number };
+}
+
+/** A Node (req, res) handler: `http.createServer(createStateSyncProxy({ upstream }))`. */
+export interface StateSyncProxy {
+  (req: ProxyRequest, res: ProxyResponse): void;
+  /** Aborts every run (its clients get RUN_ERROR) and frees every engine. */
+  close(): void;
+  stats(): StateSyncProxyStats;
+}
+
+/** Throws an AguiSyncError 'invalid-options' (a TypeError) for a wrong option. */
+export function createStateSyncProxy(options: StateSyncProxyOptions): StateSyncProxy;
+
+/** The defaults of every numeric limit, and forwardHeaders. */
+export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'onError' | 'forwardHeaders'>> & { forwardHeaders: readonly string[] }>;
+
+/** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
+export const HEADER_ABORT: string;
+/** 'X-AGUI-Resume' (response): how a Last-Event-ID reconnect was answered: 'exact' | 'caught-up' | 'lost'. */
+export const HEADER_RESUME: string;
+/** CUSTOM event name: the upstream's state stream stopped applying; state events are held. value: { reason, detail, seq }. */
+export const UPSTREAM_INCONSISTENT: 'agui-state-sync.upstream-inconsistent';
+/** CUSTOM event name: the upstream sent a snapshot again; state flows from there. value: { seq }. */
+export const UPSTREAM_CONSISTENT: 'agui-state-sync.upstream-consistent';
+/** CUSTOM event name: a resume from an event no longer held. value: { after, resumedAt }. */
+export const EVENTS_LOST: 'agui-state-sync.events-lost';

@@ -1,0 +1,161 @@
+// Shared set-up of the proxy suites (not a test file): an upstream from
+// tests/support/upstreams.mjs behind createStateSyncProxy on a real socket,
+// clients that record what they see, and a small SSE reader for raw streams.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { startUpstream } from '../support/upstreams.mjs';
+import { jsDir, pkg, plain } from './support.mjs';
+
+export const proxyModule = await import(join(jsDir, 'src', 'proxy.js'));
+export const { createStateSyncProxy } = proxyModule;
+const { connectStateSync, createStateSync } = pkg;
+
+export const FAST = { initialMs: 5, maxMs: 20, jitter: 0 };
+
+/** Serves `handler` on 127.0.0.1: { url(path), port, close() }. */
+export async function serve(handler) {
+  const server = createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    port,
+    url: (path = '/agent') => `http://127.0.0.1:${port}${path}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/**
+ * An upstream (startUpstream(upstream)) behind a proxy (createStateSyncProxy(proxy)).
+ * Returns { upstream, proxy, url(path), errors (onError), close() }.
+ */
+export async function stack({ upstream: upstreamOptions = {}, proxy: proxyOptions = {} } = {}) {
+  const upstream = await startUpstream(upstreamOptions);
+  const errors = [];
+  const proxy = createStateSyncProxy({ upstream: upstream.url, onError: (error) => errors.push(error), ...proxyOptions });
+  const server = await serve(proxy);
+  return {
+    upstream,
+    proxy,
+    errors,
+    url: server.url,
+    port: server.port,
+    async close() {
+      proxy.close();
+      await server.close();
+      await upstream.close();
+    },
+  };
+}
+
+/** A RunAgentInput. */
+export function runInput(threadId, runId, extra = {}) {
+  return { threadId, runId, state: {}, messages: [], tools: [], context: [], forwardedProps: {}, ...extra };
+}
+
+/**
+ * A createStateSync + connectStateSync client of one run. Records every
+ * outcome, the non-state events, the raw bytes, and each state it held while
+ * 'synced'. Returns { sync, done, events, outcomes, synced, bytes, text() }.
+ */
+export async function connectClient(url, input, { sync, connect = {} } = {}) {
+  const client = sync ?? (await createStateSync());
+  const record = { sync: client, events: [], outcomes: [], synced: [], bytes: 0, chunks: [] };
+  const off = client.subscribe(() => {
+    if (client.status === 'synced') record.synced.push(plain(client.state));
+  });
+  const connection = connectStateSync(client, {
+    url,
+    body: () => input,
+    backoff: FAST,
+    onOutcome: (outcome) => {
+      record.outcomes.push(outcome);
+      if (outcome.kind === 'event') record.events.push(outcome.event);
+    },
+    onChunk: (bytes) => {
+      record.bytes += bytes.length;
+      record.chunks.push(Buffer.from(bytes));
+    },
+    ...connect,
+  });
+  record.close = connection.close;
+  record.done = connection.done.finally(off);
+  record.text = () => Buffer.concat(record.chunks).toString('utf8');
+  return record;
+}
+
+/** True if `state` deep-equals one of `states`. */
+export function isOneOf(state, states) {
+  return states.some((s) => isDeepStrictEqual(state, s));
+}
+
+/** The events of a parsed SSE text: [{ id, data (parsed), comment }] (comments as { comment }). */
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split('\n\n')) {
+    if (!block) continue;
+    const event = { id: undefined, data: undefined };
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) event.comment = line.slice(1).trim();
+      else if (line.startsWith('id: ')) event.id = line.slice(4);
+      else if (line.startsWith('data: ')) event.data = JSON.parse(line.slice(6));
+    }
+    events.push(event);
+  }
+  return events;
+}
+
+/**
+ * POSTs `input` to `url` and reads the SSE response until `stop(events)` says
+ * so (then aborts the connection) or it ends: { status, headers, text, events }.
+ * Only complete events are kept.
+ */
+export async function readStream(url, { input, headers = {}, method = 'POST', stop = () => false } = {}) {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: method === 'POST' ? JSON.stringify(input) : undefined,
+    signal: controller.signal,
+  });
+  let text = '';
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      const complete = text.slice(0, text.lastIndexOf('\n\n') + 2);
+      if (stop(parseSse(complete).filter((e) => e.data !== undefined))) {
+        text = complete;
+        controller.abort();
+        break;
+      }
+    }
+  } catch (error) {
+    if (error.name !== 'AbortError') throw error;
+  }
+  text = text.slice(0, text.lastIndexOf('\n\n') + 2);
+  return { status: response.status, headers: response.headers, text, events: parseSse(text).filter((e) => e.data !== undefined) };
+}
+
+/** Non-state events of an event list, without the proxy's own CUSTOM notices. */
+export function upstreamLike(events) {
+  return events.filter((e) => e.type !== 'STATE_SNAPSHOT' && e.type !== 'STATE_DELTA' && !(e.type === 'CUSTOM' && String(e.name).startsWith('agui-state-sync.')));
+}
+
+/** Waits until `predicate()` is true (polling), or fails after `ms`. */
+export async function until(predicate, ms = 5000, what = 'condition') {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export { createStateSync };
