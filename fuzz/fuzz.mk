@@ -12,7 +12,7 @@
 
 FUZZ_CXX ?= clang++-14
 FUZZ_DIR := build/fuzz
-FUZZ_NAMES := sse_framer patch receiver canonical json_reader
+FUZZ_NAMES := sse_framer patch receiver canonical json_reader prompt_render
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SECONDS ?= 600
 # Smoke runs: a fixed number of executions (seed corpus included) with a fixed
@@ -62,7 +62,7 @@ fuzz-build: deps
 
 # Seeds: the JSON Patch suite (npm) always, the external suites when present
 # (AGUI_CONFORMANCE_DIR, exported by the Makefile only when the folder exists).
-$(FUZZ_DIR)/corpus/.stamp: fuzz/make_corpus.py | npm-deps
+$(FUZZ_DIR)/corpus/.stamp: fuzz/make_corpus.py tests/vectors/prompt_injection.json | npm-deps
 	rm -rf $(FUZZ_DIR)/corpus && python3 fuzz/make_corpus.py --out $(FUZZ_DIR)/corpus
 	@touch $@
 

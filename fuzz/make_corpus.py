@@ -17,6 +17,7 @@ Input layouts (see the comment at the top of each fuzz/fuzz_*.cpp):
   fuzz_receiver    [opt0][opt1][chunk seed] + SSE bytes of AG-UI events
   fuzz_canonical   JSON text, or 8 raw bytes of an IEEE-754 double
   fuzz_json_reader JSON text
+  fuzz_prompt_render [maxBytes][maxStringBytes][maxArrayItems][maxDepth][flags] + JSON state
 """
 import argparse
 import base64
@@ -294,6 +295,18 @@ def main():
             if line.startswith(b"data:"):
                 r.add(line[5:].strip())
     print("fuzz_json_reader: %d seeds" % r.count)
+
+    # --- fuzz_prompt_render: the injection corpus under several headers (defaults;
+    # datamark + untrusted root; tight limits with pointers; a small byte budget).
+    c = Corpus(args.out, "fuzz_prompt_render")
+    with open(os.path.join(repo, "tests", "vectors", "prompt_injection.json"), "rb") as f:
+        injection = json.loads(f.read().decode("utf-8"))["cases"]
+    headers = (bytes(5), bytes([0, 0, 0, 0, 0x05]), bytes([0, 7, 2, 2, 0x89]), bytes([40, 0, 0, 0, 0x5A]),
+               bytes([12, 200, 3, 3, 0xFF]))
+    for case in injection:
+        for h in headers:
+            c.add(h + compact(case["state"]).encode("utf-8"))
+    print("fuzz_prompt_render: %d seeds" % c.count)
 
 
 if __name__ == "__main__":

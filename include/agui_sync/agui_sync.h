@@ -5,6 +5,7 @@
 //   state_emitter.h   StateEmitter: the sending side (sequenced events, replay)
 //   canonical_json.h  RFC 8785 canonical JSON and the state digest
 //   codes.h           every code the library reports; Failure
+//   prompt_render.h   renderStateForPrompt: shared state as a prompt-safe data block
 //   options.h, outcome.h, metrics.h, sync_status.h: the types the above use
 #include "approval_guard.h"
 #include "canonical_json.h"
@@ -12,6 +13,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "outcome.h"
+#include "prompt_render.h"
 #include "state_emitter.h"
 #include "sync_engine.h"
 #include "sync_status.h"

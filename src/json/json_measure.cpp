@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
+
+#include "json/ecma_number.h"
 
 namespace agui_sync {
 
@@ -113,6 +116,54 @@ size_t quotedSize(const std::string& s) {
 size_t serializedSize(const json& value, size_t limit) {
   size_t total = 0;
   return sizeRec(value, limit, total);
+}
+
+namespace {
+
+// Canonical length of a scalar: numbers as ECMAScript prints the double JCS makes
+// of them, everything that is not JSON (binary, discarded) as `null`, which is
+// what canonicalJson() writes for it.
+size_t canonicalScalarSize(const json& v, std::string& scratch) {
+  double d = 0;
+  switch (v.type()) {
+    case json::value_t::boolean: return *v.get_ptr<const json::boolean_t*>() ? 4 : 5;
+    case json::value_t::string: return quotedSize(*v.get_ptr<const json::string_t*>());
+    case json::value_t::number_integer: d = static_cast<double>(*v.get_ptr<const json::number_integer_t*>()); break;
+    case json::value_t::number_unsigned: d = static_cast<double>(*v.get_ptr<const json::number_unsigned_t*>()); break;
+    case json::value_t::number_float: d = *v.get_ptr<const json::number_float_t*>(); break;
+    default: return 4;
+  }
+  scratch.clear();
+  appendEcmaNumber(d, scratch);
+  return scratch.size();
+}
+
+}  // namespace
+
+size_t canonicalSize(const json& value) {
+  // Order does not change a length, so children are pushed in any order and a
+  // container is counted when it is popped: brackets, commas, and for objects
+  // the quoted keys and colons.
+  std::vector<const json*> stack{&value};
+  std::string scratch;
+  size_t total = 0;
+  while (!stack.empty()) {
+    const json* v = stack.back();
+    stack.pop_back();
+    if (const auto* arr = v->get_ptr<const json::array_t*>()) {
+      total += arr->empty() ? 2 : 1 + arr->size();
+      for (const auto& item : *arr) stack.push_back(&item);
+    } else if (const auto* obj = v->get_ptr<const json::object_t*>()) {
+      total += obj->empty() ? 2 : 1 + 2 * obj->size();
+      for (const auto& kv : *obj) {
+        total += quotedSize(kv.first);
+        stack.push_back(&kv.second);
+      }
+    } else {
+      total += canonicalScalarSize(*v, scratch);
+    }
+  }
+  return total;
 }
 
 namespace {

@@ -24,8 +24,14 @@ size_t decimalDigits(uint64_t v);
 // Counting stops once the total exceeds `limit`; the result is then some value
 // > limit. O(min(size, limit)) apart from float formatting.
 size_t serializedSize(const nlohmann::json& value, size_t limit = SIZE_MAX);
-// Length of a string once JSON-quoted and escaped as dump() does it.
+// Length of a string once JSON-quoted and escaped as dump() does it (RFC 8785
+// escapes the same characters, so this is its canonical length too).
 size_t quotedSize(const std::string& s);
+
+// Exact length of canonicalJson(value) (RFC 8785), without building the text.
+// Iterative (an explicit stack), so it is safe on values of any nesting depth,
+// including ones no parser would have accepted. O(size of `value`).
+size_t canonicalSize(const nlohmann::json& value);
 
 // 64-bit hash of a value's content: equal values (as nlohmann compares them,
 // except that 1 and 1.0 differ) hash equally, whatever their key order or

@@ -2,7 +2,7 @@
 
 namespace agui_sync {
 
-size_t utf8Length(const std::string& s, size_t i) {
+size_t utf8Length(std::string_view s, size_t i) {
   const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = at(i);
   if (c < 0x80) return 1;

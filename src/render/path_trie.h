@@ -1,0 +1,42 @@
+#pragma once
+// The include / exclude / untrusted pointers of a render, merged into one trie
+// of reference tokens, so the walk knows at every node what applies to it with
+// one lookup per child instead of comparing every pointer.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json/json_pointer.h"
+
+namespace agui_sync {
+
+struct PathNode {
+  bool include = false;       // an include pointer ends here
+  bool exclude = false;       // an exclude pointer ends here
+  bool untrusted = false;     // an untrusted pointer ends here
+  bool includeBelow = false;  // an include pointer passes strictly below
+  std::map<std::string, size_t, std::less<>> children;  // token -> index in PathTrie
+};
+
+class PathTrie {
+ public:
+  enum Flag { Include, Exclude, Untrusted };
+  PathTrie() : nodes_(1) {}
+
+  void add(const Tokens& tokens, Flag flag);
+  const PathNode& root() const { return nodes_[0]; }
+  // The child for `token`, or nullptr. `node` may be nullptr (off the trie).
+  const PathNode* child(const PathNode* node, std::string_view token) const;
+  // The same for an array index (looked up as its canonical decimal token).
+  const PathNode* child(const PathNode* node, size_t index) const;
+  const PathNode& at(size_t index) const { return nodes_[index]; }
+  bool hasInclude() const { return hasInclude_; }
+
+ private:
+  std::vector<PathNode> nodes_;
+  bool hasInclude_ = false;
+};
+
+}  // namespace agui_sync
