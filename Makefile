@@ -47,7 +47,7 @@ native-test: native-build npm-deps conformance
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: conformance native-test js-test demo-test fuzz-smoke sanitize
+test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -104,16 +104,28 @@ demo: demo-build
 demo-test: demo-build
 	node --test tests/browser/demo-server.test.mjs tests/browser/demo.e2e.mjs
 
+# CopilotKit e2e: a React page with a StateSyncHttpAgent as CopilotKit's agent,
+# healing over a faulty link. Its own npm project (CopilotKit's install is
+# ~500 MB); npm ci only when missing or older than the lockfile, no install scripts.
+.PHONY: copilotkit-test
+tests/copilotkit/node_modules/.package-lock.json: tests/copilotkit/package.json tests/copilotkit/package-lock.json | deps
+	cd tests/copilotkit && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $@
+
+copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
+	node --test tests/copilotkit/copilotkit.e2e.mjs
+
 # Benchmarks (not tests): native per-delta and emitter costs, then the JS
 # consumers side by side (@ag-ui/client, the docs handler, the floor, ours).
 bench/js/node_modules/.package-lock.json: bench/js/package.json bench/js/package-lock.json | deps
 	cd bench/js && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: native-build wasm bench/js/node_modules/.package-lock.json
+bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	for b in $(NATIVE_BUILD)/bench_*; do [ -x $$b ] && $$b; done
 	node --expose-gc bench/js/bench_consumers.mjs
 	node --expose-gc bench/js/bench_memory.mjs
+	node --expose-gc bench/js/bench_proxy.mjs
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace
 # through seeded faulty links (bench/sim/, the agui_sim library); writes docs/tax-study.md + .svg.
