@@ -81,19 +81,19 @@ $(addprefix fuzz-smoke-,$(FUZZ_NAMES)): fuzz-smoke-%: fuzz-build fuzz-corpus
 	  || { tail -n 60 $(FUZZ_DIR)/logs/smoke_$*.log; echo "fuzz-smoke fuzz_$*: FAILED (log: $(FUZZ_DIR)/logs/smoke_$*.log)"; exit 1; }
 	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/smoke_$*.log
 
-# Campaign: the growing corpus lives in build/fuzz/work/<target>/ (kept between
+# Campaign: the growing corpus lives in build/fuzz/campaign/<target>/ (kept between
 # runs), the seeds are read from build/fuzz/corpus/<target>/.
 # Every target runs even if an earlier one crashes (-k); the exit status still fails.
 fuzz: fuzz-build fuzz-corpus
 	@$(MAKE) --no-print-directory -k $(addprefix fuzz-,$(FUZZ_NAMES))
 
 $(addprefix fuzz-,$(FUZZ_NAMES)): fuzz-%: fuzz-build fuzz-corpus
-	@mkdir -p $(FUZZ_DIR)/work/fuzz_$* $(FUZZ_DIR)/artifacts/fuzz_$* $(FUZZ_DIR)/logs
+	@mkdir -p $(FUZZ_DIR)/campaign/fuzz_$* $(FUZZ_DIR)/artifacts/fuzz_$* $(FUZZ_DIR)/logs
 	@echo "fuzz fuzz_$*: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/logs/fuzz_$*.log)"
 	@AGUI_FUZZ_KNOWN=$(FUZZ_KNOWN_ISSUES) $(FUZZ_DIR)/fuzz_$* $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
-	  $(FUZZ_DIR)/work/fuzz_$* $(FUZZ_DIR)/corpus/fuzz_$* >$(FUZZ_DIR)/logs/fuzz_$*.log 2>&1 \
+	  $(FUZZ_DIR)/campaign/fuzz_$* $(FUZZ_DIR)/corpus/fuzz_$* >$(FUZZ_DIR)/logs/fuzz_$*.log 2>&1 \
 	  || { tail -n 60 $(FUZZ_DIR)/logs/fuzz_$*.log; echo "fuzz fuzz_$*: CRASH (artifacts: $(FUZZ_DIR)/artifacts/fuzz_$*/)"; exit 1; }
-	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/fuzz_$*.log $(FUZZ_DIR)/work/fuzz_$*
+	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/fuzz_$*.log $(FUZZ_DIR)/campaign/fuzz_$*
 
 # ---------------------------------------------------------------------------
 # Sanitizers: the whole native suite (and the replay CLI test) built with
