@@ -33,6 +33,8 @@
 #include <agui_sync/canonical_json.h>
 #include <agui_sync/prompt_render.h>
 
+#include "../support/whatwg_utf8.h"
+
 namespace prompt_oracle {
 
 using json = nlohmann::json;
@@ -77,24 +79,6 @@ inline std::vector<Unit> decode(const std::string& s, size_t stopAfterBytes = SI
     else out.push_back({cp, len}), i += len;
   }
   return out;
-}
-
-inline void encode(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 inline bool validUtf8(const std::string& s) {
@@ -327,7 +311,7 @@ class Reference {
       if (wanted(it.value(), path, sel)) {
         if (!validUtf8(it.key())) {
           std::string p;
-          for (const Unit& u : decode(formatPointer(path))) encode(u.cp, p);
+          for (const Unit& u : decode(formatPointer(path))) agui_test::appendCodePoint(p, u.cp);
           out_.cuts.emplace_back(p, "key", canonSize(json(it.key())) + 1 + canonSize(it.value()) + 1);
         } else {
           members.emplace_back(reserved(it.key()) ? "$" + it.key() : it.key(), &it.value());
@@ -370,7 +354,7 @@ class Reference {
       if (used + u.len > lim_.maxStringBytes) break;
       used += u.len;
       if (mark && whiteSpace(u.cp)) text += o_.datamark;
-      else encode(u.cp, text);
+      else agui_test::appendCodePoint(text, u.cp);
     }
     if (used < s.size()) {
       const size_t dropped = s.size() - used;

@@ -15,20 +15,10 @@
 // sent does not apply) followed later by a snapshot.
 import { createServer } from 'node:http';
 import { EventEncoder } from '@ag-ui/encoder';
+import { prng } from './fault-link.mjs';
 
 export const SHAPES = Object.freeze(['docs', 'snapshots', 'seed']);
 
-/** splitmix32-style generator: deterministic floats in [0, 1). */
-function prng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return ((z ^ (z >>> 16)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['the', 'offsite', 'budget', 'venue', 'lisbon', 'flights', 'are', 'booked', 'for', 'team', 'of', 'twelve', 'people', 'and', 'dinner', 'on', 'friday', 'é', '✓'];
 
