@@ -9,7 +9,7 @@
 //  - on failure the document is byte-identical (dump()) to a copy taken before,
 //    the transaction holds no changed paths and no size delta (atomicity);
 //  - on success rollback() restores the copy exactly as well;
-//  - on success sizeDelta() equals serializedSize(after) - serializedSize(before)
+//  - on success sizeDelta() equals rawSize(after) - rawSize(before) (json_measure.h)
 //    exactly (the receiver's stateBytes, and so maxStateBytes, rely on it);
 //  - on success with a depth limit, a document that was within the limit still is;
 //  - applying the same patch to another copy gives the same document;
@@ -60,8 +60,8 @@ void checkOne(const json& docIn, const json& patch, size_t maxDepth) {
   // Success.
   const std::string after = doc.dump();
   const int64_t measured =
-      static_cast<int64_t>(agui_sync::serializedSize(doc)) - static_cast<int64_t>(agui_sync::serializedSize(docIn));
-  FUZZ_CHECK(tx.sizeDelta() == measured, "sizeDelta %lld but serializedSize changed by %lld\n  before %s\n  after  %s",
+      static_cast<int64_t>(agui_sync::rawSize(doc)) - static_cast<int64_t>(agui_sync::rawSize(docIn));
+  FUZZ_CHECK(tx.sizeDelta() == measured, "sizeDelta %lld but rawSize changed by %lld\n  before %s\n  after  %s",
              static_cast<long long>(tx.sizeDelta()), static_cast<long long>(measured), fuzz::excerpt(before).c_str(),
              fuzz::excerpt(after).c_str());
   if (maxDepth != 0 && agui_sync::valueDepth(docIn) <= maxDepth)

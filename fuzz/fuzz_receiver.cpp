@@ -16,7 +16,7 @@
 //    connection's bytes in one feed) give identical outcomes, state, status,
 //    lastSeq, lastEventId, pending count and metrics;
 //  - the state always serializes (valid UTF-8 JSON) and stays within the depth
-//    limit; metrics.stateBytes equals serializedSize(state) (kept incrementally);
+//    limit; metrics.stateBytes equals rawSize(state) (kept incrementally);
 //  - status `synced` has a lastSeq; `resyncing` <=> a resync request is pending;
 //    the reorder window never holds more than reorderWindow deltas;
 //  - every dispatched SSE event yields at least one outcome (outcome.h);
@@ -127,8 +127,8 @@ void checkEngine(const SyncEngine& e, const Tally& t) {
   const std::string dumped = e.state().dump();  // throws (-> crash) on invalid UTF-8
   (void)dumped;
   const Metrics& m = e.metrics();
-  FUZZ_CHECK(m.stateBytes == serializedSize(e.state()), "metrics.stateBytes %llu but serializedSize(state) %zu",
-             static_cast<unsigned long long>(m.stateBytes), serializedSize(e.state()));
+  FUZZ_CHECK(m.stateBytes == rawSize(e.state()), "metrics.stateBytes %llu but rawSize(state) %zu",
+             static_cast<unsigned long long>(m.stateBytes), rawSize(e.state()));
   FUZZ_CHECK(valueDepth(e.state()) <= opt.maxDepth, "[snapshot-depth] state depth %zu exceeds maxDepth %zu",
              valueDepth(e.state()), opt.maxDepth);
   if (e.status() == SyncStatus::Synced) FUZZ_CHECK(e.lastSeq().has_value(), "synced without a lastSeq");

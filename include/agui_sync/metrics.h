@@ -5,7 +5,9 @@
 //                      i.e. what one snapshot per update would have cost beyond the delta
 //   resyncSnapshotBytes = bytes of snapshot events that answered a resync
 //   netSavedBytes    = deltaSavedBytes - resyncSnapshotBytes  (negative: deltas are the worse deal)
-// stateBytes is an estimate maintained incrementally (see json_measure.h), never a re-serialization.
+// stateBytes is the state's serialized size with strings counted raw (escapes ignored;
+// json_measure.h rawSize), kept incrementally from what each delta adds and removes, never
+// by re-serializing.
 #include <cstdint>
 #include <map>
 #include <string>

@@ -66,7 +66,7 @@ std::optional<Failure> readSyncConfig(const std::string& optionsJson, SyncConfig
   auto it = opts.find("initialState");
   if (it == opts.end() || it->is_null()) return std::nullopt;
   if (valueDepth(*it) > config.options.maxDepth) return invalidOptions("initialState nests deeper than maxDepth");
-  if (serializedSize(*it, config.options.maxStateBytes) > config.options.maxStateBytes)
+  if (rawSize(*it, config.options.maxStateBytes) > config.options.maxStateBytes)
     return invalidOptions("initialState exceeds maxStateBytes");
   config.initialState = std::move(*it);
   return std::nullopt;

@@ -39,7 +39,7 @@ namespace {
 
 using json = nlohmann::json;
 
-size_t sizeRec(const json& v, size_t limit, size_t& total) {
+size_t sizeRec(const json& v, size_t limit, SizeMode mode, size_t& total) {
   switch (v.type()) {
     case json::value_t::null: total += 4; break;
     case json::value_t::boolean: total += *v.get_ptr<const json::boolean_t*>() ? 4 : 5; break;
@@ -49,13 +49,13 @@ size_t sizeRec(const json& v, size_t limit, size_t& total) {
       total += i < 0 ? 1 + decimalDigits(static_cast<uint64_t>(-(i + 1)) + 1) : decimalDigits(static_cast<uint64_t>(i));
       break;
     }
-    case json::value_t::string: total += quotedSize(*v.get_ptr<const json::string_t*>()); break;
+    case json::value_t::string: total += stringSize(*v.get_ptr<const json::string_t*>(), mode); break;
     case json::value_t::array: {
       const auto& arr = *v.get_ptr<const json::array_t*>();
       total += arr.empty() ? 2 : 1 + arr.size();  // brackets + commas
       for (const auto& item : arr) {
         if (total > limit) return total;
-        sizeRec(item, limit, total);
+        sizeRec(item, limit, mode, total);
       }
       break;
     }
@@ -64,8 +64,8 @@ size_t sizeRec(const json& v, size_t limit, size_t& total) {
       total += obj.empty() ? 2 : 1 + obj.size() * 2;  // braces + commas + colons
       for (const auto& kv : obj) {
         if (total > limit) return total;
-        total += quotedSize(kv.first);
-        sizeRec(kv.second, limit, total);
+        total += stringSize(kv.first, mode);
+        sizeRec(kv.second, limit, mode, total);
       }
       break;
     }
@@ -113,9 +113,13 @@ size_t quotedSize(const std::string& s) {
   return n;
 }
 
-size_t serializedSize(const json& value, size_t limit) {
+size_t stringSize(const std::string& s, SizeMode mode) {
+  return mode == SizeMode::Exact ? quotedSize(s) : s.size() + 2;
+}
+
+size_t serializedSize(const json& value, size_t limit, SizeMode mode) {
   size_t total = 0;
-  return sizeRec(value, limit, total);
+  return sizeRec(value, limit, mode, total);
 }
 
 namespace {

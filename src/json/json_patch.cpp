@@ -54,10 +54,10 @@ static_assert(sizeof kOpNames / sizeof *kOpNames == static_cast<size_t>(OpKind::
 // Bytes a member (object) or element (array) adds to its container's
 // serialized size besides its value: the quoted key and colon, and a comma
 // unless it is the only one. `others`: the container's other members. With
-// this, sizeDelta() is exactly the change of serializedSize(doc).
+// this, sizeDelta() is exactly the change of serializedSize(doc, Raw).
 int64_t memberOverhead(const json& parent, const std::string& key, size_t others) {
   int64_t n = others > 0 ? 1 : 0;
-  if (parent.is_object()) n += static_cast<int64_t>(quotedSize(key)) + 1;
+  if (parent.is_object()) n += static_cast<int64_t>(stringSize(key, SizeMode::Raw)) + 1;
   return n;
 }
 
@@ -149,7 +149,7 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
     return false;
   }
   if (path.empty()) {
-    sizeDelta_ += static_cast<int64_t>(serializedSize(value)) - static_cast<int64_t>(serializedSize(doc_));
+    sizeDelta_ += static_cast<int64_t>(rawSize(value)) - static_cast<int64_t>(rawSize(doc_));
     undo_.push_back(Undo{UndoKind::Swap, &path, 0, {}, 0, std::move(doc_)});
     doc_ = std::move(value);
     return true;
@@ -160,10 +160,10 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
   const size_t parentCount = path.size() - 1;
   if (parent->is_object()) {
     auto& obj = *parent->get_ptr<json::object_t*>();
-    int64_t added = static_cast<int64_t>(serializedSize(value));
+    int64_t added = static_cast<int64_t>(rawSize(value));
     auto it = obj.find(last);
     if (it != obj.end()) {
-      sizeDelta_ += added - static_cast<int64_t>(serializedSize(it->second));
+      sizeDelta_ += added - static_cast<int64_t>(rawSize(it->second));
       undo_.push_back(Undo{UndoKind::RestoreKey, &path, parentCount, last, 0, std::move(it->second)});
       it->second = std::move(value);
     } else {
@@ -187,7 +187,7 @@ bool PatchTransaction::add(const Tokens& path, json value, std::string& error) {
       error = "array index " + last + " is past the end (size " + std::to_string(arr.size()) + ")";
       return false;
     }
-    sizeDelta_ += static_cast<int64_t>(serializedSize(value)) + memberOverhead(*parent, last, arr.size());
+    sizeDelta_ += static_cast<int64_t>(rawSize(value)) + memberOverhead(*parent, last, arr.size());
     insertAt(arr, idx, std::move(value));
     undo_.push_back(Undo{UndoKind::EraseIndex, &path, parentCount, {}, idx, json()});
     return true;
@@ -212,7 +212,7 @@ bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& er
       error = "no member '" + last + "' to remove";
       return false;
     }
-    sizeDelta_ -= static_cast<int64_t>(serializedSize(it->second)) + memberOverhead(*parent, last, obj.size() - 1);
+    sizeDelta_ -= static_cast<int64_t>(rawSize(it->second)) + memberOverhead(*parent, last, obj.size() - 1);
     json old = std::move(it->second);
     obj.erase(it);
     if (removed) *removed = old;  // copy only when a move needs the value
@@ -226,7 +226,7 @@ bool PatchTransaction::remove(const Tokens& path, json* removed, std::string& er
       error = "array index '" + last + "' is not an existing element";
       return false;
     }
-    sizeDelta_ -= static_cast<int64_t>(serializedSize(arr[idx])) + memberOverhead(*parent, last, arr.size() - 1);
+    sizeDelta_ -= static_cast<int64_t>(rawSize(arr[idx])) + memberOverhead(*parent, last, arr.size() - 1);
     json old = std::move(arr[idx]);
     eraseAt(arr, idx);
     if (removed) *removed = old;
@@ -244,7 +244,7 @@ bool PatchTransaction::replace(const Tokens& path, json value, std::string& erro
   }
   json* target = resolvePointer(doc_, path, path.size(), &error);
   if (!target) return false;
-  sizeDelta_ += static_cast<int64_t>(serializedSize(value)) - static_cast<int64_t>(serializedSize(*target));
+  sizeDelta_ += static_cast<int64_t>(rawSize(value)) - static_cast<int64_t>(rawSize(*target));
   undo_.push_back(Undo{UndoKind::Swap, &path, path.size(), {}, 0, std::move(*target)});
   *target = std::move(value);
   return true;

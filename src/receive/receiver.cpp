@@ -21,12 +21,12 @@ constexpr uint64_t kSnapshotEnvelope = 40;
 }  // namespace
 
 Receiver::Receiver(const Options& options) : options_(options) {
-  metrics_.stateBytes = serializedSize(state_);
+  metrics_.stateBytes = rawSize(state_);
 }
 
 void Receiver::setInitialState(json state) {
   state_ = std::move(state);
-  metrics_.stateBytes = serializedSize(state_);
+  metrics_.stateBytes = rawSize(state_);
   status_ = SyncStatus::Unverified;
   lastSeq_.reset();
   anchored_ = false;
@@ -148,7 +148,7 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Ou
     emitIgnored(Code::StaleSnapshot, seq, out);
     return;
   }
-  const uint64_t bytes = serializedSize(ev.snapshot);
+  const uint64_t bytes = rawSize(ev.snapshot);
   if (!snapshotAcceptable(ev, bytes, out)) return;
   adoptSnapshot(ev, bytes, raw.size(), epochChanged);
   Outcome o;
