@@ -81,8 +81,6 @@ class Receiver {
   const std::optional<std::string>& lastEventId() const { return lastEventId_; }
   const std::optional<ResyncRequest>& resyncRequest() const { return resync_; }
   size_t pendingCount() const { return pending_.size(); }
-  // lastSeq was adopted from a delta's baseSeq and not yet proven (see above).
-  bool anchored() const { return anchored_; }
   // The seqs of the deltas held in the reorder window that can still apply
   // (baseSeq >= lastSeq), ascending; at most reorderWindow of them. A client
   // lists them in its catch-up request so the replay can leave them out
