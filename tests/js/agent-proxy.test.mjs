@@ -22,7 +22,7 @@ import { after, describe, test } from 'node:test';
 import { startFaultLink } from '../support/fault-link.mjs';
 import { buildScript, INITIAL_STATE, messageTexts, SHAPES } from '../support/upstreams.mjs';
 import { jsDir, plain } from './support.mjs';
-import { isOneOf, parseSse, proxyModule, stack, until } from './proxy-support.mjs';
+import { FAULTS, isOneOf, parseSse, proxyModule, stack, until } from './proxy-support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
 const { HEADER_RESUME } = proxyModule;
@@ -32,14 +32,6 @@ process.env.SUPPRESS_TRANSFORMATION_WARNINGS = 'true';
 const SEEDS = [1, 2, 3, 4, 5, 6];
 const T = { timeout: 20000 };
 const BACKOFF = { initialMs: 5, maxMs: 50 };
-const FAULTS = {
-  cutProbability: 0.8,
-  cutAfterBytes: [200, 2500],
-  stallProbability: 0.02,
-  stallMs: 40,
-  delayMs: [0, 1],
-  chunkBytes: [1, 900],
-};
 // A brief that never changes keeps the state big enough for a delta to beat a
 // snapshot: any STATE_SNAPSHOT of a later run is then a catch-up.
 const BRIEF = 'Plan the team offsite: venue, flights, dinner, budget. '.repeat(8);

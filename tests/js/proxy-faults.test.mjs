@@ -11,19 +11,11 @@ import { describe, test } from 'node:test';
 import { startFaultLink } from '../support/fault-link.mjs';
 import { buildScript, messageTexts, SHAPES } from '../support/upstreams.mjs';
 import { plain } from './support.mjs';
-import { connectClient, isOneOf, runInput, stack } from './proxy-support.mjs';
+import { connectClient, FAULTS, isOneOf, runInput, stack } from './proxy-support.mjs';
 
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 const totals = { cuts: 0, connections: 0, resumes: 0 };
 
-const FAULTS = {
-  cutProbability: 0.8,
-  cutAfterBytes: [200, 2500],
-  stallProbability: 0.02,
-  stallMs: 40,
-  delayMs: [0, 1],
-  chunkBytes: [1, 900],
-};
 
 function toolArgs(events) {
   return events.filter((e) => e.type === 'TOOL_CALL_ARGS').map((e) => e.delta).join('');

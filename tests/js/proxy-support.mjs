@@ -14,6 +14,16 @@ const { connectStateSync, createStateSync } = pkg;
 
 export const FAST = { initialMs: 5, maxMs: 20, jitter: 0 };
 
+/** The faulty link the seeded proxy suites run over (tests/support/fault-link.mjs). */
+export const FAULTS = {
+  cutProbability: 0.8,
+  cutAfterBytes: [200, 2500],
+  stallProbability: 0.02,
+  stallMs: 40,
+  delayMs: [0, 1],
+  chunkBytes: [1, 900],
+};
+
 /** Serves `handler` on 127.0.0.1: { url(path), port, close() }. */
 export async function serve(handler) {
   const server = createServer(handler);
