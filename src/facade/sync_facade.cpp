@@ -22,13 +22,6 @@ constexpr size_t kOptionsDepth = 1024;
 // Tokens and approvals are flat objects.
 constexpr size_t kTokenDepth = 4;
 
-// Parses `text`, or returns a discarded value.
-json parseOrDiscard(const std::string& text, size_t maxDepth) {
-  json v;
-  if (!JsonReader::parse(text, maxDepth, v)) return json(json::value_t::discarded);
-  return v;
-}
-
 // What the options JSON configures.
 struct SyncConfig {
   Options options;
@@ -171,8 +164,8 @@ std::string SyncFacade::guardView(const std::string& path) const {
 }
 
 std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs) const {
-  json t = parseOrDiscard(tokenJson, kTokenDepth);
-  if (t.is_discarded() || !t.is_object()) return refusal(Code::InvalidToken);
+  json t;
+  if (parseBounded(tokenJson, kTokenDepth, t) || !t.is_object()) return refusal(Code::InvalidToken);
   auto path = t.find("path");
   auto digest = t.find("digest");
   if (path == t.end() || !path->is_string() || digest == t.end() || !digest->is_string())
@@ -211,9 +204,9 @@ std::string SyncFacade::canonicalize(const std::string& jsonText) {
 
 bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson) {
   Approval a;
-  if (!approvalFromJson(parseOrDiscard(approvalJson, kTokenDepth), a)) return false;
-  json state;
-  if (!JsonReader::parse(stateJson, Options{}.maxDepth * 4, state)) return false;
+  json approval, state;
+  if (parseBounded(approvalJson, kTokenDepth, approval) || !approvalFromJson(approval, a)) return false;
+  if (parseBounded(stateJson, Options{}.maxDepth * 4, state)) return false;
   return verifyApproval(a, state);
 }
 
