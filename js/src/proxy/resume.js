@@ -38,15 +38,33 @@ export function resumePreamble(run, n, position) {
   if (entries !== null && fitsExactly(run, n, position)) {
     return { text: withTerminal(run, entries, entries.map((e) => e.text)), mode: 'exact' };
   }
-  const id = formatEventId(run.key, n);
-  const parts = run.thread.catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
-  run.skipCatchUp();
   const rest = entries ?? run.log.all();
-  if (entries === null) {
-    parts.push(frameEvent(id, JSON.stringify(customEvent(EVENTS_LOST, { after: n, resumedAt: run.log.firstN }))));
+  const catchUp = catchUpParts(run, n, position, entries === null);
+  // AG-UI clients take nothing before RUN_STARTED: a client that has not seen
+  // it yet gets it first, its catch-up right after.
+  const parts = rest.some((entry) => entry.n === run.startedN) ? [] : catchUp;
+  for (const entry of rest) {
+    if (entry.state) continue;
+    parts.push(entry.text);
+    if (entry.n === run.startedN) parts.push(...catchUp);
   }
-  for (const entry of rest) if (!entry.state) parts.push(entry.text);
   return { text: withTerminal(run, rest, parts), mode: entries === null ? 'lost' : 'caught-up' };
+}
+
+// The catch-up (and, when events were trimmed, the EVENTS_LOST notice) for a
+// resuming client, framed with its own resume id. Before the upstream's
+// RUN_STARTED there is nothing to write yet: the run writes it after that event.
+function catchUpParts(run, n, position, lost) {
+  const id = formatEventId(run.key, n);
+  let parts = [];
+  if (run.startedN === 0) {
+    run.deferCatchUp(position);
+  } else {
+    parts = run.thread.catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
+    run.skipCatchUp();
+  }
+  if (lost) parts.push(frameEvent(id, JSON.stringify(customEvent(EVENTS_LOST, { after: n, resumedAt: run.log.firstN }))));
+  return parts;
 }
 
 // A finished run with nothing left to send repeats its terminal event.

@@ -39,11 +39,15 @@ export class Run {
     this.#teardown = teardown;
   }
 
+  /** Number of the logged event that started the run (its first RUN_STARTED; 0: not yet). */
+  startedN = 0;
+
   /** Frames `event` with the next id, logs it, and writes it to the attached client. */
   send(event, isState = false) {
     if (this.finished) return;
     if (isState) this.seq = event.metadata.seq;
     const n = this.log.lastN + 1;
+    if (event.type === 'RUN_STARTED' && this.startedN === 0) this.startedN = n;
     const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
     const entry = new LogEntry(n, text, this.seq, isState, TERMINAL_TYPES.has(event.type));
     this.log.append(entry);
@@ -64,6 +68,15 @@ export class Run {
     if (!this.thread.vouched) return;
     for (const event of this.thread.catchUpEvents(position)) this.send(event, true);
     this.seq = this.thread.emitter.seq;
+  }
+
+  /**
+   * A client resumed before the upstream's RUN_STARTED: its catch-up must still
+   * follow that event, so it replaces the pending one (the same client retrying,
+   * or one that now stands where the run's first client stood).
+   */
+  deferCatchUp(position) {
+    this.#pendingPosition = position;
   }
 
   /** A resumed client was caught up on its own: the run's pending catch-up is moot. */
