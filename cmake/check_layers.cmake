@@ -5,6 +5,7 @@
 #             canonical_json.h is its one public header)
 #   wire/     the code table and wire constants both sides share
 #   render/   prompt-safe rendering of state (JSON primitives + the code table)
+#   edit/     user edits: ownership, overlap, acks, the client's pending layer
 #   receive/  the receiving engine        emit/  the sender (neither sees the other)
 #   facade/   string facades for the bindings: may use everything below
 #   include/agui_sync/  the public API: includes only its own headers
@@ -13,15 +14,18 @@ set(allowed_wire "json/" "wire/" "<agui_sync/codes.h>")
 set(allowed_render "json/" "wire/" "render/" "<agui_sync/")
 set(forbidden_render "<agui_sync/sync_engine.h>" "<agui_sync/state_emitter.h>" "<agui_sync/approval_guard.h>"
     "<agui_sync/outcome.h>" "<agui_sync/metrics.h>" "<agui_sync/sync_status.h>" "<agui_sync/agui_sync.h>")
-set(allowed_receive "json/" "wire/" "render/" "receive/" "<agui_sync/")
+set(allowed_edit "json/" "wire/" "edit/" "<agui_sync/")
+set(forbidden_edit "<agui_sync/sync_engine.h>" "<agui_sync/state_emitter.h>" "<agui_sync/approval_guard.h>"
+    "<agui_sync/agui_sync.h>")
+set(allowed_receive "json/" "wire/" "render/" "edit/" "receive/" "<agui_sync/")
 set(forbidden_receive "<agui_sync/state_emitter.h>")
-set(allowed_emit "json/" "wire/" "render/" "emit/" "<agui_sync/")
+set(allowed_emit "json/" "wire/" "render/" "edit/" "emit/" "<agui_sync/")
 set(forbidden_emit "<agui_sync/sync_engine.h>" "<agui_sync/approval_guard.h>" "<agui_sync/outcome.h>"
     "<agui_sync/metrics.h>" "<agui_sync/sync_status.h>")
-set(allowed_facade "json/" "wire/" "render/" "receive/" "emit/" "facade/" "<agui_sync/")
+set(allowed_facade "json/" "wire/" "render/" "edit/" "receive/" "emit/" "facade/" "<agui_sync/")
 
 set(violations "")
-foreach(layer json wire render receive emit facade)
+foreach(layer json wire render edit receive emit facade)
   file(GLOB files "${ROOT}/src/${layer}/*.h" "${ROOT}/src/${layer}/*.cpp")
   foreach(f ${files})
     file(STRINGS "${f}" includes REGEX "^#include [\"<]")

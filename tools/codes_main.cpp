@@ -33,6 +33,7 @@ const Category kCategories[] = {
     {agui_sync::kError, "ERROR_CODES", "ErrorCode",
      "What went wrong: an error outcome, a facade failure, or AguiSyncError.code."},
     {agui_sync::kGuard, "GUARD_REASONS", "GuardReason", "Why the approval guard refuses."},
+    {agui_sync::kEdit, "EDIT_REASONS", "EditReason", "Why an edit was refused locally or rejected by the agent."},
 };
 
 std::vector<const CodeInfo*> rows(uint8_t flag) {

@@ -10,6 +10,7 @@
 #include "approval_guard.h"
 #include "canonical_json.h"
 #include "codes.h"
+#include "edits.h"
 #include "metrics.h"
 #include "options.h"
 #include "outcome.h"

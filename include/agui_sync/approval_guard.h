@@ -45,7 +45,8 @@ struct Approval {
 struct GuardResult {
   bool ok = false;
   // When !ok, a guard code: Resyncing | Unverified | Disconnected | Stale |
-  // GapPending | Changed | Missing | InvalidToken.
+  // GapPending | Changed | Missing | InvalidToken | EditPending (a pending
+  // user edit writes at, under or above the path: edits.h).
   Code reason = Code::InvalidToken;
 };
 

@@ -25,6 +25,7 @@ enum CodeCategory : uint8_t {
   kIgnored = 2,  // Outcome{kind: ignored}.reason
   kError = 4,    // Outcome{kind: error}.code, a facade failure's code, AguiSyncError.code
   kGuard = 8,    // a guard refusal's reason (view / approve / blocker)
+  kEdit = 16,    // why an edit was refused or rejected (edit(), edit-rejected, metadata.acks)
 };
 
 enum class Cure : uint8_t { None, Replay, Snapshot, Either };
@@ -40,11 +41,11 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(SeqConflict, "seq-conflict", kResync, Cure::Snapshot, "one seq arrived twice with different content")      \
   X(DigestMismatch, "digest-mismatch", kResync, Cure::Snapshot,                                                \
     "the state does not match the digest the sender stamped")                                                  \
-  X(PatchFailed, "patch-failed", kResync | kError, Cure::Snapshot, "a patch operation did not apply")          \
-  X(PreconditionFailed, "precondition-failed", kResync | kError, Cure::Snapshot,                               \
+  X(PatchFailed, "patch-failed", kResync | kError | kEdit, Cure::Snapshot, "a patch operation did not apply")          \
+  X(PreconditionFailed, "precondition-failed", kResync | kError | kEdit, Cure::Snapshot,                               \
     "a `test` operation did not match")                                                                        \
   X(Malformed, "malformed", kResync, Cure::Snapshot, "a state event could not be decoded, so an update was lost") \
-  X(LimitExceeded, "limit-exceeded", kResync | kError, Cure::Snapshot,                                         \
+  X(LimitExceeded, "limit-exceeded", kResync | kError | kEdit, Cure::Snapshot,                                         \
     "an input is over a configured limit (size, depth, window)")                                               \
   X(AnchorMismatch, "anchor-mismatch", kResync, Cure::Snapshot,                                                \
     "a delta from before the position adopted for an unsequenced snapshot arrived: the guess was wrong")        \
@@ -59,10 +60,10 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(InvalidJson, "invalid-json", kError, Cure::None, "the text is not valid JSON")                             \
   X(InvalidEvent, "invalid-event", kError, Cure::None, "valid JSON, but not a valid AG-UI event")              \
   X(InvalidSeq, "invalid-seq", kError, Cure::None, "seq/baseSeq/epoch/digest metadata is malformed")           \
-  X(InvalidPatch, "invalid-patch", kError, Cure::None, "an operation is not a valid RFC 6902 operation")       \
+  X(InvalidPatch, "invalid-patch", kError | kEdit, Cure::None, "an operation is not a valid RFC 6902 operation")       \
   X(InvalidOptions, "invalid-options", kError, Cure::None, "an option has a wrong type or value")              \
   X(InvalidArgument, "invalid-argument", kError, Cure::None, "a call got an argument of the wrong type or shape") \
-  X(InvalidRequest, "invalid-request", kError, Cure::None,                                                    \
+  X(InvalidRequest, "invalid-request", kError | kEdit, Cure::None,                                                    \
     "a request is malformed: a catch-up, or a RunAgentInput or header sent to the proxy")                     \
   X(SeqExhausted, "seq-exhausted", kError, Cure::None, "the sender's seq reached 2^53-1; start a new epoch")    \
   X(NotLoaded, "not-loaded", kError, Cure::None, "no WebAssembly engine is loaded yet: await initEngine()")     \
@@ -74,6 +75,10 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
     "the run was aborted: by the client's explicit abort, or no client came back within the grace period")     \
   X(UpstreamFailed, "upstream-failed", kError, Cure::None,                                                     \
     "the upstream agent could not be reached, answered an error, or ended its stream early")                   \
+  /* --- edit rejection reasons (patch-failed, precondition-failed, invalid-patch, limit-exceeded too) */     \
+  X(AgentOwned, "agent-owned", kEdit | kError, Cure::None, "the edit writes a path the agent owns")             \
+  X(Conflict, "conflict", kEdit, Cure::None,                                                                    \
+    "the agent wrote an overlapping shared path since the edit's baseSeq, and the agent wins")                \
   /* --- guard reasons (disposed and engine-failed are errors too) ----------------------------------- */    \
   X(Resyncing, "resyncing", kGuard, Cure::None, "the state is being resynced")                                 \
   X(Unverified, "unverified", kGuard, Cure::None, "the state has no seq to verify it by")                      \
@@ -83,6 +88,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(Changed, "changed", kGuard, Cure::None, "the value differs from the one the token was issued for")         \
   X(Missing, "missing", kGuard, Cure::None, "the path does not resolve in the state")                         \
   X(InvalidToken, "invalid-token", kGuard, Cure::None, "the token or path is malformed")                      \
+  X(EditPending, "edit-pending", kGuard, Cure::None,                                                          \
+    "an edit the agent has not acknowledged touches the path: the agent does not hold that value")           \
   X(UnknownInterrupt, "unknown-interrupt", kGuard, Cure::None, "no open interrupt has that id")               \
   X(Disposed, "disposed", kGuard | kError, Cure::None, "the object was disposed")                              \
   X(EngineFailed, "engine-failed", kGuard | kError, Cure::None,                                                \

@@ -4,6 +4,9 @@
 // never a crash or an unbounded allocation.
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "edits.h"
 
 namespace agui_sync {
 
@@ -16,6 +19,10 @@ struct Options {
   size_t maxEventBytes = 8u << 20;      // bytes of one SSE event's data
   size_t maxDepth = 128;                // nesting depth of the state (and event envelope + 4)
   size_t maxStateBytes = 64u << 20;     // approximate serialized size of the state
+  // User edits (edits.h): ownership and conflict policy, and this client's id,
+  // the prefix of every editId ("" = a random one per engine).
+  EditPolicy edits;
+  std::string clientId;
 };
 
 }  // namespace agui_sync

@@ -54,6 +54,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codes.h"
+#include "edits.h"
 
 namespace agui_sync {
 
@@ -67,6 +68,16 @@ struct EmitterOptions {
   size_t replayMaxEvents = 1024;           // replay ring caps
   size_t replayMaxBytes = 4u << 20;
   size_t maxDepth = 128;                   // nesting limit of the state (as Options::maxDepth)
+  size_t editHistory = 4096;               // seqs whose written paths are kept for edits' three-way check
+  size_t ackHistory = 4096;                // edit verdicts kept (re-sent edits apply once)
+};
+
+// What applyEdits() did: one verdict per edit, in order (seq = the event that
+// carries it, or for a re-sent edit the one that first did), and the events.
+struct EditsOutcome {
+  std::optional<Failure> failure;  // the call itself was refused (invalid-options, seq-exhausted)
+  std::vector<EditAck> results;
+  std::vector<nlohmann::json> events;
 };
 
 struct PatchOutcome {
@@ -118,8 +129,22 @@ class StateEmitter {
   // plus a digest every K events and the snapshot fallback when it triggers.
   PatchOutcome patch(nlohmann::json ops);
 
+  // User edits from a client (RunAgentInput.forwardedProps.stateSync.edits;
+  // edits.h, docs/wire.md section 9). Each edit is judged on its own, in order:
+  //  - an editId seen before gets its earlier verdict again (never applied twice);
+  //  - a write to an agent-owned path: rejected `agent-owned`;
+  //  - under AgentWins, a write to a shared path that someone else (the agent,
+  //    or another client) wrote since the edit's baseSeq: rejected `conflict`
+  //    (writes to user-owned paths never conflict);
+  //  - else its ops apply atomically, or it is rejected with the patch's code.
+  // The edits of one origin (editOrigin()) go out as one STATE_DELTA of the
+  // applied ops -- possibly empty -- whose metadata.acks carries every verdict.
+  // The agent's own writes are never in those events, so a client can tell its
+  // edits' writes from the agent's.
+  EditsOutcome applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy);
+
   // STATE_SNAPSHOT of the current state at the current seq (for a new client
-  // or a resync).
+  // or a resync). Its metadata.acks repeats the latest edit verdicts.
   nlohmann::json snapshot() const;
 
   // The events a client whose state is at `seq` needs to be current (see top).

@@ -16,6 +16,9 @@
 //    `stale-base`, a replay from lastSeq) heals it.
 //  - Cost per delta is O(delta), never O(state), apart from a digest check
 //    every K events when the sender stamps one.
+//  - User edits (edits.h): state() is the *visible* state, the confirmed state
+//    with the pending edits replayed; confirmedState() is the agent's. With no
+//    edit pending the two are the same document and edits cost nothing.
 //  - Not thread-safe: one engine per stream, driven from one thread.
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codes.h"
+#include "edits.h"
 #include "metrics.h"
 #include "options.h"
 #include "outcome.h"
@@ -58,7 +62,27 @@ class SyncEngine {
   void reset();
 
   const Options& options() const;
+  // Why options.edits was refused (a bad ownership pointer), if it was; the
+  // engine then runs with no ownership rules.
+  const std::optional<Failure>& optionsFailure() const;
+  // The visible state (see top).
   const nlohmann::json& state() const;
+  // The agent's state at lastSeq. A copy when edits are pending (O(state)).
+  nlohmann::json confirmedState() const;
+
+  // A user edit: RFC 6902 ops (`test` allowed) applied atomically to the visible
+  // state and kept pending until the agent acknowledges it (an `edit-acked`,
+  // `edit-rejected` or `conflict` outcome; never silently dropped). Returns
+  // nothing and sets *editId on success; else the failure (codes.h, category
+  // edit: agent-owned, invalid-patch, patch-failed, precondition-failed,
+  // limit-exceeded) and the state is unchanged.
+  std::optional<Failure> edit(nlohmann::json ops, std::string* editId = nullptr);
+  // Oldest first: what a RunAgentInput carries in forwardedProps.stateSync.edits.
+  std::vector<PendingEdit> pendingEdits() const;
+  // A pending edit writes at, under or above `pointer` (an invalid pointer: false).
+  bool editPendingAt(const std::string& pointer) const;
+  // The prefix of this engine's editIds (options.clientId or a random one).
+  const std::string& clientId() const;
   SyncStatus status() const;
   std::optional<uint64_t> lastSeq() const;
   // The sender's epoch (metadata.epoch of the state's snapshot, as text), if known.

@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'run-active'
   | 'run-aborted'
   | 'upstream-failed'
+  | 'agent-owned'
   | 'disposed'
   | 'engine-failed'
   | (string & {});
@@ -60,15 +61,28 @@ export type GuardReason =
   | 'changed'
   | 'missing'
   | 'invalid-token'
+  | 'edit-pending'
   | 'unknown-interrupt'
   | 'disposed'
   | 'engine-failed'
+  | (string & {});
+
+/** Why an edit was refused locally or rejected by the agent. */
+export type EditReason =
+  | 'patch-failed'
+  | 'precondition-failed'
+  | 'limit-exceeded'
+  | 'invalid-patch'
+  | 'invalid-request'
+  | 'agent-owned'
+  | 'conflict'
   | (string & {});
 
 export declare const RESYNC_REASONS: readonly ResyncReason[];
 export declare const IGNORED_REASONS: readonly IgnoredReason[];
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const GUARD_REASONS: readonly GuardReason[];
+export declare const EDIT_REASONS: readonly EditReason[];
 export declare const SNAPSHOT_REASONS: readonly ResyncReason[];
 export declare const REPLAY_REASONS: readonly ResyncReason[];
 export declare const ALL_CODES: readonly string[];

@@ -1,5 +1,7 @@
 #include <agui_sync/state_emitter.h>
 
+#include "emit/emitter_impl.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -110,41 +112,11 @@ bool inspectDiffOps(const json::array_t& ops, size_t maxDepth, bool& dirty) {
 
 }  // namespace
 
-// The emitter's state; StateEmitter's public methods forward here.
-struct StateEmitter::Impl {
-  Impl(EmitterOptions options, json initialState);
-
-  std::vector<json> updateImpl(const json& target, json* owned);
-  PatchOutcome patch(json ops);
-  json snapshot() const;
-  std::vector<json> replaySince(uint64_t seq, const std::string* epoch, const std::vector<uint64_t>& skip) const;
-  std::vector<json> emit(json ops, bool forceSnapshot = false);
-  json metadata(uint64_t seq, const uint64_t* baseSeq, const std::string* digest) const;
-  json snapshotEvent(uint64_t seq, const std::string* digest) const;
-  size_t snapshotEventBytes(const json& meta, size_t limit) const;
-  bool snapshotCheaper(size_t deltaBytes, const json& snapshotMeta) const;
-  void remember(json event, size_t bytes);
-  void refuse(Code code, std::string message, std::optional<size_t> opIndex = std::nullopt);
-
-  struct Stored {
-    json event;
-    size_t bytes = 0;  // serialized size of the event's JSON
-  };
-
-  EmitterOptions options_;
-  DiffOptions diffOptions_;
-  json state_;
-  uint64_t seq_ = 0;
-  std::deque<Stored> ring_;  // consecutive deltas: ring_[i] has seq floor_ + i + 1
-  size_t ringBytes_ = 0;
-  uint64_t floor_ = 0;
-  std::string configError_;
-  std::optional<Failure> lastFailure_;
-  mutable EmitterStats stats_;  // replaySince() const counts too
-};
 
 StateEmitter::Impl::Impl(EmitterOptions options, json initialState)
-    : options_(std::move(options)), state_(std::move(initialState)) {
+    : options_(std::move(options)),
+      state_(std::move(initialState)),
+      ledger_(options_.startSeq > kMaxSeq ? 0 : options_.startSeq, options_.editHistory, options_.ackHistory) {
   if (options_.startSeq > kMaxSeq) {
     configError_ = "startSeq is above 2^53-1; using 0";
     options_.startSeq = 0;
@@ -169,22 +141,24 @@ StateEmitter::Impl::Impl(EmitterOptions options, json initialState)
   }
 }
 
-json StateEmitter::Impl::metadata(uint64_t seq, const uint64_t* baseSeq, const std::string* digest) const {
+json StateEmitter::Impl::metadata(uint64_t seq, const uint64_t* baseSeq, const std::string* digest,
+                                  const json* acks) const {
   json meta(json::value_t::object);
   auto& m = *meta.get_ptr<json::object_t*>();
   m.emplace("seq", seq);
   if (baseSeq) m.emplace("baseSeq", *baseSeq);
   if (!options_.epoch.empty()) m.emplace("epoch", options_.epoch);
   if (digest) m.emplace("digest", *digest);
+  if (acks && !acks->empty()) m.emplace("acks", *acks);
   return meta;
 }
 
-json StateEmitter::Impl::snapshotEvent(uint64_t seq, const std::string* digest) const {
+json StateEmitter::Impl::snapshotEvent(uint64_t seq, const std::string* digest, const json* acks) const {
   json ev(json::value_t::object);
   auto& e = *ev.get_ptr<json::object_t*>();
   e.emplace("type", "STATE_SNAPSHOT");
   e.emplace("snapshot", state_);
-  e.emplace("metadata", metadata(seq, nullptr, digest));
+  e.emplace("metadata", metadata(seq, nullptr, digest, acks));
   return ev;
 }
 
@@ -221,7 +195,7 @@ void StateEmitter::Impl::remember(json event, size_t bytes) {
   }
 }
 
-std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot) {
+std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot, const json* acks) {
   const uint64_t base = seq_, next = seq_ + 1;
   const bool withDigest = options_.digestEvery != 0 && next % options_.digestEvery == 0;
   std::string digest;
@@ -233,15 +207,15 @@ std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot) {
     auto& e = *ev.get_ptr<json::object_t*>();
     e.emplace("type", "STATE_DELTA");
     e.emplace("delta", std::move(ops));
-    e.emplace("metadata", metadata(next, &base, digestPtr));
+    e.emplace("metadata", metadata(next, &base, digestPtr, acks));
   }
   const size_t deltaBytes = serializedSize(ev);
-  const bool useSnapshot = forceSnapshot || snapshotCheaper(deltaBytes, metadata(next, nullptr, digestPtr));
+  const bool useSnapshot = forceSnapshot || snapshotCheaper(deltaBytes, metadata(next, nullptr, digestPtr, acks));
   seq_ = next;
   if (withDigest) ++stats_.digests;
   std::vector<json> events;
   if (useSnapshot) {
-    events.push_back(snapshotEvent(next, digestPtr));
+    events.push_back(snapshotEvent(next, digestPtr, acks));
     ring_.clear();  // replay from before this point is served by a snapshot
     ringBytes_ = 0;
     floor_ = next;
@@ -288,56 +262,68 @@ std::vector<json> StateEmitter::Impl::updateImpl(const json& target, json* owned
   }
   if (owned) {
     state_ = std::move(*owned);
-    return emit(std::move(ops));
+    return emitAgent(std::move(ops));
   }
   PatchTransaction tx(state_, options_.maxDepth);
   if (!tx.apply(ops).ok()) {  // cannot happen (a diff applies to its source); never send a wrong delta
     state_ = *next;
-    return emit(std::move(ops), /*forceSnapshot=*/true);
+    return emitAgent(std::move(ops), /*forceSnapshot=*/true);
   }
   tx.commit();
-  return emit(std::move(ops));
+  return emitAgent(std::move(ops));
 }
 
-PatchOutcome StateEmitter::Impl::patch(json ops) {
-  lastFailure_.reset();
-  PatchOutcome out;
-  auto failed = [&](PatchStatus status, size_t index, std::string message) {
-    refuse(patchCode(status), std::move(message), index);
-    out.failure = lastFailure_;
-    return out;
-  };
-  PatchResult v = validatePatch(ops);
-  if (!v.ok()) return failed(v.status, v.opIndex, v.message);
-  if (seq_ >= kMaxSeq) {  // as update() reports it: no operation is at fault
-    refuse(Code::SeqExhausted, "seq reached 2^53-1; start a new epoch");
-    out.failure = lastFailure_;
-    return out;
-  }
+std::optional<Failure> StateEmitter::Impl::prepareOps(json& ops) {
   auto& list = *ops.get_ptr<json::array_t*>();
-  if (list.empty()) return out;
   // An op object is one level, so its value may use maxDepth more; the exact
   // path + value rule for add/replace is the transaction's (as in the receiver).
   bool dirty = false;
   for (size_t i = 0; i < list.size(); ++i)
     if (!inspect(list[i], options_.maxDepth + 1, dirty))
-      return failed(PatchStatus::LimitExceeded, i, "op " + std::to_string(i) + ": value nests deeper than maxDepth");
+      return Failure{Code::LimitExceeded, "op " + std::to_string(i) + ": value nests deeper than maxDepth", i};
   if (dirty) {
     repair(ops);
     ++stats_.repaired;
   }
+  return std::nullopt;
+}
+
+PatchOutcome StateEmitter::Impl::patch(json ops) {
+  lastFailure_.reset();
+  PatchOutcome out;
+  auto failed = [&](Failure f) {
+    refuse(f.code, std::move(f.message), f.opIndex);
+    out.failure = lastFailure_;
+    return out;
+  };
+  PatchResult v = validatePatch(ops);
+  if (!v.ok()) return failed(Failure{patchCode(v.status), v.message, v.opIndex});
+  if (seq_ >= kMaxSeq)  // as update() reports it: no operation is at fault
+    return failed(Failure{Code::SeqExhausted, "seq reached 2^53-1; start a new epoch", std::nullopt});
+  if (ops.empty()) return out;
+  if (auto f = prepareOps(ops)) return failed(std::move(*f));
   PatchTransaction tx(state_, options_.maxDepth);
   PatchResult r = tx.apply(ops);  // a copy: the values move into the state, `ops` goes on the wire
-  if (!r.ok()) return failed(r.status, r.opIndex, r.message);  // already rolled back
+  if (!r.ok()) return failed(Failure{patchCode(r.status), r.message, r.opIndex});  // already rolled back
   tx.commit();
-  out.events = emit(std::move(ops));
+  out.events = emitAgent(std::move(ops));
   return out;
 }
 
-json StateEmitter::Impl::snapshot() const {
-  if (options_.digestEvery == 0) return snapshotEvent(seq_, nullptr);
+// The agent's own writes: remembered for edits' three-way check, then sent.
+std::vector<json> StateEmitter::Impl::emitAgent(json ops, bool forceSnapshot) {
+  ledger_.recordOps(state_, ops, seq_ + 1, std::string());
+  return emit(std::move(ops), forceSnapshot);
+}
+
+// How many recent verdicts a snapshot for a client of unknown position repeats.
+constexpr size_t kSnapshotAcks = 64;
+
+json StateEmitter::Impl::snapshot(std::optional<uint64_t> since) const {
+  const json acks = ledger_.acksSince(since, since ? options_.ackHistory : kSnapshotAcks);
+  if (options_.digestEvery == 0) return snapshotEvent(seq_, nullptr, &acks);
   const std::string digest = stateDigest(state_);
-  return snapshotEvent(seq_, &digest);
+  return snapshotEvent(seq_, &digest, &acks);
 }
 
 
@@ -346,7 +332,7 @@ std::vector<json> StateEmitter::Impl::replaySince(uint64_t seq, const std::strin
   std::vector<json> events;
   if (epoch && *epoch != options_.epoch) {
     ++stats_.replaySnapshots;
-    events.push_back(snapshot());
+    events.push_back(snapshot(std::nullopt));
     return events;
   }
   if (seq == seq_) return events;
@@ -370,7 +356,7 @@ std::vector<json> StateEmitter::Impl::replaySince(uint64_t seq, const std::strin
   }
   if (useSnapshot) {
     ++stats_.replaySnapshots;
-    events.push_back(snapshot());
+    events.push_back(snapshot(seq <= seq_ ? std::optional<uint64_t>(seq) : std::nullopt));
     return events;
   }
   ++stats_.replays;
@@ -420,11 +406,14 @@ std::vector<json> StateEmitter::update(const json& newState) { return impl_->upd
 std::vector<json> StateEmitter::update(json&& newState) { return impl_->updateImpl(newState, &newState); }
 const std::optional<Failure>& StateEmitter::lastFailure() const { return impl_->lastFailure_; }
 PatchOutcome StateEmitter::patch(json ops) { return impl_->patch(std::move(ops)); }
-json StateEmitter::snapshot() const { return impl_->snapshot(); }
+json StateEmitter::snapshot() const { return impl_->snapshot(std::nullopt); }
+EditsOutcome StateEmitter::applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy) {
+  return impl_->applyEdits(edits, policy);
+}
 
 json StateEmitter::catchUpSnapshot() const {
   ++impl_->stats_.replaySnapshots;
-  return impl_->snapshot();
+  return impl_->snapshot(std::nullopt);
 }
 
 std::vector<json> StateEmitter::replaySince(uint64_t seq) const { return impl_->replaySince(seq, nullptr, {}); }

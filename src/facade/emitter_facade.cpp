@@ -2,6 +2,7 @@
 
 #include <agui_sync/state_emitter.h>
 
+#include "facade/edit_json.h"
 #include "facade/facade_json.h"
 #include "wire/wire.h"
 
@@ -56,6 +57,8 @@ EmitterOptions readEmitterOptions(json& opts) {
   readNumber(opts, "replayMaxEvents", options.replayMaxEvents);
   readNumber(opts, "replayMaxBytes", options.replayMaxBytes);
   readNumber(opts, "maxDepth", options.maxDepth);
+  readNumber(opts, "editHistory", options.editHistory);
+  readNumber(opts, "ackHistory", options.ackHistory);
   auto epoch = opts.find("epoch");
   if (epoch != opts.end() && epoch->is_string()) options.epoch = *epoch->get_ptr<const std::string*>();
   auto testAll = opts.find("testAll");
@@ -105,6 +108,25 @@ std::string EmitterFacade::patch(const std::string& opsJson) {
   PatchOutcome r = emitter_->patch(std::move(ops));
   if (!r.ok()) return failureJson(*r.failure);
   return eventsJson(r.events);
+}
+
+std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::string& policyJson) {
+  json edits, options = json::object();
+  // edits > edit > ops > op > value: four levels above the state's nesting.
+  if (auto failure = parseValue(editsJson, emitter_->options().maxDepth, kEnvelopeDepth + 4, edits))
+    return failureJson(*failure);
+  if (!policyJson.empty() && parseBounded(policyJson, kEnvelopeDepth + 2, options))
+    return failureJson(Code::InvalidOptions, "edit policy: not a JSON object");
+  if (!options.is_object()) return failureJson(Code::InvalidOptions, "edit policy: not a JSON object");
+  EditPolicy policy;
+  std::vector<EditRequest> requests;
+  if (auto failure = readEditPolicy(options, policy)) return failureJson(*failure);
+  if (auto failure = readEditRequests(std::move(edits), requests)) return failureJson(*failure);
+  EditsOutcome r = emitter_->applyEdits(requests, policy);
+  if (r.failure) return failureJson(*r.failure);
+  std::string out = eventsJson(r.events);
+  out.pop_back();  // the closing brace: the results go in the same object
+  return out + ",\"results\":" + editResultsJson(r.results).dump() + "}";
 }
 
 std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }

@@ -4,7 +4,7 @@
 //
 //   EmitterFacade(optionsJson)  {startSeq, epoch, digestEvery, guardedPaths, testAll,
 //                                snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth,
-//                                initialState}; unknown keys ignored.
+//                                editHistory, ackHistory, initialState}; unknown keys ignored.
 // A failure is always {"ok":false,"code":<codes.h name>,"message":s[,"opIndex":n]}.
 //   initResult()                {"ok":true}, or a failure (invalid-options) saying why the
 //                               options were refused.
@@ -12,6 +12,11 @@
 //                               limit-exceeded, seq-exhausted)
 //   patch(opsJson)              {"ok":true,"events":[...]} | failure with opIndex (invalid-patch,
 //                               patch-failed, precondition-failed, limit-exceeded), or seq-exhausted
+//   applyEdits(editsJson, policyJson)
+//                               edits [{editId, baseSeq, ops}], policy {ownership, onConflict}
+//                               -> {"ok":true,"events":[...],"results":[{editId,status,reason?,seq?}]}
+//                               | failure (invalid-request, invalid-options, seq-exhausted);
+//                               StateEmitter::applyEdits. An edit's own problems are its result.
 //   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
 //   replay(requestJson)         {"seq":n,"epoch"?:s|null,"skip"?:[n,...]} -> {"ok":true,"events":[...]},
 //                               or an invalid-request failure. {"snapshot":true}: a catch-up that
@@ -42,6 +47,7 @@ class EmitterFacade {
   const std::optional<Failure>& initFailure() const { return initFailure_; }
   std::string update(const std::string& stateJson);
   std::string patch(const std::string& opsJson);
+  std::string applyEdits(const std::string& editsJson, const std::string& policyJson);
   std::string snapshot() const;
   std::string replay(const std::string& requestJson) const;
   std::string heartbeat() const;

@@ -18,6 +18,42 @@ void appendOptionalString(std::string& out, const std::optional<std::string>& v)
   else out += "null";
 }
 
+// {"editId", then: edit-acked "seq"; edit-rejected "reason"; conflict "path",
+// "mine"?, "theirs"? (absent = no such path on that side), "resolution", "seq"}.
+void appendEditOutcome(std::string& out, const Outcome& o) {
+  out += ",\"editId\":";
+  appendJsonString(out, o.editId);
+  if (o.kind == OutcomeKind::EditRejected) {
+    out += ",\"reason\":";
+    appendJsonString(out, codeName(o.reason));
+    return;
+  }
+  out += ",\"seq\":";
+  appendOptionalSeq(out, o.seq);
+  if (o.kind != OutcomeKind::Conflict) return;
+  out += ",\"path\":";
+  appendJsonString(out, o.path);
+  if (o.mine) out += ",\"mine\":" + *o.mine;
+  if (o.theirs) out += ",\"theirs\":" + *o.theirs;
+  out += ",\"resolution\":\"";
+  out += resolutionName(o.resolution);
+  out.push_back('"');
+}
+
+// "edits":[{"editId","applies"}...] while edits are pending (omitted otherwise).
+void appendPendingEdits(std::string& out, const SyncEngine& engine) {
+  const std::vector<PendingEdit> edits = engine.pendingEdits();
+  if (edits.empty()) return;
+  out += ",\"edits\":[";
+  for (size_t i = 0; i < edits.size(); ++i) {
+    if (i) out.push_back(',');
+    out += "{\"editId\":";
+    appendJsonString(out, edits[i].editId);
+    out += edits[i].applies ? ",\"applies\":true}" : ",\"applies\":false}";
+  }
+  out.push_back(']');
+}
+
 }  // namespace
 
 void appendOutcomeJson(std::string& out, const Outcome& o) {
@@ -64,6 +100,11 @@ void appendOutcomeJson(std::string& out, const Outcome& o) {
       out += ",\"message\":";
       appendJsonString(out, o.detail);
       break;
+    case OutcomeKind::Conflict:
+    case OutcomeKind::EditAcked:
+    case OutcomeKind::EditRejected:
+      appendEditOutcome(out, o);
+      break;
   }
   out.push_back('}');
 }
@@ -93,6 +134,7 @@ void appendResultJson(std::string& out, const SyncEngine& engine, const std::vec
   appendOptionalString(out, engine.epoch());
   out += ",\"pending\":";
   out += std::to_string(engine.pendingCount());
+  appendPendingEdits(out, engine);
   out += ",\"resync\":";
   const auto& r = engine.resyncRequest();
   if (!r) {

@@ -4,6 +4,7 @@
 #include <agui_sync/canonical_json.h>
 #include <agui_sync/sync_engine.h>
 
+#include "facade/edit_json.h"
 #include "facade/facade_json.h"
 #include "facade/result_json.h"
 #include "json/json_escape.h"
@@ -45,6 +46,14 @@ std::optional<Failure> readLimits(const json& opts, SyncConfig& config) {
   config.guard.staleAfterMs = staleAfter;
   auto trust = opts.find("trustUnsequenced");
   if (trust != opts.end() && trust->is_boolean()) config.guard.trustUnsequenced = trust->get<bool>();
+  if (auto failure = readEditPolicy(opts, o.edits)) return failure;
+  auto clientId = opts.find("clientId");
+  if (clientId != opts.end() && !clientId->is_null()) {
+    if (!clientId->is_string() || clientId->get_ptr<const std::string*>()->empty() ||
+        clientId->get_ptr<const std::string*>()->size() > 128)
+      return invalidOptions("option 'clientId' must be a non-empty string of at most 128 bytes");
+    o.clientId = *clientId->get_ptr<const std::string*>();
+  }
   return std::nullopt;
 }
 
@@ -75,6 +84,10 @@ SyncFacade::SyncFacade(const std::string& optionsJson) {
   if (initFailure_) config = SyncConfig{};
   initResult_ = initFailure_ ? failureJson(*initFailure_) : okJson();
   engine_ = std::make_unique<SyncEngine>(config.options);
+  if (!initFailure_ && engine_->optionsFailure()) {  // a bad ownership pointer
+    initFailure_ = engine_->optionsFailure();
+    initResult_ = failureJson(*initFailure_);
+  }
   if (config.initialState) engine_->setInitialState(std::move(*config.initialState));
   guard_ = std::make_unique<ApprovalGuard>(*engine_, config.guard);
 }
@@ -126,7 +139,23 @@ std::string SyncFacade::end() {
 
 void SyncFacade::reset() { engine_->reset(); }
 
-std::string SyncFacade::stateJson() const { return engine_->state().dump(); }
+std::string SyncFacade::stateJson() const { return engine_->confirmedState().dump(); }
+std::string SyncFacade::visibleStateJson() const { return engine_->state().dump(); }
+
+std::string SyncFacade::edit(const std::string& opsJson) {
+  json ops;
+  // An op object and its value sit two levels above the state's nesting.
+  if (std::optional<Failure> failure = parseBounded(opsJson, engine_->options().maxDepth + 2, ops))
+    return failureJson(*failure);
+  std::string editId;
+  if (std::optional<Failure> failure = engine_->edit(std::move(ops), &editId)) return failureJson(*failure);
+  std::string out = "{\"ok\":true,\"editId\":";
+  appendJsonString(out, editId);
+  return out + "}";
+}
+
+std::string SyncFacade::pendingEditsJson() const { return agui_sync::pendingEditsJson(engine_->pendingEdits()).dump(); }
+std::string SyncFacade::clientId() const { return engine_->clientId(); }
 
 std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
 

@@ -7,7 +7,8 @@
 // callers branch on `code` and never parse `message`.
 //   SyncFacade(optionsJson)  options: {reorderWindow, reorderBytes, maxGapEvents,
 //                        maxEventBytes, maxDepth, maxStateBytes, initialState,
-//                        staleAfterMs, trustUnsequenced}
+//                        staleAfterMs, trustUnsequenced, ownership, onConflict,
+//                        clientId}  (the last three: edits.h, facade/edit_json.h)
 //                        Unknown keys are ignored; bad values -> initResult().
 //   initResult()         {"ok":true} when the options were valid, else a failure
 //                        with code invalid-options.
@@ -22,7 +23,13 @@
 //   feed(bytes)          -> Result for `bytes` (native callers and tests).
 //   end()                -> Result: the stream ended (pending gap -> resync).
 //   reset()              a new connection starts; keeps state, lastSeq, lastEventId.
-//   stateJson()          the whole state (used once at load; never per delta).
+//   stateJson()          the whole confirmed state (at load, or to repair the
+//                        mirror; never per delta).
+//   visibleStateJson()   the visible state: confirmed + pending edits (tests).
+//   edit(opsJson)        {"ok":true,"editId":s} | failure (codes.h category edit,
+//                        opIndex when an op is at fault); see SyncEngine::edit.
+//   pendingEditsJson()   [{"editId","baseSeq","ops","applies"}...], oldest first.
+//   clientId()           the prefix of this engine's editIds.
 //   metricsJson()        Metrics object (see metrics.h).
 //   statusJson()         Result with no outcomes.
 //   noteActivity(nowMs)  bytes or a heartbeat arrived (feeds the guard's staleness clock).
@@ -45,6 +52,11 @@
 //   {"kind":"event","event":<event JSON verbatim>}
 //   {"kind":"ignored","reason":s,"seq":n|null}
 //   {"kind":"error","code":s,"message":s}
+//   {"kind":"edit-acked","editId":s,"seq":n|null}
+//   {"kind":"edit-rejected","editId":s,"reason":s}
+//   {"kind":"conflict","editId":s,"seq":n|null,"path":s,"mine"?:v,"theirs"?:v,
+//    "resolution":"agent-wins"|"user-wins"}
+// While edits are pending the Result also has "edits":[{"editId","applies"}...].
 // An applied delta's `event.delta` is guaranteed to apply cleanly to the state
 // produced by the previous applied outcome, so a mirror (the JS wrapper) can
 // rebuild only the touched paths instead of re-reading the whole state.
@@ -79,6 +91,10 @@ class SyncFacade {
   std::string end();
   void reset();
   std::string stateJson() const;
+  std::string visibleStateJson() const;
+  std::string edit(const std::string& opsJson);
+  std::string pendingEditsJson() const;
+  std::string clientId() const;
   std::string metricsJson() const;
   std::string statusJson() const;
 

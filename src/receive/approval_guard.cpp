@@ -33,6 +33,7 @@ GuardResult ApprovalGuard::view(const std::string& path, const json** value, Vie
   Tokens tokens;
   std::string error;
   if (!parsePointer(path, tokens, error)) return {false, Code::InvalidToken};
+  if (engine_.editPendingAt(path)) return {false, Code::EditPending};
   const json* node = resolvePointer(engine_.state(), tokens, tokens.size());
   if (!node) return {false, Code::Missing};
   if (value) *value = node;
@@ -46,6 +47,10 @@ GuardResult ApprovalGuard::approve(const ViewToken& token, uint64_t nowMs, Appro
   Tokens tokens;
   std::string error;
   if (!parsePointer(token.path, tokens, error)) return {false, Code::InvalidToken};
+  // A pending edit at, under or above the path: the person would approve their
+  // own value, which the agent does not hold. Elsewhere the visible state is
+  // the confirmed one, so the digests below are the agent's.
+  if (engine_.editPendingAt(token.path)) return {false, Code::EditPending};
   const json* node = resolvePointer(engine_.state(), tokens, tokens.size());
   if (!node) return {false, Code::Missing};
   // The digest, not the seq, decides: unrelated deltas elsewhere in the state

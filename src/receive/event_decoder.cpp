@@ -1,5 +1,7 @@
 #include "receive/event_decoder.h"
 
+#include "edit/edit_acks.h"
+
 #include "json/json_measure.h"
 #include "json/json_reader.h"
 #include "wire/wire.h"
@@ -48,7 +50,7 @@ bool readSeq(const json& v, uint64_t& out) {
 // The members of `metadata` the engine reads (null = absent). Read member by
 // member: building a map for two numbers was a visible cost per event.
 struct SeqFields {
-  json seq, baseSeq, epoch, digest;
+  json seq, baseSeq, epoch, digest, acks;
 };
 
 bool readSeqFields(JsonReader& r, SeqFields& f) {
@@ -60,7 +62,7 @@ bool readSeqFields(JsonReader& r, SeqFields& f) {
     if (!r.nextMember(key, first, &end)) return false;
     if (end) return true;
     json* target = key == "seq"sv ? &f.seq : key == "baseSeq"sv ? &f.baseSeq : key == "epoch"sv ? &f.epoch
-                 : key == "digest"sv ? &f.digest : nullptr;
+                 : key == "digest"sv ? &f.digest : key == "acks"sv ? &f.acks : nullptr;
     if (!target) {
       if (!r.skipValue()) return false;
       continue;
@@ -290,6 +292,7 @@ bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
       return fail(err, Code::InvalidSeq, "metadata.digest must be a 'sha256:<hex>' string", true);
     out.seq.digest = *g.get_ptr<const std::string*>();
   }
+  readAcks(meta.acks, out.seq.acks);  // lenient: acks never make a state event fail
   return true;
 }
 

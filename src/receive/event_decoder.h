@@ -10,10 +10,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <agui_sync/codes.h>
+#include <agui_sync/edits.h>
 #include <agui_sync/options.h>
 
 #include "json/json_patch.h"
@@ -27,6 +29,7 @@ struct SeqInfo {
   std::optional<uint64_t> baseSeq;
   std::optional<std::string> epoch;   // sender incarnation; a change means "counting restarted"
   std::optional<std::string> digest;  // "sha256:<hex>" of the whole state after this event
+  std::vector<EditAck> acks;          // metadata.acks: the sender's verdicts on user edits (edits.h)
 };
 
 // What the engine needs of an event, parsed straight from the text (no DOM of

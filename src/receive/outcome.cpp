@@ -10,9 +10,14 @@ const char* outcomeKindName(OutcomeKind k) {
     case OutcomeKind::Event: return "event";
     case OutcomeKind::Ignored: return "ignored";
     case OutcomeKind::Error: return "error";
+    case OutcomeKind::Conflict: return "conflict";
+    case OutcomeKind::EditAcked: return "edit-acked";
+    case OutcomeKind::EditRejected: return "edit-rejected";
   }
   return "error";
 }
+
+const char* resolutionName(Resolution r) { return r == Resolution::UserWins ? "user-wins" : "agent-wins"; }
 
 const char* statusName(SyncStatus s) {
   switch (s) {

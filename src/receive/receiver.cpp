@@ -157,6 +157,7 @@ void Receiver::handleSnapshot(DecodedEvent& ev, std::string& raw, std::vector<Ou
   o.seq = seq;
   o.raw = std::move(raw);
   o.changedPaths.emplace_back("");
+  o.acks = std::move(ev.seq.acks);
   out.push_back(std::move(o));
   drain(out);
 }
@@ -390,6 +391,7 @@ bool Receiver::applyDelta(DecodedEvent& ev, std::string& raw, uint64_t hash, std
   o.seq = ev.seq.seq;
   o.raw = std::move(raw);
   o.changedPaths = tx.takeChangedPaths();
+  o.acks = std::move(ev.seq.acks);
   out.push_back(std::move(o));
   return true;
 }

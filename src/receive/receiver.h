@@ -75,6 +75,9 @@ class Receiver {
   void onStreamEnd(std::vector<Outcome>& out);
 
   const nlohmann::json& state() const { return state_; }
+  // For the engine's edit layer only, which lays pending edits over the state
+  // between events and always removes them exactly before the next one.
+  nlohmann::json& mutableState() { return state_; }
   SyncStatus status() const { return status_; }
   std::optional<uint64_t> lastSeq() const { return lastSeq_; }
   const std::optional<std::string>& epoch() const { return epoch_; }

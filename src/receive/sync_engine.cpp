@@ -1,5 +1,8 @@
 #include <agui_sync/sync_engine.h>
 
+#include <random>
+
+#include "edit/edit_layer.h"
 #include "receive/event_decoder.h"
 #include "receive/receiver.h"
 #include "receive/sse_framer.h"
@@ -24,6 +27,16 @@ std::optional<uint64_t> heartbeatSeq(const std::string& comment) {
   return v;
 }
 
+// "c" + 16 hex digits: unique enough that two tabs never share an editId prefix.
+std::string randomClientId() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  static const char* hex = "0123456789abcdef";
+  std::string id = "c";
+  for (int shift = 60; shift >= 0; shift -= 4) id += hex[(v >> shift) & 0xf];
+  return id;
+}
+
 }  // namespace
 
 // The three mechanisms the engine composes: SseFramer (bytes -> events) ->
@@ -31,9 +44,26 @@ std::optional<uint64_t> heartbeatSeq(const std::string& comment) {
 // Each is usable and tested on its own; this only wires them and keeps
 // per-connection bookkeeping.
 struct SyncEngine::Impl {
-  explicit Impl(const Options& o) : options(o), framer(o.maxEventBytes), receiver(o) {}
+  explicit Impl(const Options& o) : options(o), framer(o.maxEventBytes), receiver(o), edits(o.maxDepth, o.maxEventBytes) {
+    std::string error;
+    if (!edits.configure(o.edits, o.clientId.empty() ? randomClientId() : o.clientId, error)) {
+      optionsFailure = Failure{Code::InvalidOptions, error, std::nullopt};
+      edits.configure(EditPolicy{{}, o.edits.onConflict}, o.clientId.empty() ? randomClientId() : o.clientId, error);
+    }
+  }
 
   void handleEvent(SseItem& item, std::vector<Outcome>& out);
+  // Pending edits come off the state before the confirmed state changes and go
+  // back on afterwards (edit_layer.h); a no-op while none is pending.
+  bool detachEdits() {
+    if (edits.empty()) return false;
+    edits.detach(receiver.mutableState());
+    return true;
+  }
+  void reattachEdits(std::vector<Outcome>& out, size_t from) {
+    edits.rebase(receiver.state(), out, from);
+    edits.attach(receiver.mutableState());
+  }
 
   Options options;
   SseFramer framer;
@@ -41,6 +71,8 @@ struct SyncEngine::Impl {
   std::vector<SseItem> items;  // reused across feeds to avoid reallocating
   DecodedEvent decoded;
   uint64_t bytesReceived = 0;
+  EditLayer edits;
+  std::optional<Failure> optionsFailure;
 };
 
 void SyncEngine::Impl::handleEvent(SseItem& item, std::vector<Outcome>& out) {
@@ -68,12 +100,18 @@ SyncEngine::~SyncEngine() = default;
 SyncEngine::SyncEngine(SyncEngine&&) noexcept = default;
 SyncEngine& SyncEngine::operator=(SyncEngine&&) noexcept = default;
 
-void SyncEngine::setInitialState(nlohmann::json state) { impl_->receiver.setInitialState(std::move(state)); }
+void SyncEngine::setInitialState(nlohmann::json state) {
+  const bool edited = impl_->detachEdits();
+  impl_->receiver.setInitialState(std::move(state));
+  if (edited) impl_->edits.attach(impl_->receiver.mutableState());
+}
 
 void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out) {
   Impl& e = *impl_;
   e.bytesReceived += n;
   e.items.clear();
+  const size_t from = out.size();
+  const bool edited = e.detachEdits();
   e.framer.feed(bytes, n, e.items);
   for (SseItem& item : e.items) {
     switch (item.kind) {
@@ -84,6 +122,7 @@ void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out)
     }
   }
   e.items.clear();
+  if (edited) e.reattachEdits(out, from);
 }
 
 void SyncEngine::end(std::vector<Outcome>& out) {
@@ -94,7 +133,33 @@ void SyncEngine::end(std::vector<Outcome>& out) {
 void SyncEngine::reset() { impl_->framer.reset(); }
 
 const Options& SyncEngine::options() const { return impl_->options; }
+const std::optional<Failure>& SyncEngine::optionsFailure() const { return impl_->optionsFailure; }
 const nlohmann::json& SyncEngine::state() const { return impl_->receiver.state(); }
+
+nlohmann::json SyncEngine::confirmedState() const {
+  Impl& e = *impl_;
+  if (e.edits.empty()) return e.receiver.state();
+  e.edits.detach(e.receiver.mutableState());
+  nlohmann::json copy = e.receiver.state();
+  e.edits.attach(e.receiver.mutableState());
+  return copy;
+}
+
+std::optional<Failure> SyncEngine::edit(nlohmann::json ops, std::string* editId) {
+  std::string id;
+  auto failure = impl_->edits.edit(impl_->receiver.mutableState(), std::move(ops), impl_->receiver.lastSeq(), id);
+  if (!failure && editId) *editId = std::move(id);
+  return failure;
+}
+
+std::vector<PendingEdit> SyncEngine::pendingEdits() const { return impl_->edits.pending(); }
+const std::string& SyncEngine::clientId() const { return impl_->edits.clientId(); }
+
+bool SyncEngine::editPendingAt(const std::string& pointer) const {
+  Tokens tokens;
+  std::string error;
+  return parsePointer(pointer, tokens, error) && impl_->edits.pendingAt(tokens);
+}
 SyncStatus SyncEngine::status() const { return impl_->receiver.status(); }
 std::optional<uint64_t> SyncEngine::lastSeq() const { return impl_->receiver.lastSeq(); }
 const std::optional<std::string>& SyncEngine::epoch() const { return impl_->receiver.epoch(); }

@@ -11,8 +11,8 @@ import ts from 'typescript';
 import { jsDir, kInternals, pkg, sse, snapshot, delta } from './support.mjs';
 
 const codes = await import(join(jsDir, 'src', 'codes.js'));
-const { ERROR_CODES, GUARD_REASONS, IGNORED_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES } = codes;
-const REASONS = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...GUARD_REASONS]);
+const { ERROR_CODES, GUARD_REASONS, EDIT_REASONS, IGNORED_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES } = codes;
+const REASONS = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...GUARD_REASONS, ...EDIT_REASONS]);
 const srcDir = join(jsDir, 'src');
 // Every module under js/src, sub-folders included (proxy/*.js), as paths relative to it.
 const sources = readdirSync(srcDir, { recursive: true })
@@ -87,12 +87,12 @@ const scans = Object.fromEntries(sources.map((file) => [file, scan(file)]));
 
 describe('the code table', () => {
   test('codes.js: the lists are frozen, unique, and ALL_CODES is their union', () => {
-    const lists = { RESYNC_REASONS, IGNORED_REASONS, ERROR_CODES, GUARD_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES };
+    const lists = { RESYNC_REASONS, IGNORED_REASONS, ERROR_CODES, GUARD_REASONS, EDIT_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES };
     for (const [name, list] of Object.entries(lists)) {
       assert.ok(Object.isFrozen(list), `${name} is frozen`);
       assert.equal(new Set(list).size, list.length, `${name} has no repeats`);
     }
-    const union = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...ERROR_CODES, ...GUARD_REASONS]);
+    const union = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...ERROR_CODES, ...GUARD_REASONS, ...EDIT_REASONS]);
     assert.deepEqual(new Set(ALL_CODES), union);
     for (const reason of [...SNAPSHOT_REASONS, ...REPLAY_REASONS]) assert.ok(RESYNC_REASONS.includes(reason), reason);
   });

@@ -1,0 +1,88 @@
+#include "edit/edit_ledger.h"
+
+#include "edit/edit_acks.h"
+#include "edit/edit_paths.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+void addPointer(const json& doc, const json& op, const char* member, std::vector<Tokens>& out) {
+  auto it = op.find(member);
+  if (it == op.end() || !it->is_string()) return;
+  Tokens tokens;
+  std::string error;
+  if (parsePointer(*it->get_ptr<const std::string*>(), tokens, error)) out.push_back(writtenPath(doc, tokens));
+}
+
+}  // namespace
+
+void EditLedger::recordOps(const json& doc, const json& ops, uint64_t seq, const std::string& origin) {
+  std::vector<Tokens> paths;
+  if (ops.is_array()) {
+    for (const json& op : *ops.get_ptr<const json::array_t*>()) {
+      if (!op.is_object()) continue;
+      auto kind = op.find("op");
+      if (kind == op.end() || !kind->is_string() || *kind == "test") continue;
+      if (*kind == "move") addPointer(doc, op, "from", paths);
+      addPointer(doc, op, "path", paths);
+    }
+  }
+  record(seq, origin, std::move(paths));
+}
+
+void EditLedger::record(uint64_t seq, const std::string& origin, std::vector<Tokens> paths) {
+  if (maxChanges_ == 0) {
+    floor_ = seq;
+    return;
+  }
+  changes_.push_back(Change{seq, origin, std::move(paths)});
+  while (changes_.size() > maxChanges_) {
+    floor_ = changes_.front().seq;
+    changes_.pop_front();
+  }
+}
+
+bool EditLedger::writtenSince(std::optional<uint64_t> baseSeq, uint64_t currentSeq, const std::string& origin,
+                              const std::vector<Tokens>& paths) const {
+  const uint64_t from = baseSeq ? *baseSeq : startSeq_;
+  if (from < floor_ || from > currentSeq) return true;  // history unknown: assume the worst
+  for (auto it = changes_.rbegin(); it != changes_.rend() && it->seq > from; ++it) {
+    if (it->origin == origin) continue;
+    for (const Tokens& written : it->paths)
+      for (const Tokens& p : paths)
+        if (overlaps(written, p)) return true;
+  }
+  return false;
+}
+
+const EditAck* EditLedger::verdict(const std::string& editId) const {
+  auto it = verdicts_.find(editId);
+  return it == verdicts_.end() ? nullptr : &it->second;
+}
+
+void EditLedger::remember(const EditAck& ack) {
+  if (maxVerdicts_ == 0) return;
+  if (!verdicts_.emplace(ack.editId, ack).second) return;
+  verdictOrder_.push_back(ack.editId);
+  while (verdictOrder_.size() > maxVerdicts_) {
+    verdicts_.erase(verdictOrder_.front());
+    verdictOrder_.pop_front();
+  }
+}
+
+json EditLedger::acksSince(std::optional<uint64_t> since, size_t max) const {
+  std::vector<const EditAck*> picked;
+  for (auto it = verdictOrder_.rbegin(); it != verdictOrder_.rend() && picked.size() < max; ++it) {
+    const EditAck& ack = verdicts_.at(*it);
+    if (since && ack.seq && *ack.seq <= *since) break;  // verdicts are remembered in seq order
+    picked.push_back(&ack);
+  }
+  json out(json::value_t::array);
+  for (auto it = picked.rbegin(); it != picked.rend(); ++it) out.push_back(ackJson(**it, true));
+  return out;
+}
+
+}  // namespace agui_sync

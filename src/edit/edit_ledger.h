@@ -1,0 +1,62 @@
+#pragma once
+// The sender's memory for user edits (edits.h, docs/wire.md section 9):
+//  - the change log: which pointers each recent seq wrote, and who wrote them
+//    ("" = the agent, else an edit's origin), for the three-way check: an edit
+//    made at baseSeq conflicts only with writes since baseSeq;
+//  - the verdicts: every edit's ack by editId, so that an edit re-sent after a
+//    reconnect applies once and its ack can be sent again.
+// Both are bounded. Past the change log's reach the history is unknown, and an
+// edit made there counts as overlapping (the safe answer); an edit whose
+// verdict was forgotten would be judged afresh.
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <agui_sync/edits.h>
+
+#include "json/json_pointer.h"
+
+namespace agui_sync {
+
+class EditLedger {
+ public:
+  EditLedger(uint64_t startSeq, size_t maxChanges, size_t maxVerdicts)
+      : floor_(startSeq), startSeq_(startSeq), maxChanges_(maxChanges), maxVerdicts_(maxVerdicts) {}
+
+  // The writes of RFC 6902 `ops` (a JSON array), made by `origin` at `seq`, as
+  // writtenPath() sees them in `doc` (the state after them).
+  void recordOps(const nlohmann::json& doc, const nlohmann::json& ops, uint64_t seq, const std::string& origin);
+  void record(uint64_t seq, const std::string& origin, std::vector<Tokens> paths);
+
+  // Someone other than `origin` wrote a pointer overlapping one of `paths` after
+  // `baseSeq` (null: the edit had no position) -- or the history cannot tell.
+  bool writtenSince(std::optional<uint64_t> baseSeq, uint64_t currentSeq, const std::string& origin,
+                    const std::vector<Tokens>& paths) const;
+
+  const EditAck* verdict(const std::string& editId) const;
+  void remember(const EditAck& ack);
+  // The verdicts given after `since` (all remembered ones when null), the most
+  // recent `max` of them, oldest first, as metadata.acks entries with seq.
+  nlohmann::json acksSince(std::optional<uint64_t> since, size_t max) const;
+
+ private:
+  struct Change {
+    uint64_t seq;
+    std::string origin;
+    std::vector<Tokens> paths;
+  };
+  std::deque<Change> changes_;
+  uint64_t floor_;  // every write after this seq is in changes_
+  uint64_t startSeq_;
+  size_t maxChanges_;
+  size_t maxVerdicts_;
+  std::unordered_map<std::string, EditAck> verdicts_;
+  std::deque<std::string> verdictOrder_;  // oldest first, for eviction and acksSince
+};
+
+}  // namespace agui_sync

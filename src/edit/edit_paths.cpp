@@ -1,0 +1,88 @@
+#include "edit/edit_paths.h"
+
+namespace agui_sync {
+
+namespace {
+
+bool isPrefix(const Tokens& prefix, const Tokens& path) {
+  if (prefix.size() > path.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (prefix[i] != path[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+const char* ownerName(Owner owner) {
+  switch (owner) {
+    case Owner::Agent: return "agent";
+    case Owner::User: return "user";
+    case Owner::Shared: break;
+  }
+  return "shared";
+}
+
+const char* conflictPolicyName(ConflictPolicy policy) {
+  return policy == ConflictPolicy::UserWins ? "user-wins" : "agent-wins";
+}
+
+std::string editOrigin(const std::string& editId) {
+  const size_t colon = editId.rfind(':');
+  return colon == std::string::npos ? editId : editId.substr(0, colon);
+}
+
+bool OwnershipMap::assign(const std::vector<OwnershipRule>& rules, std::string& error) {
+  std::vector<std::pair<Tokens, Owner>> parsed;
+  for (const OwnershipRule& rule : rules) {
+    Tokens tokens;
+    std::string why;
+    if (!parsePointer(rule.path, tokens, why)) {
+      error = "ownership path '" + rule.path + "': " + why;
+      return false;
+    }
+    parsed.emplace_back(std::move(tokens), rule.owner);
+  }
+  rules_ = std::move(parsed);
+  return true;
+}
+
+Owner OwnershipMap::ownerOf(const Tokens& path) const {
+  Owner owner = Owner::Shared;
+  size_t best = 0;
+  bool found = false;
+  for (const auto& [prefix, who] : rules_) {
+    if (!isPrefix(prefix, path) || (found && prefix.size() < best)) continue;
+    owner = who;  // equal lengths: the later rule wins, as in an object literal
+    best = prefix.size();
+    found = true;
+  }
+  return owner;
+}
+
+Owner OwnershipMap::writeOwner(const Tokens& path) const {
+  const Owner own = ownerOf(path);
+  if (own == Owner::Agent) return own;
+  for (const auto& [prefix, who] : rules_)
+    if (who == Owner::Agent && prefix.size() > path.size() && isPrefix(path, prefix)) return Owner::Agent;
+  return own;
+}
+
+bool overlaps(const Tokens& a, const Tokens& b) { return a.size() <= b.size() ? isPrefix(a, b) : isPrefix(b, a); }
+
+Tokens writtenPath(const nlohmann::json& doc, const Tokens& path) {
+  if (path.empty()) return path;
+  const nlohmann::json* parent = resolvePointer(doc, path, path.size() - 1);
+  if (parent == nullptr || !parent->is_array()) return path;
+  return Tokens(path.begin(), path.end() - 1);
+}
+
+void editWrites(const nlohmann::json& doc, const PatchOps& ops, std::vector<std::pair<Tokens, size_t>>& out) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PatchOp& op = ops[i];
+    if (op.kind == OpKind::Test) continue;
+    if (op.kind == OpKind::Move) out.emplace_back(writtenPath(doc, op.fromTokens), i);
+    out.emplace_back(writtenPath(doc, op.pathTokens), i);
+  }
+}
+
+}  // namespace agui_sync

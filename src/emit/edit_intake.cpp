@@ -1,0 +1,109 @@
+// StateEmitter::applyEdits: user edits judged and applied (state_emitter.h,
+// edits.h, docs/wire.md section 9).
+#include "edit/edit_acks.h"
+#include "emit/emitter_impl.h"
+#include "json/json_patch.h"
+#include "wire/patch_code.h"
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+namespace {
+
+constexpr size_t kMaxEditIdBytes = 256;
+
+// Edits grouped by origin, in first-seen order: each group is one event.
+std::vector<std::vector<const EditRequest*>> byOrigin(const std::vector<EditRequest>& edits) {
+  std::vector<std::string> origins;
+  std::vector<std::vector<const EditRequest*>> groups;
+  for (const EditRequest& e : edits) {
+    const std::string origin = editOrigin(e.editId);
+    size_t i = 0;
+    while (i < origins.size() && origins[i] != origin) ++i;
+    if (i == origins.size()) {
+      origins.push_back(origin);
+      groups.emplace_back();
+    }
+    groups[i].push_back(&e);
+  }
+  return groups;
+}
+
+}  // namespace
+
+EditAck StateEmitter::Impl::judge(const EditRequest& edit, const OwnershipMap& owners, ConflictPolicy policy,
+                                  json& accepted, std::vector<Tokens>& written) {
+  EditAck ack;
+  ack.editId = edit.editId;
+  auto reject = [&](Code code) {
+    ack.applied = false;
+    ack.reason = code;
+    return ack;
+  };
+  const std::string origin = editOrigin(edit.editId);
+  // An empty origin would pass for the agent's own writes in the change log.
+  if (origin.empty() || edit.editId.size() > kMaxEditIdBytes) return reject(Code::InvalidRequest);
+  PatchOps parsed;
+  PatchResult v = toPatchOps(edit.ops, parsed);
+  if (!v.ok()) return reject(patchCode(v.status));
+  if (parsed.empty()) return reject(Code::InvalidPatch);
+  std::vector<std::pair<Tokens, size_t>> writes;
+  editWrites(state_, parsed, writes);
+  std::vector<Tokens> shared;
+  for (auto& [path, index] : writes) {
+    const Owner owner = owners.writeOwner(path);
+    if (owner == Owner::Agent) return reject(Code::AgentOwned);
+    if (owner == Owner::Shared) shared.push_back(path);
+  }
+  if (policy == ConflictPolicy::AgentWins && !shared.empty() &&
+      ledger_.writtenSince(edit.baseSeq, seq_, origin, shared))
+    return reject(Code::Conflict);
+  json ops = edit.ops;
+  if (auto failure = prepareOps(ops)) return reject(failure->code);
+  PatchTransaction tx(state_, options_.maxDepth);
+  PatchResult r = tx.apply(ops);  // a copy: `ops` goes on the wire
+  if (!r.ok()) return reject(patchCode(r.status));
+  tx.commit();
+  for (auto& [path, index] : writes) written.push_back(std::move(path));
+  for (json& op : *ops.get_ptr<json::array_t*>()) accepted.push_back(std::move(op));
+  ack.applied = true;
+  return ack;
+}
+
+EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy) {
+  lastFailure_.reset();
+  EditsOutcome out;
+  OwnershipMap owners;
+  std::string error;
+  if (!owners.assign(policy.ownership, error)) {
+    out.failure = Failure{Code::InvalidOptions, error, std::nullopt};
+    return out;
+  }
+  for (const auto& group : byOrigin(edits)) {
+    if (seq_ >= kMaxSeq) {
+      out.failure = Failure{Code::SeqExhausted, "seq reached 2^53-1; start a new epoch", std::nullopt};
+      return out;
+    }
+    const uint64_t next = seq_ + 1;
+    json accepted(json::value_t::array), acks(json::value_t::array);
+    std::vector<Tokens> written;
+    for (const EditRequest* edit : group) {
+      EditAck ack;
+      const EditAck* known = ledger_.verdict(edit->editId);
+      if (known) {
+        ack = *known;  // re-sent: the first verdict again, with the seq it was given at
+      } else {
+        ack = judge(*edit, owners, policy.onConflict, accepted, written);
+        ack.seq = next;
+        ledger_.remember(ack);
+      }
+      acks.push_back(ackJson(ack, known != nullptr));
+      out.results.push_back(std::move(ack));
+    }
+    ledger_.record(next, editOrigin(group.front()->editId), std::move(written));
+    for (json& ev : emit(std::move(accepted), false, &acks)) out.events.push_back(std::move(ev));
+  }
+  return out;
+}
+
+}  // namespace agui_sync

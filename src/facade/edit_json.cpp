@@ -1,0 +1,84 @@
+#include "facade/edit_json.h"
+
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<Failure> bad(std::string message) { return Failure{Code::InvalidOptions, std::move(message), {}}; }
+
+json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+std::optional<Failure> readEditPolicy(const json& options, EditPolicy& policy) {
+  auto ownership = options.find("ownership");
+  if (ownership != options.end() && !ownership->is_null()) {
+    if (!ownership->is_object()) return bad("option 'ownership' must be an object of JSON Pointer -> owner");
+    policy.ownership.clear();
+    for (const auto& [path, owner] : ownership->items()) {
+      const std::string* name = owner.is_string() ? owner.get_ptr<const std::string*>() : nullptr;
+      if (!name || (*name != "agent" && *name != "user" && *name != "shared"))
+        return bad("ownership of '" + path + "' must be 'agent', 'user' or 'shared'");
+      const Owner who = *name == "agent" ? Owner::Agent : *name == "user" ? Owner::User : Owner::Shared;
+      policy.ownership.push_back(OwnershipRule{path, who});
+    }
+  }
+  auto onConflict = options.find("onConflict");
+  if (onConflict != options.end() && !onConflict->is_null()) {
+    if (*onConflict == "agent-wins") policy.onConflict = ConflictPolicy::AgentWins;
+    else if (*onConflict == "user-wins") policy.onConflict = ConflictPolicy::UserWins;
+    else return bad("option 'onConflict' must be 'agent-wins' or 'user-wins'");
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> readEditRequests(json edits, std::vector<EditRequest>& out) {
+  auto invalid = [](size_t i, const char* what) {
+    return Failure{Code::InvalidRequest, "edits[" + std::to_string(i) + "]: " + what, {}};
+  };
+  if (!edits.is_array()) return Failure{Code::InvalidRequest, "edits must be an array", {}};
+  auto& list = *edits.get_ptr<json::array_t*>();
+  for (size_t i = 0; i < list.size(); ++i) {
+    json& e = list[i];
+    if (!e.is_object()) return invalid(i, "not an object");
+    auto id = e.find("editId");
+    if (id == e.end() || !id->is_string() || id->get_ptr<const std::string*>()->empty())
+      return invalid(i, "editId must be a non-empty string");
+    EditRequest request;
+    request.editId = *id->get_ptr<const std::string*>();
+    auto base = e.find("baseSeq");
+    if (base != e.end() && !base->is_null()) {
+      if (!base->is_number_unsigned() || base->get<uint64_t>() > kMaxSeq) return invalid(i, "baseSeq must be a seq or null");
+      request.baseSeq = base->get<uint64_t>();
+    }
+    auto ops = e.find("ops");
+    if (ops == e.end()) return invalid(i, "ops is missing");
+    request.ops = std::move(*ops);  // its shape is judged per edit (a rejection, not a failed call)
+    out.push_back(std::move(request));
+  }
+  return std::nullopt;
+}
+
+json pendingEditsJson(const std::vector<PendingEdit>& edits) {
+  json out(json::value_t::array);
+  for (const PendingEdit& e : edits)
+    out.push_back({{"editId", e.editId}, {"baseSeq", optionalSeq(e.baseSeq)}, {"ops", e.ops}, {"applies", e.applies}});
+  return out;
+}
+
+json editResultsJson(const std::vector<EditAck>& results) {
+  json out(json::value_t::array);
+  for (const EditAck& r : results) {
+    json entry = {{"editId", r.editId}, {"status", r.applied ? "applied" : "rejected"}};
+    if (!r.applied) entry["reason"] = codeName(r.reason);
+    if (r.seq) entry["seq"] = *r.seq;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace agui_sync

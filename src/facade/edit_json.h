@@ -1,0 +1,28 @@
+#pragma once
+// JSON shapes of user edits at the facades (edits.h, docs/wire.md section 9):
+//   policy   {"ownership":{"/pointer":"agent"|"user"|"shared",...},
+//             "onConflict":"agent-wins"|"user-wins"}  (both optional)
+//   edits    [{"editId":s,"baseSeq":n|null,"ops":[...]}, ...]
+//   pending  [{"editId","baseSeq","ops","applies"}, ...]
+//   results  [{"editId","status":"applied"|"rejected","reason"?,"seq"?}, ...]
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <agui_sync/codes.h>
+#include <agui_sync/edits.h>
+
+namespace agui_sync {
+
+// Reads `ownership` and `onConflict` from an options object; absent keys keep
+// the defaults. A bad value: an invalid-options failure naming it.
+std::optional<Failure> readEditPolicy(const nlohmann::json& options, EditPolicy& policy);
+// Reads an edits array; a malformed entry: an invalid-request failure naming its index.
+std::optional<Failure> readEditRequests(nlohmann::json edits, std::vector<EditRequest>& out);
+
+nlohmann::json pendingEditsJson(const std::vector<PendingEdit>& edits);
+nlohmann::json editResultsJson(const std::vector<EditAck>& results);
+
+}  // namespace agui_sync

@@ -1,0 +1,228 @@
+// User edits (edits.h): the client's pending layer, the emitter's verdicts, and
+// the acks between them, by example. test_edits_property.cpp runs them under
+// random schedules and faults.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include <agui_sync/approval_guard.h>
+#include <agui_sync/state_emitter.h>
+#include <agui_sync/sync_engine.h>
+
+using nlohmann::json;
+using namespace agui_sync;
+
+namespace {
+
+json op(const char* name, const std::string& path, json value) {
+  return json{{"op", name}, {"path", path}, {"value", std::move(value)}};
+}
+
+EditPolicy policy(ConflictPolicy onConflict = ConflictPolicy::AgentWins) {
+  return EditPolicy{{{"/proposal", Owner::Agent}, {"/form", Owner::User}}, onConflict};
+}
+
+// An agent (emitter) and one client (engine) on a perfect link.
+struct Pair {
+  explicit Pair(ConflictPolicy onConflict = ConflictPolicy::AgentWins) : rules(policy(onConflict)) {
+    EmitterOptions eo;
+    eo.snapshotRatio = 100;  // deltas, always: the tests look at them
+    emitter = StateEmitter(eo, json{{"proposal", {{"to", "alice"}}}, {"form", {{"note", "hi"}}}, {"shared", {{"budget", 10}}}});
+    Options o;
+    o.edits = rules;
+    o.clientId = "tab1";
+    engine = SyncEngine(o);
+    deliver({emitter.snapshot()});
+  }
+  std::vector<Outcome> deliver(const std::vector<json>& events) {
+    std::vector<Outcome> out;
+    engine.feed(StateEmitter::encodeAll(events), out);
+    return out;
+  }
+  std::vector<Outcome> agent(json ops) { return deliver(emitter.patch(std::move(ops)).events); }
+  // A run starts: the pending edits travel to the agent, which judges them.
+  std::vector<Outcome> run() {
+    std::vector<EditRequest> requests;
+    for (const PendingEdit& e : engine.pendingEdits()) requests.push_back({e.editId, e.baseSeq, e.ops});
+    EditsOutcome r = emitter.applyEdits(requests, rules);
+    REQUIRE_FALSE(r.failure);
+    results = r.results;
+    return deliver(r.events);
+  }
+  std::string edit(json ops) {
+    std::string id;
+    auto failure = engine.edit(std::move(ops), &id);
+    INFO((failure ? failure->message : std::string()));
+    REQUIRE_FALSE(failure);
+    return id;
+  }
+
+  EditPolicy rules;
+  StateEmitter emitter;
+  SyncEngine engine;
+  std::vector<EditAck> results;
+};
+
+const Outcome* find(const std::vector<Outcome>& out, OutcomeKind kind) {
+  for (const Outcome& o : out)
+    if (o.kind == kind) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("edits: an edit shows at once, stays pending, and is acknowledged by the agent", "[edits]") {
+  Pair p;
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  CHECK(id == "tab1:1");
+  CHECK(p.engine.state()["shared"]["budget"] == 20);
+  CHECK(p.engine.confirmedState()["shared"]["budget"] == 10);
+  REQUIRE(p.engine.pendingEdits().size() == 1);
+  CHECK(p.engine.pendingEdits()[0].baseSeq == p.engine.lastSeq());
+
+  auto out = p.run();
+  const Outcome* acked = find(out, OutcomeKind::EditAcked);
+  REQUIRE(acked);
+  CHECK(acked->editId == id);
+  CHECK(acked->seq == p.emitter.seq());
+  CHECK(p.engine.pendingEdits().empty());
+  CHECK(p.engine.state() == p.emitter.state());
+  CHECK(p.engine.confirmedState() == p.emitter.state());
+  REQUIRE(p.results.size() == 1);
+  CHECK(p.results[0].applied);
+}
+
+TEST_CASE("edits: refused edits change nothing and say why", "[edits]") {
+  Pair p;
+  const json before = p.engine.state();
+  std::string id;
+  auto agentOwned = p.engine.edit(json::array({op("replace", "/proposal/to", "mallory")}), &id);
+  REQUIRE(agentOwned);
+  CHECK(agentOwned->code == Code::AgentOwned);
+  CHECK(agentOwned->opIndex == 0u);
+  // Above an agent-owned path: writing "" would overwrite /proposal.
+  auto above = p.engine.edit(json::array({op("replace", "", json::object())}), &id);
+  REQUIRE(above);
+  CHECK(above->code == Code::AgentOwned);
+  auto bad = p.engine.edit(json::array({json{{"op", "frobnicate"}, {"path", "/x"}}}), &id);
+  REQUIRE(bad);
+  CHECK(bad->code == Code::InvalidPatch);
+  auto failed = p.engine.edit(json::array({op("add", "/shared/budget", 1), op("test", "/shared/budget", 99)}), &id);
+  REQUIRE(failed);
+  CHECK(failed->code == Code::PreconditionFailed);
+  CHECK(failed->opIndex == 1u);
+  CHECK(p.engine.state() == before);
+  CHECK(p.engine.pendingEdits().empty());
+}
+
+TEST_CASE("edits: a shared-path conflict under agent-wins is reported and the agent's value shows", "[edits]") {
+  Pair p;
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  auto out = p.agent(json::array({op("replace", "/shared/budget", 30)}));
+  const Outcome* c = find(out, OutcomeKind::Conflict);
+  REQUIRE(c);
+  CHECK(c->editId == id);
+  CHECK(c->path == "/shared/budget");
+  CHECK(c->mine == std::optional<std::string>("20"));
+  CHECK(c->theirs == std::optional<std::string>("30"));
+  CHECK(c->resolution == Resolution::AgentWins);
+  CHECK(p.engine.pendingEdits().empty());
+  CHECK(p.engine.state()["shared"]["budget"] == 30);
+  // Had the edit reached the agent, it would have been rejected the same way.
+  std::vector<EditAck> results =
+      p.emitter.applyEdits({{id, p.emitter.seq() - 1, json::array({op("replace", "/shared/budget", 20)})}}, p.rules).results;
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].applied);
+  CHECK(results[0].reason == Code::Conflict);
+}
+
+TEST_CASE("edits: under user-wins the edit survives the conflict and is applied", "[edits]") {
+  Pair p(ConflictPolicy::UserWins);
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  auto out = p.agent(json::array({op("replace", "/shared/budget", 30)}));
+  const Outcome* c = find(out, OutcomeKind::Conflict);
+  REQUIRE(c);
+  CHECK(c->resolution == Resolution::UserWins);
+  CHECK(p.engine.state()["shared"]["budget"] == 20);
+  CHECK(p.engine.confirmedState()["shared"]["budget"] == 30);
+  out = p.run();
+  REQUIRE(find(out, OutcomeKind::EditAcked));
+  CHECK(p.emitter.state()["shared"]["budget"] == 20);
+  CHECK(p.engine.state() == p.emitter.state());
+}
+
+TEST_CASE("edits: an agent write to a user-owned path is masked until the ack", "[edits]") {
+  Pair p;
+  p.edit(json::array({op("replace", "/form/note", "mine")}));
+  auto out = p.agent(json::array({op("replace", "/form/note", "theirs")}));
+  CHECK_FALSE(find(out, OutcomeKind::Conflict));
+  CHECK(p.engine.state()["form"]["note"] == "mine");
+  CHECK(p.engine.confirmedState()["form"]["note"] == "theirs");
+  out = p.run();
+  REQUIRE(find(out, OutcomeKind::EditAcked));
+  CHECK(p.emitter.state()["form"]["note"] == "mine");
+  CHECK(p.engine.state() == p.emitter.state());
+}
+
+TEST_CASE("edits: a re-sent edit applies once and is acknowledged again", "[edits]") {
+  Pair p;
+  const std::string id = p.edit(json::array({op("add", "/shared/items", json::array()), op("add", "/shared/items/-", 1)}));
+  std::vector<EditRequest> once{{id, p.engine.lastSeq(), p.engine.pendingEdits()[0].ops}};
+  EditsOutcome first = p.emitter.applyEdits(once, p.rules);
+  // The ack is lost on the way; the client re-sends with the next run, and
+  // catches up on the gap that the new event reveals.
+  auto out = p.run();
+  REQUIRE(p.results.size() == 1);
+  CHECK(p.results[0].applied);
+  CHECK(p.results[0].seq == first.results[0].seq);
+  CHECK(p.emitter.state()["shared"]["items"] == json::array({1}));
+  CHECK_FALSE(find(out, OutcomeKind::EditAcked));  // held behind the gap
+  out = p.deliver(p.emitter.replaySince(*p.engine.lastSeq()));
+  const Outcome* acked = find(out, OutcomeKind::EditAcked);
+  REQUIRE(acked);
+  CHECK(acked->seq == first.results[0].seq);
+  CHECK(p.engine.state() == p.emitter.state());
+}
+
+TEST_CASE("edits: an ack survives a catch-up answered by a snapshot", "[edits]") {
+  Pair p;
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  const auto seqBefore = p.engine.lastSeq();
+  std::vector<EditRequest> requests{{id, seqBefore, p.engine.pendingEdits()[0].ops}};
+  p.emitter.applyEdits(requests, p.rules);  // its event is lost
+  p.emitter.patch(json::array({op("replace", "/proposal/to", "bob")}));
+  auto out = p.deliver({p.emitter.catchUpSnapshot()});
+  const Outcome* acked = find(out, OutcomeKind::EditAcked);
+  REQUIRE(acked);
+  CHECK(acked->editId == id);
+  CHECK(p.engine.pendingEdits().empty());
+  CHECK(p.engine.state() == p.emitter.state());
+}
+
+TEST_CASE("edits: the guard refuses paths with a pending edit at, under or above them", "[edits][guard]") {
+  Pair p;
+  ApprovalGuard guard(p.engine, GuardOptions{});
+  guard.noteActivity(1);
+  ViewToken token;
+  REQUIRE(guard.view("/shared/budget", nullptr, &token).ok);
+  p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  CHECK(guard.view("/shared/budget", nullptr, nullptr).reason == Code::EditPending);
+  CHECK(guard.view("/shared", nullptr, nullptr).reason == Code::EditPending);
+  CHECK(guard.view("", nullptr, nullptr).reason == Code::EditPending);
+  CHECK(guard.approve(token, 2, nullptr).reason == Code::EditPending);
+  CHECK(guard.view("/proposal/to", nullptr, nullptr).ok);
+  p.run();
+  CHECK(guard.view("/shared/budget", nullptr, nullptr).ok);
+}
+
+TEST_CASE("edits: a write into an array counts as a write to the whole array", "[edits]") {
+  Pair p;
+  p.agent(json::array({op("add", "/shared/list", json::array({"a", "b", "c"}))}));
+  p.edit(json::array({op("replace", "/shared/list/2", "C")}));
+  // The agent inserts at the front: the user's index 2 now names "b".
+  auto out = p.agent(json::array({op("add", "/shared/list/0", "z")}));
+  const Outcome* c = find(out, OutcomeKind::Conflict);
+  REQUIRE(c);
+  CHECK(c->path == "/shared/list");
+  CHECK(p.engine.state()["shared"]["list"] == json::array({"z", "a", "b", "c"}));
+}
