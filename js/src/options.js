@@ -13,7 +13,7 @@ const SYNC_GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
 const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, 'initialState', ...WASM_OPTIONS]);
 
 // createStateEmitter: integers >= 0 passed as they are.
-const EMITTER_COUNT_OPTIONS = ['startSeq', 'digestEvery', 'replayMaxEvents', 'replayMaxBytes'];
+const EMITTER_COUNT_OPTIONS = ['startSeq', 'digestEvery', 'replayMaxEvents', 'replayMaxBytes', 'editHistory', 'ackHistory'];
 const EMITTER_OPTIONS = new Set([
   ...EMITTER_COUNT_OPTIONS, 'epoch', 'snapshotRatio', 'guardedPaths', 'testAll', 'maxDepth', 'initialState',
   ...WASM_OPTIONS,

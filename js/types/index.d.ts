@@ -338,6 +338,10 @@ export interface StateEmitterOptions<S = JsonValue> extends EngineOptions {
   /** Replay buffer caps (default 1024 events, 4 MiB). */
   replayMaxEvents?: number;
   replayMaxBytes?: number;
+  /** Seqs whose written paths are kept for edits' three-way check (default 4096). */
+  editHistory?: number;
+  /** Edit verdicts kept, so a re-sent edit applies once (default 4096). */
+  ackHistory?: number;
   /** Deepest accepted nesting (default 128). */
   maxDepth?: number;
   initialState?: S;

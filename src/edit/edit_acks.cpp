@@ -1,4 +1,5 @@
 #include "edit/edit_acks.h"
+#include "json/cold.h"
 
 #include "wire/wire.h"
 
@@ -32,7 +33,7 @@ bool readOne(const nlohmann::json& entry, EditAck& ack) {
 
 }  // namespace
 
-void readAcks(const nlohmann::json& acks, std::vector<EditAck>& out) {
+AGUI_COLD void readAcks(const nlohmann::json& acks, std::vector<EditAck>& out) {
   if (!acks.is_array()) return;
   for (const nlohmann::json& entry : *acks.get_ptr<const nlohmann::json::array_t*>()) {
     if (out.size() >= kMaxAcksPerEvent) return;
@@ -41,7 +42,7 @@ void readAcks(const nlohmann::json& acks, std::vector<EditAck>& out) {
   }
 }
 
-nlohmann::json ackJson(const EditAck& ack, bool withSeq) {
+AGUI_COLD nlohmann::json ackJson(const EditAck& ack, bool withSeq) {
   nlohmann::json j(nlohmann::json::value_t::object);
   auto& o = *j.get_ptr<nlohmann::json::object_t*>();
   o.emplace("editId", ack.editId);

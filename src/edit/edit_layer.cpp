@@ -1,4 +1,5 @@
 #include "edit/edit_layer.h"
+#include "json/cold.h"
 
 #include <algorithm>
 
@@ -29,14 +30,14 @@ Outcome editOutcome(OutcomeKind kind, const std::string& editId) {
 
 }  // namespace
 
-bool EditLayer::configure(const EditPolicy& policy, std::string clientId, std::string& error) {
+AGUI_COLD bool EditLayer::configure(const EditPolicy& policy, std::string clientId, std::string& error) {
   if (!owners_.assign(policy.ownership, error)) return false;
   onConflict_ = policy.onConflict;
   clientId_ = std::move(clientId);
   return true;
 }
 
-void EditLayer::detach(json& doc) {
+AGUI_COLD void EditLayer::detach(json& doc) {
   (void)doc;  // each transaction holds its own reference to the document
   for (auto it = edits_.rbegin(); it != edits_.rend(); ++it) {
     if (!it->tx) continue;
@@ -45,7 +46,7 @@ void EditLayer::detach(json& doc) {
   }
 }
 
-bool EditLayer::applyEdit(json& doc, Edit& e, PatchResult* result) {
+AGUI_COLD bool EditLayer::applyEdit(json& doc, Edit& e, PatchResult* result) {
   auto tx = std::make_unique<PatchTransaction>(doc, maxDepth_);
   PatchResult r = tx->apply(e.ops);  // a copy: the edit is replayed again after every agent event
   if (result) *result = r;
@@ -54,12 +55,12 @@ bool EditLayer::applyEdit(json& doc, Edit& e, PatchResult* result) {
   return r.ok();
 }
 
-void EditLayer::attach(json& doc) {
+AGUI_COLD void EditLayer::attach(json& doc) {
   for (Edit& e : edits_)
     if (!e.tx) applyEdit(doc, e);
 }
 
-std::optional<Failure> EditLayer::check(const json& doc, const json& ops, PatchOps& parsed,
+AGUI_COLD std::optional<Failure> EditLayer::check(const json& doc, const json& ops, PatchOps& parsed,
                                         std::vector<Write>& writes) const {
   if (edits_.size() >= kMaxPendingEdits)
     return Failure{Code::LimitExceeded, "too many pending edits (" + std::to_string(kMaxPendingEdits) + ")", std::nullopt};
@@ -82,13 +83,13 @@ std::optional<Failure> EditLayer::check(const json& doc, const json& ops, PatchO
 
 // The agent's values where the new edit writes: read with the pending edits
 // rolled back, since an earlier pending edit may have changed those places.
-void EditLayer::readBases(json& doc, std::vector<Write>& writes) {
+AGUI_COLD void EditLayer::readBases(json& doc, std::vector<Write>& writes) {
   detach(doc);
   for (Write& w : writes) w.base = valueAt(doc, w.path);
   attach(doc);
 }
 
-std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optional<uint64_t> baseSeq, std::string& editId) {
+AGUI_COLD std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optional<uint64_t> baseSeq, std::string& editId) {
   Edit e;
   if (auto failure = check(doc, ops, e.ops, e.writes)) return failure;
   readBases(doc, e.writes);
@@ -103,21 +104,21 @@ std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optional<uint64
   return std::nullopt;
 }
 
-std::vector<PendingEdit> EditLayer::pending() const {
+AGUI_COLD std::vector<PendingEdit> EditLayer::pending() const {
   std::vector<PendingEdit> out;
   out.reserve(edits_.size());
   for (const Edit& e : edits_) out.push_back(e.info);
   return out;
 }
 
-bool EditLayer::pendingAt(const Tokens& path) const {
+AGUI_COLD bool EditLayer::pendingAt(const Tokens& path) const {
   for (const Edit& e : edits_)
     for (const Write& w : e.writes)
       if (overlaps(w.path, path)) return true;
   return false;
 }
 
-void EditLayer::rebase(const json& doc, std::vector<Outcome>& out, size_t from) {
+AGUI_COLD void EditLayer::rebase(const json& doc, std::vector<Outcome>& out, size_t from) {
   if (from >= out.size()) return;
   std::vector<Outcome> tail(std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(from)),
                             std::make_move_iterator(out.end()));
@@ -129,14 +130,14 @@ void EditLayer::rebase(const json& doc, std::vector<Outcome>& out, size_t from) 
 }
 
 // `applied` lives in `out`: copy what is needed before appending to it.
-void EditLayer::onApplied(const json& doc, const Outcome& applied, std::vector<Outcome>& out) {
+AGUI_COLD void EditLayer::onApplied(const json& doc, const Outcome& applied, std::vector<Outcome>& out) {
   const Outcome event = applied;
   const bool ours = takeAcks(event, out);
   if (!edits_.empty()) checkWrites(doc, event, ours, out);
 }
 
 // Removes the edits the event acknowledges; true when any of them was ours.
-bool EditLayer::takeAcks(const Outcome& event, std::vector<Outcome>& out) {
+AGUI_COLD bool EditLayer::takeAcks(const Outcome& event, std::vector<Outcome>& out) {
   bool ours = false;
   for (const EditAck& ack : event.acks) {
     auto it = std::find_if(edits_.begin(), edits_.end(), [&](const Edit& e) { return e.info.editId == ack.editId; });
@@ -166,7 +167,7 @@ bool EditLayer::takeAcks(const Outcome& event, std::vector<Outcome>& out) {
 // conflict on shared ones. A delta says where it wrote; a snapshot does not,
 // so there the agent's value is compared with the one the edit was made over.
 // An event that acknowledges our own edits wrote our values: no conflict.
-void EditLayer::checkWrites(const json& doc, const Outcome& event, bool ours, std::vector<Outcome>& out) {
+AGUI_COLD void EditLayer::checkWrites(const json& doc, const Outcome& event, bool ours, std::vector<Outcome>& out) {
   const bool snapshot = event.type == "STATE_SNAPSHOT";
   std::vector<Tokens> changed;
   if (!snapshot) {
@@ -196,7 +197,7 @@ void EditLayer::checkWrites(const json& doc, const Outcome& event, bool ours, st
   }
 }
 
-void EditLayer::conflict(Edit& e, const Write& w, const json& doc, std::optional<uint64_t> seq,
+AGUI_COLD void EditLayer::conflict(Edit& e, const Write& w, const json& doc, std::optional<uint64_t> seq,
                          std::vector<Outcome>& out) {
   Outcome o = editOutcome(OutcomeKind::Conflict, e.info.editId);
   o.seq = seq;

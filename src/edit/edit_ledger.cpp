@@ -17,6 +17,29 @@ void addPointer(const json& doc, const json& op, const char* member, std::vector
   if (parsePointer(*it->get_ptr<const std::string*>(), tokens, error)) out.push_back(writtenPath(doc, tokens));
 }
 
+void pack(const Tokens& path, std::string& out) {
+  const std::string text = formatPointer(path);
+  const uint32_t n = static_cast<uint32_t>(text.size());
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out += text;
+}
+
+// Calls fn(tokens) for each packed pointer until it returns true.
+template <typename Fn>
+bool anyPacked(const std::string& packed, Fn fn) {
+  Tokens tokens;
+  std::string error;
+  for (size_t at = 0; at + sizeof(uint32_t) <= packed.size();) {
+    uint32_t n = 0;
+    packed.copy(reinterpret_cast<char*>(&n), sizeof n, at);
+    at += sizeof n;
+    tokens.clear();
+    if (parsePointer(std::string_view(packed).substr(at, n), tokens, error) && fn(tokens)) return true;
+    at += n;
+  }
+  return false;
+}
+
 }  // namespace
 
 void EditLedger::recordOps(const json& doc, const json& ops, uint64_t seq, const std::string& origin) {
@@ -38,7 +61,9 @@ void EditLedger::record(uint64_t seq, const std::string& origin, std::vector<Tok
     floor_ = seq;
     return;
   }
-  changes_.push_back(Change{seq, origin, std::move(paths)});
+  std::string packed;
+  for (const Tokens& p : paths) pack(p, packed);
+  changes_.push_back(Change{seq, origin, std::move(packed)});
   while (changes_.size() > maxChanges_) {
     floor_ = changes_.front().seq;
     changes_.pop_front();
@@ -51,9 +76,12 @@ bool EditLedger::writtenSince(std::optional<uint64_t> baseSeq, uint64_t currentS
   if (from < floor_ || from > currentSeq) return true;  // history unknown: assume the worst
   for (auto it = changes_.rbegin(); it != changes_.rend() && it->seq > from; ++it) {
     if (it->origin == origin) continue;
-    for (const Tokens& written : it->paths)
+    const bool hit = anyPacked(it->paths, [&](const Tokens& written) {
       for (const Tokens& p : paths)
         if (overlaps(written, p)) return true;
+      return false;
+    });
+    if (hit) return true;
   }
   return false;
 }

@@ -48,7 +48,9 @@ class EditLedger {
   struct Change {
     uint64_t seq;
     std::string origin;
-    std::vector<Tokens> paths;
+    // The written pointers, each as [uint32 length][pointer text]: one
+    // allocation per seq, read back only when an edit is judged.
+    std::string paths;
   };
   std::deque<Change> changes_;
   uint64_t floor_;  // every write after this seq is in changes_

@@ -1,4 +1,5 @@
 #include "edit/edit_paths.h"
+#include "json/cold.h"
 
 namespace agui_sync {
 
@@ -31,7 +32,7 @@ std::string editOrigin(const std::string& editId) {
   return colon == std::string::npos ? editId : editId.substr(0, colon);
 }
 
-bool OwnershipMap::assign(const std::vector<OwnershipRule>& rules, std::string& error) {
+AGUI_COLD bool OwnershipMap::assign(const std::vector<OwnershipRule>& rules, std::string& error) {
   std::vector<std::pair<Tokens, Owner>> parsed;
   for (const OwnershipRule& rule : rules) {
     Tokens tokens;
@@ -46,7 +47,7 @@ bool OwnershipMap::assign(const std::vector<OwnershipRule>& rules, std::string& 
   return true;
 }
 
-Owner OwnershipMap::ownerOf(const Tokens& path) const {
+AGUI_COLD Owner OwnershipMap::ownerOf(const Tokens& path) const {
   Owner owner = Owner::Shared;
   size_t best = 0;
   bool found = false;
@@ -59,7 +60,7 @@ Owner OwnershipMap::ownerOf(const Tokens& path) const {
   return owner;
 }
 
-Owner OwnershipMap::writeOwner(const Tokens& path) const {
+AGUI_COLD Owner OwnershipMap::writeOwner(const Tokens& path) const {
   const Owner own = ownerOf(path);
   if (own == Owner::Agent) return own;
   for (const auto& [prefix, who] : rules_)
@@ -67,16 +68,16 @@ Owner OwnershipMap::writeOwner(const Tokens& path) const {
   return own;
 }
 
-bool overlaps(const Tokens& a, const Tokens& b) { return a.size() <= b.size() ? isPrefix(a, b) : isPrefix(b, a); }
+AGUI_COLD bool overlaps(const Tokens& a, const Tokens& b) { return a.size() <= b.size() ? isPrefix(a, b) : isPrefix(b, a); }
 
-Tokens writtenPath(const nlohmann::json& doc, const Tokens& path) {
+AGUI_COLD Tokens writtenPath(const nlohmann::json& doc, const Tokens& path) {
   if (path.empty()) return path;
   const nlohmann::json* parent = resolvePointer(doc, path, path.size() - 1);
   if (parent == nullptr || !parent->is_array()) return path;
   return Tokens(path.begin(), path.end() - 1);
 }
 
-void editWrites(const nlohmann::json& doc, const PatchOps& ops, std::vector<std::pair<Tokens, size_t>>& out) {
+AGUI_COLD void editWrites(const nlohmann::json& doc, const PatchOps& ops, std::vector<std::pair<Tokens, size_t>>& out) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const PatchOp& op = ops[i];
     if (op.kind == OpKind::Test) continue;

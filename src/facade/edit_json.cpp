@@ -1,4 +1,5 @@
 #include "facade/edit_json.h"
+#include "json/cold.h"
 
 #include "wire/wire.h"
 
@@ -14,7 +15,7 @@ json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(
 
 }  // namespace
 
-std::optional<Failure> readEditPolicy(const json& options, EditPolicy& policy) {
+AGUI_COLD std::optional<Failure> readEditPolicy(const json& options, EditPolicy& policy) {
   auto ownership = options.find("ownership");
   if (ownership != options.end() && !ownership->is_null()) {
     if (!ownership->is_object()) return bad("option 'ownership' must be an object of JSON Pointer -> owner");
@@ -36,7 +37,7 @@ std::optional<Failure> readEditPolicy(const json& options, EditPolicy& policy) {
   return std::nullopt;
 }
 
-std::optional<Failure> readEditRequests(json edits, std::vector<EditRequest>& out) {
+AGUI_COLD std::optional<Failure> readEditRequests(json edits, std::vector<EditRequest>& out) {
   auto invalid = [](size_t i, const char* what) {
     return Failure{Code::InvalidRequest, "edits[" + std::to_string(i) + "]: " + what, {}};
   };
@@ -63,14 +64,14 @@ std::optional<Failure> readEditRequests(json edits, std::vector<EditRequest>& ou
   return std::nullopt;
 }
 
-json pendingEditsJson(const std::vector<PendingEdit>& edits) {
+AGUI_COLD json pendingEditsJson(const std::vector<PendingEdit>& edits) {
   json out(json::value_t::array);
   for (const PendingEdit& e : edits)
     out.push_back({{"editId", e.editId}, {"baseSeq", optionalSeq(e.baseSeq)}, {"ops", e.ops}, {"applies", e.applies}});
   return out;
 }
 
-json editResultsJson(const std::vector<EditAck>& results) {
+AGUI_COLD json editResultsJson(const std::vector<EditAck>& results) {
   json out(json::value_t::array);
   for (const EditAck& r : results) {
     json entry = {{"editId", r.editId}, {"status", r.applied ? "applied" : "rejected"}};

@@ -1,3 +1,4 @@
+#include "json/cold.h"
 #include "facade/sync_facade.h"
 
 #include <agui_sync/approval_guard.h>
@@ -76,7 +77,7 @@ std::optional<Failure> readSyncConfig(const std::string& optionsJson, SyncConfig
 
 }  // namespace
 
-SyncFacade::SyncFacade(const std::string& optionsJson) {
+AGUI_COLD SyncFacade::SyncFacade(const std::string& optionsJson) {
   SyncConfig config;
   initFailure_ = readSyncConfig(optionsJson, config);
   // A refused configuration still builds a default engine, so every method
@@ -139,10 +140,10 @@ std::string SyncFacade::end() {
 
 void SyncFacade::reset() { engine_->reset(); }
 
-std::string SyncFacade::stateJson() const { return engine_->confirmedState().dump(); }
-std::string SyncFacade::visibleStateJson() const { return engine_->state().dump(); }
+AGUI_COLD std::string SyncFacade::stateJson() const { return engine_->confirmedState().dump(); }
+AGUI_COLD std::string SyncFacade::visibleStateJson() const { return engine_->state().dump(); }
 
-std::string SyncFacade::edit(const std::string& opsJson) {
+AGUI_COLD std::string SyncFacade::edit(const std::string& opsJson) {
   json ops;
   // An op object and its value sit two levels above the state's nesting.
   if (std::optional<Failure> failure = parseBounded(opsJson, engine_->options().maxDepth + 2, ops))
@@ -154,8 +155,8 @@ std::string SyncFacade::edit(const std::string& opsJson) {
   return out + "}";
 }
 
-std::string SyncFacade::pendingEditsJson() const { return agui_sync::pendingEditsJson(engine_->pendingEdits()).dump(); }
-std::string SyncFacade::clientId() const { return engine_->clientId(); }
+AGUI_COLD std::string SyncFacade::pendingEditsJson() const { return agui_sync::pendingEditsJson(engine_->pendingEdits()).dump(); }
+AGUI_COLD std::string SyncFacade::clientId() const { return engine_->clientId(); }
 
 std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
 

@@ -1,7 +1,8 @@
 #include <agui_sync/sync_engine.h>
 
-#include <random>
+#include <chrono>
 
+#include "json/cold.h"
 #include "edit/edit_layer.h"
 #include "receive/event_decoder.h"
 #include "receive/receiver.h"
@@ -27,10 +28,16 @@ std::optional<uint64_t> heartbeatSeq(const std::string& comment) {
   return v;
 }
 
-// "c" + 16 hex digits: unique enough that two tabs never share an editId prefix.
-std::string randomClientId() {
-  std::random_device rd;
-  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+// "c" + 16 hex digits, for a native caller that names no clientId: the clock,
+// an address and a counter, mixed (splitmix64). The JS layer always passes a
+// crypto-random id. (std::random_device would drag a file system into WASM.)
+AGUI_COLD std::string randomClientId() {
+  static uint64_t counter = 0;
+  uint64_t v = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+               (reinterpret_cast<uintptr_t>(&counter) << 16) ^ (++counter * 0x9E3779B97F4A7C15ull);
+  v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9ull;
+  v = (v ^ (v >> 27)) * 0x94D049BB133111EBull;
+  v ^= v >> 31;
   static const char* hex = "0123456789abcdef";
   std::string id = "c";
   for (int shift = 60; shift >= 0; shift -= 4) id += hex[(v >> shift) & 0xf];
@@ -136,7 +143,7 @@ const Options& SyncEngine::options() const { return impl_->options; }
 const std::optional<Failure>& SyncEngine::optionsFailure() const { return impl_->optionsFailure; }
 const nlohmann::json& SyncEngine::state() const { return impl_->receiver.state(); }
 
-nlohmann::json SyncEngine::confirmedState() const {
+AGUI_COLD nlohmann::json SyncEngine::confirmedState() const {
   Impl& e = *impl_;
   if (e.edits.empty()) return e.receiver.state();
   e.edits.detach(e.receiver.mutableState());
@@ -145,17 +152,17 @@ nlohmann::json SyncEngine::confirmedState() const {
   return copy;
 }
 
-std::optional<Failure> SyncEngine::edit(nlohmann::json ops, std::string* editId) {
+AGUI_COLD std::optional<Failure> SyncEngine::edit(nlohmann::json ops, std::string* editId) {
   std::string id;
   auto failure = impl_->edits.edit(impl_->receiver.mutableState(), std::move(ops), impl_->receiver.lastSeq(), id);
   if (!failure && editId) *editId = std::move(id);
   return failure;
 }
 
-std::vector<PendingEdit> SyncEngine::pendingEdits() const { return impl_->edits.pending(); }
+AGUI_COLD std::vector<PendingEdit> SyncEngine::pendingEdits() const { return impl_->edits.pending(); }
 const std::string& SyncEngine::clientId() const { return impl_->edits.clientId(); }
 
-bool SyncEngine::editPendingAt(const std::string& pointer) const {
+AGUI_COLD bool SyncEngine::editPendingAt(const std::string& pointer) const {
   Tokens tokens;
   std::string error;
   return parsePointer(pointer, tokens, error) && impl_->edits.pendingAt(tokens);

@@ -309,7 +309,8 @@ describe('createStateEmitter', () => {
   });
 
   test('4,000 update/replay cycles and 2,000 create/update/dispose cycles leave the emitter heap flat', async () => {
-    const probe = await createStateEmitter({ replayMaxEvents: 8 });
+    // Every buffer bounded at 8: the replay ring and the edits' change log.
+    const probe = await createStateEmitter({ replayMaxEvents: 8, editHistory: 8 });
     const { engine } = probe[kInternals]();
     const cycle = async () => {
       const e = await createStateEmitter({ initialState: { list: [1, 2, 3] } });
@@ -326,7 +327,7 @@ describe('createStateEmitter', () => {
       await cycle();
       churn(i);
     }
-    // The replay ring is full (8 events); its size no longer changes.
+    // The replay ring and the change log are full (8 events); their sizes no longer change.
     const before = engine.heapBytesInUse();
     for (let i = 0; i < 2000; i++) await cycle();
     assert.equal(engine.heapBytesInUse(), before);
