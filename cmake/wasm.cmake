@@ -74,6 +74,8 @@ endif()
 # 100 KB budget; the receiver alone is ~82 + 12 KB.)
 # The core is exception-free; a stray throw becomes abort(), which the wrapper
 # reports as an Error. Exceptions off also keeps invoke_* trampolines away.
+# No RTTI either (embind works without it when EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES
+# is 0): the type-name strings of nlohmann's templates cost ~2 KB gz.
 set(AGUI_WASM_OPT_FLAGS ${AGUI_WASM_OPT})
 if(AGUI_WASM_LTO)
   list(APPEND AGUI_WASM_OPT_FLAGS -flto)
@@ -82,6 +84,7 @@ endif()
 set(AGUI_WASM_LINK_OPTIONS
   ${AGUI_WASM_OPT_FLAGS}
   -fno-exceptions
+  -fno-rtti
   --bind
   -sMODULARIZE=1
   -sEXPORT_ES6=1
@@ -104,8 +107,8 @@ function(agui_wasm_module target output_name export_name define)
     ${CMAKE_CURRENT_SOURCE_DIR}/include
     ${CMAKE_CURRENT_SOURCE_DIR}/src
     ${AGUI_WASM_INCLUDE_SHIM})
-  target_compile_options(${target} PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -Wall -Wextra)
-  target_compile_definitions(${target} PRIVATE JSON_NOEXCEPTION ${define})
+  target_compile_options(${target} PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -fno-rtti -Wall -Wextra)
+  target_compile_definitions(${target} PRIVATE JSON_NOEXCEPTION EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0 ${define})
   target_link_options(${target} PRIVATE ${AGUI_WASM_LINK_OPTIONS} -sEXPORT_NAME=${export_name})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${output_name}

@@ -17,6 +17,11 @@ std::optional<json> valueAt(const json& doc, const Tokens& path) {
   return v ? std::optional<json>(*v) : std::nullopt;
 }
 
+std::optional<uint64_t> hashAt(const json& doc, const Tokens& path) {
+  const json* v = resolvePointer(doc, path, path.size());
+  return v ? std::optional<uint64_t>(contentHash(*v)) : std::nullopt;
+}
+
 std::optional<std::string> jsonText(const std::optional<json>& v) {
   return v ? std::optional<std::string>(v->dump(-1, ' ', false, json::error_handler_t::replace)) : std::nullopt;
 }
@@ -85,7 +90,7 @@ AGUI_COLD std::optional<Failure> EditLayer::check(const json& doc, const json& o
 // rolled back, since an earlier pending edit may have changed those places.
 AGUI_COLD void EditLayer::readBases(json& doc, std::vector<Write>& writes) {
   detach(doc);
-  for (Write& w : writes) w.base = valueAt(doc, w.path);
+  for (Write& w : writes) w.base = hashAt(doc, w.path);
   attach(doc);
 }
 
@@ -181,11 +186,11 @@ AGUI_COLD void EditLayer::checkWrites(const json& doc, const Outcome& event, boo
     Edit& e = edits_[i];
     const Write* clash = nullptr;
     for (Write& w : e.writes) {
-      const bool hit = snapshot ? valueAt(doc, w.path) != w.base
+      const bool hit = snapshot ? hashAt(doc, w.path) != w.base
                                 : std::any_of(changed.begin(), changed.end(), [&](const Tokens& c) { return overlaps(c, w.path); });
       if (!hit) continue;
       if (!ours && w.owner == Owner::Shared && clash == nullptr) clash = &w;
-      w.base = valueAt(doc, w.path);
+      w.base = hashAt(doc, w.path);
     }
     if (clash == nullptr) {
       ++i;
@@ -208,7 +213,7 @@ AGUI_COLD void EditLayer::conflict(Edit& e, const Write& w, const json& doc, std
   out.push_back(std::move(o));
   if (onConflict_ == ConflictPolicy::UserWins) return;
   lostToAgent_.push_back(e.info.editId);
-  if (lostToAgent_.size() > kMaxPendingEdits) lostToAgent_.pop_front();
+  if (lostToAgent_.size() > kMaxPendingEdits) lostToAgent_.erase(lostToAgent_.begin());
   edits_.erase(edits_.begin() + (&e - edits_.data()));
 }
 

@@ -9,7 +9,6 @@
 // and attach() replays the edits that remain. Cost: O(pending edits) per feed
 // while edits are pending, nothing otherwise; never a copy of the state.
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,7 +58,9 @@ class EditLayer {
   struct Write {
     Tokens path;                        // as writtenPath() saw it
     Owner owner = Owner::Shared;
-    std::optional<nlohmann::json> base;  // the agent's value there (absent = no such path)
+    // The agent's value there, as a content hash (absent = no such path): a
+    // snapshot, which does not say what it changed, is compared against it.
+    std::optional<uint64_t> base;
     std::optional<nlohmann::json> mine;  // the value the edit left there
   };
   struct Edit {
@@ -86,7 +87,7 @@ class EditLayer {
   std::string clientId_;
   uint64_t counter_ = 0;
   std::vector<Edit> edits_;
-  std::deque<std::string> lostToAgent_;  // edits dropped by a conflict the agent won (late acks still count)
+  std::vector<std::string> lostToAgent_;  // edits dropped by a conflict the agent won (late acks still count)
 };
 
 }  // namespace agui_sync

@@ -311,7 +311,9 @@ PatchResult PatchTransaction::apply(json ops) {
   return apply(std::move(parsed));
 }
 
-PatchResult PatchTransaction::apply(PatchOps ops) {
+// Not inlined: the receiver and the edit layer share one copy of the loop
+// (the browser engine's size budget); one call per event costs nothing.
+__attribute__((noinline)) PatchResult PatchTransaction::apply(PatchOps ops) {
   // Kept until commit/rollback: undo steps point at these operations' tokens
   // (a moved vector keeps its elements where they are).
   batches_.push_back(std::move(ops));
