@@ -47,7 +47,10 @@ function buildRequest(init, body, position, signal) {
     const input = body(position);
     if (input !== undefined) {
       if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('invalid-options', 'options.body() must return a RunAgentInput object or undefined'));
-      request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync: stateSyncProps(position) } });
+      // The app's own stateSync fields (its pending edits: sync.runInput()) travel
+      // too; the position fields are the loop's, since only it knows them.
+      const stateSync = { ...input.forwardedProps?.stateSync, ...stateSyncProps(position) };
+      request.body = JSON.stringify({ ...input, forwardedProps: { ...input.forwardedProps, stateSync } });
       request.method = init.method ?? 'POST';
       if (!headers.has('content-type')) headers.set('content-type', 'application/json');
     }

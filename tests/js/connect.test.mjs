@@ -282,7 +282,9 @@ describe('connectStateSync', () => {
       init: { headers: { authorization: 'Bearer x' } },
       body: (context) => {
         contexts.push(context);
-        return { threadId: 't', runId: `r${context.attempt}`, messages: [], forwardedProps: { app: 1 } };
+        // The app's own stateSync fields (edits) are kept; the position is the loop's.
+        const stateSync = { edits: [{ editId: 'c:1', baseSeq: 0, ops: [] }], lastSeq: 'not mine' };
+        return { threadId: 't', runId: `r${context.attempt}`, messages: [], forwardedProps: { app: 1, stateSync } };
       },
     });
     await connection.done;
@@ -296,11 +298,14 @@ describe('connectStateSync', () => {
       assert.ok(RunAgentInputSchema.safeParse(input).success, request.body);
       assert.equal(input.runId, `r${i + 1}`);
       assert.equal(input.forwardedProps.app, 1);
-      assert.deepEqual(input.forwardedProps.stateSync,
-        { lastSeq: contexts[i].lastSeq, epoch: contexts[i].epoch, reason: null, held: contexts[i].held });
+      assert.deepEqual(input.forwardedProps.stateSync, {
+        edits: [{ editId: 'c:1', baseSeq: 0, ops: [] }],
+        lastSeq: contexts[i].lastSeq, epoch: contexts[i].epoch, reason: null, held: contexts[i].held,
+      });
       assert.deepEqual(contexts[i].held, []);
     }
-    assert.deepEqual(JSON.parse(requests[0].body).forwardedProps.stateSync, { lastSeq: null, epoch: null, reason: null, held: [] });
+    assert.deepEqual(JSON.parse(requests[0].body).forwardedProps.stateSync,
+      { edits: [{ editId: 'c:1', baseSeq: 0, ops: [] }], lastSeq: null, epoch: null, reason: null, held: [] });
     assert.equal(contexts[1].epoch, 'E');
     sync.dispose();
     emitter.dispose();
