@@ -100,7 +100,10 @@ AGUI_COLD std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optio
   readBases(doc, e.writes);
   PatchResult r;
   if (!applyEdit(doc, e, &r)) return Failure{patchCode(r.status), r.message, r.opIndex};
-  for (Write& w : e.writes) w.mine = valueAt(doc, w.path);
+  for (Write& w : e.writes) {
+    w.mine = valueAt(doc, w.path);
+    w.mineHash = hashAt(doc, w.path);
+  }
   e.info.editId = clientId_ + ":" + std::to_string(++counter_);
   e.info.baseSeq = baseSeq;
   e.info.ops = std::move(ops);
@@ -189,8 +192,11 @@ AGUI_COLD void EditLayer::checkWrites(const json& doc, const Outcome& event, boo
       const bool hit = snapshot ? hashAt(doc, w.path) != w.base
                                 : std::any_of(changed.begin(), changed.end(), [&](const Tokens& c) { return overlaps(c, w.path); });
       if (!hit) continue;
-      if (!ours && w.owner == Owner::Shared && clash == nullptr) clash = &w;
       w.base = hashAt(doc, w.path);
+      // The agent's value is the user's own (their edit, applied in an event
+      // whose ack has not arrived yet, or the same value by chance): nothing
+      // for the user to resolve.
+      if (!ours && w.owner == Owner::Shared && clash == nullptr && w.base != w.mineHash) clash = &w;
     }
     if (clash == nullptr) {
       ++i;

@@ -62,6 +62,7 @@ class EditLayer {
     // snapshot, which does not say what it changed, is compared against it.
     std::optional<uint64_t> base;
     std::optional<nlohmann::json> mine;  // the value the edit left there
+    std::optional<uint64_t> mineHash;    // its content hash: the agent holding it is no conflict
   };
   struct Edit {
     PendingEdit info;

@@ -195,6 +195,9 @@ void StateEmitter::Impl::remember(json event, size_t bytes) {
   }
 }
 
+// How many recent verdicts a snapshot for a client of unknown position repeats.
+constexpr size_t kSnapshotAcks = 64;
+
 std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot, const json* acks) {
   const uint64_t base = seq_, next = seq_ + 1;
   const bool withDigest = options_.digestEvery != 0 && next % options_.digestEvery == 0;
@@ -215,7 +218,10 @@ std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot, const j
   if (withDigest) ++stats_.digests;
   std::vector<json> events;
   if (useSnapshot) {
-    events.push_back(snapshotEvent(next, digestPtr, acks));
+    // A snapshot can be the first thing a client sees after missing events, so
+    // like every snapshot it repeats the recent verdicts (this event's among them).
+    const json recent = ledger_.acksSince(std::nullopt, kSnapshotAcks);
+    events.push_back(snapshotEvent(next, digestPtr, &recent));
     ring_.clear();  // replay from before this point is served by a snapshot
     ringBytes_ = 0;
     floor_ = next;
@@ -315,9 +321,6 @@ std::vector<json> StateEmitter::Impl::emitAgent(json ops, bool forceSnapshot) {
   ledger_.recordOps(state_, ops, seq_ + 1, std::string());
   return emit(std::move(ops), forceSnapshot);
 }
-
-// How many recent verdicts a snapshot for a client of unknown position repeats.
-constexpr size_t kSnapshotAcks = 64;
 
 json StateEmitter::Impl::snapshot(std::optional<uint64_t> since) const {
   const json acks = ledger_.acksSince(since, since ? options_.ackHistory : kSnapshotAcks);
