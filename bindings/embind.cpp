@@ -75,6 +75,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("update", &EmitterFacade::update)
       .function("patch", &EmitterFacade::patch)
       .function("applyEdits", &EmitterFacade::applyEdits)
+      .function("provenanceJson", &EmitterFacade::provenanceJson)
       .function("snapshot", &EmitterFacade::snapshot)
       .function("replay", &EmitterFacade::replay)
       .function("heartbeat", &EmitterFacade::heartbeat)

@@ -72,6 +72,13 @@ struct EmitterOptions {
   size_t ackHistory = 4096;                // edit verdicts kept (re-sent edits apply once)
 };
 
+// A pointer whose current value a client edit wrote (provenance()).
+struct ClientWrite {
+  std::string path;
+  std::string origin;  // the edit's origin (editOrigin())
+  uint64_t seq = 0;    // the event that wrote it
+};
+
 // What applyEdits() did: one verdict per edit, in order (seq = the event that
 // carries it, or for a re-sent edit the one that first did), and the events.
 struct EditsOutcome {
@@ -142,6 +149,11 @@ class StateEmitter {
   // The agent's own writes are never in those events, so a client can tell its
   // edits' writes from the agent's.
   EditsOutcome applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy);
+  // Where the state holds user-written values: the pointers a client edit wrote
+  // last (an agent write at or above one takes it back), sorted, at most 1024
+  // (the oldest forgotten first). Everything else was written by the agent.
+  // A prompt renderer marks these untrusted (prompt_render.h, untrusted 'auto').
+  std::vector<ClientWrite> provenance() const;
 
   // STATE_SNAPSHOT of the current state at the current seq (for a new client
   // or a resync). Its metadata.acks repeats the latest edit verdicts.

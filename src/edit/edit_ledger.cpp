@@ -40,7 +40,34 @@ bool anyPacked(const std::string& packed, Fn fn) {
   return false;
 }
 
+// Erases `pointer` and every pointer below it ("/a" covers "/a/b", not "/ab").
+// Below "/a" is exactly the key range ["/a/", "/a0"): '0' follows '/'.
+void eraseSubtree(std::map<std::string, EditLedger::ClientWrite>& writes, const std::string& pointer) {
+  if (pointer.empty()) return writes.clear();
+  writes.erase(pointer);
+  writes.erase(writes.lower_bound(pointer + "/"), writes.lower_bound(pointer + "0"));
+}
+
 }  // namespace
+
+void EditLedger::noteClientWrites(const std::vector<Tokens>& paths, const std::string& origin, uint64_t seq) {
+  for (const Tokens& p : paths) {
+    const std::string pointer = formatPointer(p);
+    eraseSubtree(clientWrites_, pointer);
+    clientWrites_[pointer] = ClientWrite{origin, seq};
+  }
+  while (clientWrites_.size() > kMaxProvenance) {
+    auto oldest = clientWrites_.begin();
+    for (auto it = clientWrites_.begin(); it != clientWrites_.end(); ++it)
+      if (it->second.seq < oldest->second.seq) oldest = it;
+    clientWrites_.erase(oldest);
+  }
+}
+
+void EditLedger::noteAgentWrites(const std::vector<Tokens>& paths) {
+  if (clientWrites_.empty()) return;
+  for (const Tokens& p : paths) eraseSubtree(clientWrites_, formatPointer(p));
+}
 
 void EditLedger::recordOps(const json& doc, const json& ops, uint64_t seq, const std::string& origin) {
   std::vector<Tokens> paths;
@@ -53,6 +80,7 @@ void EditLedger::recordOps(const json& doc, const json& ops, uint64_t seq, const
       addPointer(doc, op, "path", paths);
     }
   }
+  if (origin.empty()) noteAgentWrites(paths);
   record(seq, origin, std::move(paths));
 }
 

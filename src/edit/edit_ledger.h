@@ -5,11 +5,14 @@
 //    made at baseSeq conflicts only with writes since baseSeq;
 //  - the verdicts: every edit's ack by editId, so that an edit re-sent after a
 //    reconnect applies once and its ack can be sent again.
-// Both are bounded. Past the change log's reach the history is unknown, and an
+//  - provenance: which pointers a client edit wrote last (the agent has not
+//    overwritten them since), so a prompt can mark user-written text untrusted.
+// All are bounded. Past the change log's reach the history is unknown, and an
 // edit made there counts as overlapping (the safe answer); an edit whose
 // verdict was forgotten would be judged afresh.
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -38,6 +41,18 @@ class EditLedger {
   bool writtenSince(std::optional<uint64_t> baseSeq, uint64_t currentSeq, const std::string& origin,
                     const std::vector<Tokens>& paths) const;
 
+  // Provenance (see top): an edit by `origin` wrote `paths` at `seq`; the agent
+  // wrote `paths` (which it then owns again, subtrees included).
+  void noteClientWrites(const std::vector<Tokens>& paths, const std::string& origin, uint64_t seq);
+  void noteAgentWrites(const std::vector<Tokens>& paths);
+  struct ClientWrite {
+    std::string origin;
+    uint64_t seq = 0;
+  };
+  // Pointer -> its last client writer, at most maxProvenance of them (the
+  // oldest forgotten first).
+  const std::map<std::string, ClientWrite>& clientWrites() const { return clientWrites_; }
+
   const EditAck* verdict(const std::string& editId) const;
   void remember(const EditAck& ack);
   // The verdicts given after `since` (all remembered ones when null), the most
@@ -59,6 +74,8 @@ class EditLedger {
   size_t maxVerdicts_;
   std::unordered_map<std::string, EditAck> verdicts_;
   std::deque<std::string> verdictOrder_;  // oldest first, for eviction and acksSince
+  std::map<std::string, ClientWrite> clientWrites_;  // by pointer text: a subtree is a contiguous range
+  static constexpr size_t kMaxProvenance = 1024;
 };
 
 }  // namespace agui_sync

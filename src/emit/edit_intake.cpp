@@ -100,9 +100,20 @@ EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edit
       acks.push_back(ackJson(ack, known != nullptr));
       out.results.push_back(std::move(ack));
     }
+    ledger_.noteClientWrites(written, editOrigin(group.front()->editId), next);
     ledger_.record(next, editOrigin(group.front()->editId), std::move(written));
     for (json& ev : emit(std::move(accepted), false, &acks)) out.events.push_back(std::move(ev));
   }
+  return out;
+}
+
+}  // namespace agui_sync
+
+namespace agui_sync {
+
+std::vector<ClientWrite> StateEmitter::provenance() const {
+  std::vector<ClientWrite> out;
+  for (const auto& [path, w] : impl_->ledger_.clientWrites()) out.push_back(ClientWrite{path, w.origin, w.seq});
   return out;
 }
 

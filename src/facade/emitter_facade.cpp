@@ -129,6 +129,13 @@ std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::s
   return out + ",\"results\":" + editResultsJson(r.results).dump() + "}";
 }
 
+std::string EmitterFacade::provenanceJson() const {
+  json out(json::value_t::array);
+  for (const ClientWrite& w : emitter_->provenance())
+    out.push_back({{"path", w.path}, {"writer", "client"}, {"origin", w.origin}, {"seq", w.seq}});
+  return out.dump();
+}
+
 std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }
 
 namespace {

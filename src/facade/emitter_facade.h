@@ -17,6 +17,8 @@
 //                               -> {"ok":true,"events":[...],"results":[{editId,status,reason?,seq?}]}
 //                               | failure (invalid-request, invalid-options, seq-exhausted);
 //                               StateEmitter::applyEdits. An edit's own problems are its result.
+//   provenanceJson()            [{path, writer:"client", origin, seq}]: the pointers whose values a
+//                               client edit wrote last (StateEmitter::provenance)
 //   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
 //   replay(requestJson)         {"seq":n,"epoch"?:s|null,"skip"?:[n,...]} -> {"ok":true,"events":[...]},
 //                               or an invalid-request failure. {"snapshot":true}: a catch-up that
@@ -48,6 +50,7 @@ class EmitterFacade {
   std::string update(const std::string& stateJson);
   std::string patch(const std::string& opsJson);
   std::string applyEdits(const std::string& editsJson, const std::string& policyJson);
+  std::string provenanceJson() const;
   std::string snapshot() const;
   std::string replay(const std::string& requestJson) const;
   std::string heartbeat() const;
