@@ -8,8 +8,9 @@
 // snapshot. Then a heartbeat carrying the current seq, then the live stream.
 import { randomBytes } from 'node:crypto';
 
+import { applyClientEdits, describeResult } from './edits.mjs';
 import { FaultyWire } from './faults.mjs';
-import { buildScript, INITIAL_STATE } from './script.mjs';
+import { buildScript, followUpScript, INITIAL_STATE } from './script.mjs';
 
 const HEARTBEAT_MS = 1000;
 const CHUNK_MS = 45; // spacing of TEXT_MESSAGE_CONTENT chunks
@@ -41,6 +42,7 @@ export class AgentRun {
     this.conns = new Set();
     this.deliveries = new Map();
     this.openMessage = null;
+    this.messagePrefix = 'msg-'; // per run: a follow-up's message ids must not repeat the first run's
     this.finished = false;
     this.finishedEvent = null;
     this.outageUntil = 0;
@@ -48,6 +50,8 @@ export class AgentRun {
     this.truth = [];
     this.faultLog = [];
     this.approvals = [];
+    this.clientRuns = new Set(); // the runIds of the client's RunAgentInputs
+    this.edits = new Map(); // editId -> the agent's verdict (applyEdits result)
     this.stats = { connections: 0, cuts: 0, bytesWritten: 0, catchUps: { current: 0, replay: 0, snapshot: 0 } };
     this.recordTruth();
     this.timer = null;
@@ -107,20 +111,21 @@ export class AgentRun {
     const beat = this.script[this.pos++];
     if (!beat) return;
     if (beat.say) { this.say(beat.say, () => this.schedule()); return; }
-    if (beat.state) {
-      const events = this.emitter.update(beat.state(this.emitter.state));
+    if (beat.state || beat.ops) {
+      const { state } = this.emitter;
+      const events = beat.ops ? this.emitter.patch(beat.ops(state)) : this.emitter.update(beat.state(state));
       this.emitState(events);
       this.log(`seq ${this.emitter.seq}: ${beat.note}`);
       this.schedule();
       return;
     }
-    if (beat.finish) this.finish(beat.finish);
+    if ('finish' in beat) this.finish(beat.finish);
   }
 
   schedule() { this.timer = setTimeout(() => this.next(), this.stepMs); }
 
   say(text, done) {
-    const messageId = `msg-${this.pos}`;
+    const messageId = `${this.messagePrefix}${this.pos}`;
     this.openMessage = messageId;
     this.emitText({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' });
     const words = text.split(' ');
@@ -144,12 +149,8 @@ export class AgentRun {
   finish(interrupt) {
     this.finished = true;
     clearInterval(this.hbTimer);
-    this.finishedEvent = {
-      type: 'RUN_FINISHED',
-      threadId: this.threadId,
-      runId: this.runId,
-      outcome: { type: 'interrupt', interrupts: [{ ...interrupt }] },
-    };
+    this.finishedEvent = { type: 'RUN_FINISHED', threadId: this.threadId, runId: this.runId };
+    if (interrupt) this.finishedEvent.outcome = { type: 'interrupt', interrupts: [{ ...interrupt }] };
     const hb = this.emitter.heartbeat();
     const key = `e${this.eventIndex++}`;
     for (const c of this.conns) {
@@ -157,7 +158,36 @@ export class AgentRun {
       c.wire.send(frame(this.finishedEvent), key);
       c.wire.finish();
     }
-    this.log(`run finished at seq ${this.emitter.seq} (interrupt: ${interrupt.reason})`);
+    this.log(`run finished at seq ${this.emitter.seq}${interrupt ? ` (interrupt: ${interrupt.reason})` : ''}`);
+  }
+
+  // ---- the client's runs and edits -------------------------------------------
+  // Before attach(): the user's edits in this RunAgentInput go to the emitter
+  // (their ack delta is then part of this connection's catch-up), and a new
+  // client runId on a finished thread starts the agent's follow-up run.
+  receive(input) {
+    const { events, results } = applyClientEdits(this.emitter, input);
+    if (events.length) this.emitState(events);
+    for (const r of results) {
+      if (!this.edits.has(r.editId)) this.log(describeResult(r));
+      this.edits.set(r.editId, r);
+    }
+    const runId = input && typeof input.runId === 'string' ? input.runId : null;
+    if (!runId || this.clientRuns.has(runId)) return;
+    this.clientRuns.add(runId);
+    if (this.clientRuns.size > 1 && this.finished) this.followUp(results);
+  }
+
+  followUp(results) {
+    this.runId = `run-${randomBytes(4).toString('hex')}`;
+    this.finished = false;
+    this.finishedEvent = null;
+    const approved = this.approvals.some((a) => a.matched);
+    this.script = followUpScript({ results, limit: this.emitter.state.budget.limit, approved });
+    this.pos = 0;
+    this.messagePrefix = `msg-${this.runId}-`;
+    this.hbTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    this.log(`follow-up run ${this.runId} (${results.length} edits with it)`);
   }
 
   // ---- connections ----------------------------------------------------------
@@ -250,6 +280,8 @@ export class AgentRun {
       digest: this.digest,
       finished: this.finished,
       proposal: this.emitter.state.proposal ?? null,
+      limit: this.emitter.state.budget ? this.emitter.state.budget.limit : null,
+      edits: [...this.edits.values()],
       recent: this.truth.slice(-120),
       faults: this.faultLog.slice(-60),
       approvals: this.approvals,

@@ -4,7 +4,10 @@
 //
 // Beats: { say: text }                        -> TEXT_MESSAGE_START/CONTENT.../END
 //        { state: (s) => newState, note }     -> emitter.update(newState)
-//        { finish: interrupt }                 -> RUN_FINISHED (outcome: interrupt)
+//        { ops: (s) => [RFC 6902 ops], note } -> emitter.patch(ops)
+//        { finish: interrupt | null }          -> RUN_FINISHED (outcome: interrupt, or none)
+
+import { AGENT_LIMIT } from '../src/edit-policy.js';
 
 const clone = (v) => JSON.parse(JSON.stringify(v));
 
@@ -37,11 +40,17 @@ function upd(note, fn) {
 
 function addTodo(text) { return upd(`todo: ${text}`, (s) => s.todos.push({ text, done: false })); }
 function doneTodo(i) { return upd(`todo ${i} done`, (s) => { s.todos[i].done = true; }); }
+// Its own ops, not a whole new state: the emitter's diff may replace all of
+// /budget when the first line arrives, and a write that covers /budget/limit
+// (even with its old value) is a write to the field the user is editing.
 function budgetLine(item, amount) {
-  return upd(`budget: ${item}`, (s) => {
-    s.budget.lines.push({ item, amount });
-    s.budget.total = s.budget.lines.reduce((a, l) => a + l.amount, 0);
-  });
+  return {
+    note: `budget: ${item}`,
+    ops: (s) => [
+      { op: 'add', path: '/budget/lines/-', value: { item, amount } },
+      { op: 'replace', path: '/budget/total', value: s.budget.total + amount },
+    ],
+  };
 }
 function section(heading, body, parts) {
   const beats = [upd(`section: ${heading}`, (s) => s.document.sections.push({ heading, body: '' }))];
@@ -83,6 +92,10 @@ export function buildScript() {
     ...memoSteps.map((text) => upd('proposal memo', (s) => { s.proposal.content = text; })),
     budgetLine('Venue deposit', 4800),
     doneTodo(2),
+    // The agent writes the field the user may be editing (the demo's edit field):
+    // two writers on one shared path, so agui-state-sync reports a conflict.
+    { say: `The venue deposit brings the plan to 12,540 EUR. I am lowering the budget limit to ${AGENT_LIMIT.toLocaleString('en-US')} EUR to keep the margin tight.` },
+    upd('budget: limit lowered', (s) => { s.budget.limit = AGENT_LIMIT; }),
     { say: `Correction: Casa do Rio's bookings now go through ${FINAL_PAYEE}, and they quoted a lower deposit. Updating the proposal.` },
     upd('proposal revised (payee, amount, memo)', (s) => {
       s.proposal.recipient = FINAL_PAYEE; s.proposal.amount = 4350; s.proposal.content = MEMO_2;
@@ -97,4 +110,18 @@ export function buildScript() {
     { say: `The 4,350 EUR deposit to ${FINAL_PAYEE} is ready for your approval.` },
     { finish: INTERRUPT },
   ];
+}
+
+// The agent's answer to the app's next run on the same thread (the run that
+// carries the user's edits): it says what became of them, then waits for the
+// approval again unless a verified approval already came in.
+export function followUpScript({ results, limit, approved }) {
+  const applied = results.filter((r) => r.status === 'applied').length;
+  const refused = results.length - applied;
+  const plural = results.length === 1 ? '' : 's';
+  const said = results.length === 0
+    ? 'Nothing new from your side.'
+    : `Got your edit${plural}: ${applied} applied${refused ? `, ${refused} refused` : ''}. The budget limit is now ${Number(limit).toLocaleString('en-US')} EUR.`;
+  const waiting = approved ? ' The deposit is already approved and paid.' : ' The deposit still waits for your approval.';
+  return [{ say: said + waiting }, { finish: approved ? null : INTERRUPT }];
 }

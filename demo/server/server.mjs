@@ -8,7 +8,9 @@
 //                          [--disconnect-every-sec N] [--outage-ms N]
 //
 // Endpoints
-//   POST /agent          RunAgentInput -> text/event-stream (AG-UI events). A reconnecting
+//   POST /agent          RunAgentInput -> text/event-stream (AG-UI events). The user's edits in
+//                        forwardedProps.stateSync.edits go to the emitter first (acks in
+//                        metadata.acks); a new runId on a finished thread is a follow-up run. A reconnecting
 //                        client says where it is (X-AGUI-State-Seq/-Epoch/-Resync-Reason or
 //                        Last-Event-ID headers, or forwardedProps.stateSync) and gets the
 //                        package's catchUp(): nothing, a replay of missed deltas, or a snapshot.
@@ -99,6 +101,7 @@ export async function startServer(opts = {}) {
     // connectStateSync does), else RunAgentInput.forwardedProps.stateSync.
     const headers = req.headers;
     const viaHeaders = headers['x-agui-state-seq'] !== undefined || headers['last-event-id'] !== undefined;
+    run.receive(input);
     run.attach(res, viaHeaders ? req : input);
   }
 

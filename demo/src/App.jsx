@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 
 import { WireChart } from './Chart.jsx';
+import { ReferenceLimitEditor, SyncLimitEditor } from './EditField.jsx';
 import { FaultPanel } from './FaultPanel.jsx';
 import { useAgentState } from './pkg.js';
 import { createSession } from './session.js';
@@ -38,6 +39,7 @@ export function App() {
             One AG-UI stream from a scripted agent, through a faulty network, feeds both panes byte for byte.
             Left: the reference handler from the AG-UI docs (<code>applyPatch</code>, no sequencing).
             Right: <b>agui-state-sync</b>. Watch the payee change mid-run, then try to approve.
+            Early in the run, type a budget limit in both panes: the agent lowers that limit midway.
           </p>
         </div>
         <button className="restart" data-testid="restart" onClick={() => setGeneration((g) => g + 1)}>Restart run</button>
@@ -73,7 +75,7 @@ function Transcript({ session }) {
     <div className="transcript card" data-testid="transcript">
       <h3>Agent</h3>
       <div className="msg user">Plan our team offsite in Lisbon and prepare the venue deposit.</div>
-      {messages.map((m) => <div key={m.id} className="msg">{m.text}</div>)}
+      {messages.map((m) => <div key={m.id} className={`msg${m.role === 'user' ? ' user' : ''}`}>{m.text}</div>)}
       {interrupt && (
         <div className="interrupt" data-testid="interrupt">
           Run paused for <b>{interrupt.reason}</b>: {interrupt.message}
@@ -218,6 +220,7 @@ function ReferencePane({ session }) {
         </div>
       </div>
       <StateView state={state} />
+      <ReferenceLimitEditor edits={session.refEdits} state={state} />
       <ProposalCard pane="ref" proposal={state.proposal} canApprove onApprove={onApprove} verdict={approvals.reference} />
       <h4>Log, newest first <span className="muted">(console.warn of dropped patches; it never resyncs)</span></h4>
       <LogList entries={entries} testid="ref-log" empty="nothing: it cannot tell anything is wrong" />
@@ -253,6 +256,7 @@ function SyncPane({ session }) {
         </div>
       </div>
       <StateView state={state || {}} />
+      <SyncLimitEditor session={session} state={state || {}} />
       <ProposalCard pane="sync" proposal={state && state.proposal} canApprove={Boolean(guard && guard.ok)} blockReason={guard && guard.reason} onApprove={onApprove} verdict={approvals.sync}
         extra={guard && !guard.ok && guard.reason === 'stale'
           ? <button className="recheck" data-testid="sync-recheck" onClick={() => session.link.refresh()}>Re-check with the agent</button>

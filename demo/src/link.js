@@ -10,12 +10,19 @@ import { connectStateSync } from './pkg.js';
 
 const STALL_MS = 3500; // heartbeats come every second
 
-export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished }) {
+const newRunId = () => `run-${Math.random().toString(36).slice(2, 8)}`;
+const FIRST_MESSAGE = { id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' };
+
+export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy }) {
   let loop = null;
   let stopped = false;
   let connections = 0;
-  let finishes = 0;
-  const runId = `run-${Math.random().toString(36).slice(2, 8)}`;
+  let finishedRun = null;
+  let runId = newRunId();
+  const messages = [FIRST_MESSAGE];
+  // The first run carries no edits: pending edits travel with the app's next
+  // RunAgentInput (a new run), not with a reconnect inside the current one.
+  let sendEdits = false;
   const log = (kind, text) => onLog && onLog({ kind, text });
 
   async function teeFetch(url, init) {
@@ -63,13 +70,16 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       fetch: teeFetch,
       // A normal AG-UI RunAgentInput; connectStateSync adds forwardedProps.stateSync
       // and the X-AGUI-State-* / Last-Event-ID headers.
+      // Read at every attempt: a reconnect re-sends the edits still pending
+      // (the agent applies an editId once), and drops those acknowledged meanwhile.
       body: () => ({
         threadId,
         runId,
         state: {},
-        messages: [{ id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' }],
+        messages,
         tools: [],
         context: [],
+        ...(sendEdits ? sync.runInput() : {}),
       }),
       backoff: { initialMs: 300, maxMs: 3000, jitter: 0.3 },
       onOutcome: (o) => onOutcomes && onOutcomes([o]),
@@ -83,17 +93,21 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       },
     });
     const current = loop;
+    onBusy && onBusy(true);
     current.done
       .then(() => {
         if (loop !== current) return;
         loop = null;
+        onBusy && onBusy(false);
         if (!stopped && sync.status === 'synced') {
-          log('done', finishes++ ? `re-checked with the agent: in sync at seq ${sync.lastSeq}` : `run finished, in sync at seq ${sync.lastSeq}`);
+          const again = finishedRun === runId; // refresh() of a run that had finished
+          finishedRun = runId;
+          log('done', again ? `re-checked with the agent: in sync at seq ${sync.lastSeq}` : `run finished, in sync at seq ${sync.lastSeq}`);
           onFinished && onFinished();
         }
       })
       .catch((err) => {
-        if (loop === current) loop = null;
+        if (loop === current) { loop = null; onBusy && onBusy(false); }
         log('error', `stream loop stopped: ${err.message}`);
       });
   }
@@ -104,6 +118,16 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
     // One more connection after the run (a catch-up, usually empty, and a
     // heartbeat): what a guard that went stale needs to see.
     refresh() { start(); },
+    // The app's next run on the thread (a user message), carrying the pending
+    // edits in forwardedProps.stateSync.edits. False while a run is streaming.
+    continueRun(text) {
+      if (stopped || loop) return false;
+      runId = newRunId();
+      messages.push({ id: `user-${messages.length + 1}`, role: 'user', content: text });
+      sendEdits = true;
+      start();
+      return true;
+    },
     get connections() { return connections; },
     get busy() { return loop !== null; },
   };

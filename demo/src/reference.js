@@ -4,10 +4,18 @@
 //   applyPatch(state, event.delta, true, false)
 // keeping `newDocument`. A patch that fails is logged and dropped. There is no
 // sequencing, no gap detection and no resync: that is the point of the demo.
+//
+// setState() is @ag-ui/client's: it replaces the state the UI shows, while the
+// run goes on applying events to the copy it took when it started (its
+// defaultApplyEvents clones input.state once), so the next state event
+// replaces the user's edit without a word. A new runId starts from what is
+// shown, as the next runAgent() would.
 import { applyPatch } from 'fast-json-patch';
 
 export function createReferenceHandler({ now = () => Date.now() } = {}) {
-  let state = {};
+  let state = {}; // what the UI shows (agent.state)
+  let runState = {}; // what the current run applies events to
+  let runId = null;
   let decoder = new TextDecoder();
   let buffer = '';
   let version = 0;
@@ -20,13 +28,16 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
 
   function onEvent(event) {
     switch (event.type) {
+      case 'RUN_STARTED':
+        if (event.runId !== runId) { runId = event.runId; runState = state; }
+        break;
       case 'STATE_SNAPSHOT':
-        state = event.snapshot;
+        state = runState = event.snapshot;
         notify();
         break;
       case 'STATE_DELTA':
         try {
-          state = applyPatch(state, event.delta, true, false).newDocument;
+          state = runState = applyPatch(runState, event.delta, true, false).newDocument;
           notify();
         } catch (error) {
           console.warn('Failed to apply state patch:', error);
@@ -66,7 +77,8 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
         onBlock(block);
       }
     },
-    reset() { state = {}; buffer = ''; decoder = new TextDecoder(); log.length = 0; notify(); },
+    setState(next) { state = next; notify(); },
+    reset() { state = runState = {}; runId = null; buffer = ''; decoder = new TextDecoder(); log.length = 0; notify(); },
     get state() { return state; },
     get version() { return version; },
     get log() { return log; },

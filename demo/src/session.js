@@ -1,23 +1,16 @@
 // One demo session: a thread on the server, one teed connection, the two
 // handlers, the wire meter, and the agent's truth polled for the indicators.
 // React components only subscribe to this object.
+import { EDIT_POLICY, LIMIT_PATH } from './edit-policy.js';
+import { trackReferenceEdits, trackSyncEdits } from './edits.js';
 import { createLink } from './link.js';
 import { createStateSync, stateDigest } from './pkg.js';
 import { createReferenceHandler } from './reference.js';
+import { store } from './store.js';
 import { createWireMeter } from './wire.js';
 
 const TRUTH_POLL_MS = 400;
 const LAG_GRACE_MS = 2500; // the reference "lags" if it matches an agent state this recent
-
-function store(initial) {
-  let value = initial;
-  const subs = new Set();
-  return {
-    get: () => value,
-    set(v) { value = typeof v === 'function' ? v(value) : v; for (const f of subs) f(); },
-    subscribe(f) { subs.add(f); return () => subs.delete(f); },
-  };
-}
 
 export function judge(digest, seq, truth) {
   if (!truth || !digest) return { state: 'unknown' };
@@ -41,8 +34,12 @@ export async function createSession({ syncOptions = {} } = {}) {
   // a few later ones, so the catch-up is a short replay, not a snapshot.
   // staleCheckMs: re-evaluate the guard every second, so Approve also locks
   // when the stream goes quiet for longer than staleAfterMs (15 s).
-  const sync = await createStateSync({ reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...syncOptions });
+  // EDIT_POLICY: the same ownership and conflict rule as the server's applyEdits.
+  const sync = await createStateSync({ reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...EDIT_POLICY, ...syncOptions });
   const reference = createReferenceHandler({ now });
+  const refEdits = trackReferenceEdits(reference, LIMIT_PATH, now);
+  const syncEdits = trackSyncEdits(sync, LIMIT_PATH, now);
+  const running = store(false); // a run is streaming (a follow-up run waits for it)
   const transcript = store({ messages: [], interrupt: null });
   const syncLog = store([]);
   const linkLog = store([]);
@@ -95,7 +92,14 @@ export async function createSession({ syncOptions = {} } = {}) {
 
   function onOutcomes(outcomes) {
     for (const o of outcomes) {
-      if (o.kind === 'resync') {
+      syncEdits.onOutcome(o);
+      if (o.kind === 'conflict') {
+        pushLog(syncLog, { kind: 'conflict', text: `conflict on ${o.path} (edit ${o.editId}): yours ${JSON.stringify(o.mine)}, agent's ${JSON.stringify(o.theirs)} -> ${o.resolution}` });
+      } else if (o.kind === 'edit-acked') {
+        pushLog(syncLog, { kind: 'acked', text: `edit ${o.editId} acknowledged by the agent at seq ${o.seq}` });
+      } else if (o.kind === 'edit-rejected') {
+        pushLog(syncLog, { kind: 'rejected', text: `edit ${o.editId} rejected by the agent: ${o.reason}` });
+      } else if (o.kind === 'resync') {
         pushLog(syncLog, { kind: 'resync', text: `resync: ${o.reason}${o.detail ? ` (${o.detail})` : ''}, lastSeq ${o.lastSeq ?? 'none'}` });
         mark('resync');
       } else if (o.kind === 'ignored' && o.reason === 'duplicate') {
@@ -118,7 +122,17 @@ export async function createSession({ syncOptions = {} } = {}) {
     onLog: (e) => { pushLog(linkLog, e); if (e.kind !== 'resync') pushLog(syncLog, e); if (e.kind === 'drop') mark('drop'); },
     onOutcomes,
     onFinished: () => finished.set(true),
+    onBusy: (busy) => running.set(busy),
   });
+
+  // The user's next message starts a new run that carries the pending edits.
+  function continueRun() {
+    const text = 'I changed the budget limit; please take my edits into account.';
+    if (!link.continueRun(text)) return false;
+    finished.set(false);
+    transcript.set((tr) => ({ ...tr, interrupt: null, messages: [...tr.messages, { id: `user-${now()}`, role: 'user', text }] }));
+    return true;
+  }
 
   // The agent's truth, and how each pane compares with it.
   let refDigestCache = { version: -1, digest: null };
@@ -127,8 +141,10 @@ export async function createSession({ syncOptions = {} } = {}) {
     if (refDigestCache.version !== reference.version) refDigestCache = { version: reference.version, digest: stateDigest(reference.state) };
     return refDigestCache.digest;
   };
+  // The agent's state is compared with the confirmed layer: a pending edit is
+  // the user's, shown on top, and not yet the agent's (its own badge says so).
   const syncDigest = () => {
-    const s = sync.state;
+    const s = sync.confirmedState;
     if (syncDigestCache.state !== s) syncDigestCache = { state: s, digest: stateDigest(s) };
     return syncDigestCache.digest;
   };
@@ -170,10 +186,11 @@ export async function createSession({ syncOptions = {} } = {}) {
   return {
     threadId, sync, reference, meter, link,
     transcript, syncLog, linkLog, truth, judgement, samples, events, approvals, finished, guard, guardTimeline,
+    refEdits, syncEdits, running, continueRun,
     now, stateDigest, approve,
     start() { link.start(); poll(); },
     dispose() {
-      stopped = true; clearTimeout(polling); link.stop();
+      stopped = true; clearTimeout(polling); link.stop(); refEdits.dispose();
       if (typeof unwatch === 'function') unwatch();
       if (typeof unsubscribe === 'function') unsubscribe();
       if (typeof sync.dispose === 'function') sync.dispose(); },

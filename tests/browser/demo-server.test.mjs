@@ -183,3 +183,64 @@ test('demo server: the injector cuts connections and the outage delays reconnect
   const truth = await (await fetch(new URL('/truth?threadId=cut', s.url))).json();
   assert.ok(truth.stats.cuts >= 2);
 });
+
+test('demo server: edits in the next run are judged by applyEdits, acknowledged in metadata.acks, and applied once', { timeout: 30000 }, async (t) => {
+  const { AGENT_LIMIT, EDIT_POLICY } = await import(path.join(DEMO, 'src', 'edit-policy.js'));
+  const s = await startServer({ port: 0, stepMs: 10, quiet: true, preset: 'clean' });
+  t.after(() => s.close());
+  const first = await readStream(await post(s.url, '/agent', runInput('edits', { runId: 'r1' })));
+  const deltas = first.events.map((e) => e.event).filter((e) => e.type === 'STATE_DELTA');
+  const agentWrite = deltas.find((e) => e.delta.some((op) => op.path === '/budget/limit'));
+  assert.ok(agentWrite, 'the scripted agent writes the budget limit midway');
+  assert.deepEqual(agentWrite.delta.filter((op) => op.path === '/budget/limit').map((op) => op.value), [AGENT_LIMIT]);
+  const { seq, epoch } = deltas[deltas.length - 1].metadata;
+  const serverRunId = first.events[0].event.runId;
+
+  // Made before the agent's write (baseSeq), on a shared path: a conflict the user wins.
+  const edits = [
+    { editId: 'c:1', baseSeq: agentWrite.metadata.seq - 1, ops: [{ op: 'replace', path: '/budget/limit', value: 18000 }] },
+    { editId: 'c:2', baseSeq: seq, ops: [{ op: 'replace', path: '/proposal/recipient', value: 'Mallory Ltd' }] },
+  ];
+  assert.equal(EDIT_POLICY.onConflict, 'user-wins');
+  const next = (runId, at) => runInput('edits', { runId, forwardedProps: { stateSync: { lastSeq: at, epoch, edits } } });
+  const second = await readStream(await post(s.url, '/agent', next('r2', seq)));
+  const types = second.events.map((e) => e.event.type);
+  assert.equal(types[0], 'RUN_STARTED');
+  assert.notEqual(second.events[0].event.runId, serverRunId, 'a new client runId is a new run');
+  const acked = second.events.map((e) => e.event).filter((e) => e.type === 'STATE_DELTA');
+  assert.equal(acked.length, 1, types.join(' '));
+  assert.equal(acked[0].metadata.seq, seq + 1);
+  assert.deepEqual(acked[0].delta, [{ op: 'replace', path: '/budget/limit', value: 18000 }]);
+  assert.deepEqual(acked[0].metadata.acks, [
+    { editId: 'c:1', status: 'applied' },
+    { editId: 'c:2', status: 'rejected', reason: 'agent-owned' },
+  ]);
+  assert.ok(types.includes('TEXT_MESSAGE_CONTENT'), 'the agent answers the run');
+  const fin = second.events[second.events.length - 1].event;
+  assert.equal(fin.type, 'RUN_FINISHED');
+  assert.equal(fin.outcome.type, 'interrupt', 'the deposit still waits for approval');
+
+  let truth = await (await fetch(new URL('/truth?threadId=edits', s.url))).json();
+  assert.equal(truth.limit, 18000);
+  assert.equal(truth.proposal.recipient, 'Lisboa Venues Lda');
+  assert.deepEqual(truth.edits.map((r) => [r.editId, r.status]), [['c:1', 'applied'], ['c:2', 'rejected']]);
+
+  // A reconnect re-sends the same edits: nothing applies twice; an empty delta
+  // repeats the first verdicts (with the seq that carried them) for a client
+  // that missed them.
+  const again = await readStream(await post(s.url, '/agent', next('r2', seq + 1)));
+  const repeat = again.events.map((e) => e.event).filter((e) => e.type.startsWith('STATE_'));
+  assert.deepEqual(repeat.map((e) => e.delta), [[]]);
+  assert.deepEqual(repeat[0].metadata.acks.map((a) => [a.editId, a.status, a.seq]), [['c:1', 'applied', seq + 1], ['c:2', 'rejected', seq + 1]]);
+  const unchanged = await (await fetch(new URL('/truth?threadId=edits', s.url))).json();
+  assert.equal(unchanged.digest, truth.digest);
+  assert.equal(unchanged.limit, 18000);
+
+  // Once the approval is verified, the next run finishes without an interrupt.
+  const good = await (await post(s.url, '/approve', { threadId: 'edits', pane: 'sync', approval: { path: '/proposal', seq: unchanged.seq, digest: stateDigest(unchanged.proposal) } })).json();
+  assert.equal(good.matched, true);
+  const third = await readStream(await post(s.url, '/agent', runInput('edits', { runId: 'r3', forwardedProps: { stateSync: { lastSeq: unchanged.seq, epoch } } })));
+  const end = third.events[third.events.length - 1].event;
+  assert.equal(end.type, 'RUN_FINISHED');
+  assert.equal(end.outcome, undefined);
+});

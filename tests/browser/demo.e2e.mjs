@@ -9,6 +9,13 @@
 //  - right (agui-state-sync): Approve is disabled whenever the state is
 //    unverified or resyncing, the pane heals and shows "matches agent", and the
 //    agent verifies its approval as MATCHING.
+// And the write path (issue 14): the same budget limit typed into both panes
+// early in the run, before the agent lowers that limit midway:
+//  - left (@ag-ui/client's setState): the typed value is gone after the next
+//    state event, and the agent's value shows;
+//  - right (agui-state-sync's edit): the value stays, pending; the agent's write
+//    raises a conflict banner with both values (user-wins); the follow-up run
+//    carries the edit, the agent acknowledges it, and its state ends with it.
 // Screenshots go to tests/artifacts/ (gitignored); with AGUI_UPDATE_SCREENSHOT=1
 // the final one is copied to docs/demo.png for the README (a plain test run
 // leaves tracked files alone).
@@ -37,6 +44,8 @@ const { chromium } = require('playwright-core');
 // not depend on the machine's speed.
 const FAULTS = { seed: 747, drop: 0.1, duplicate: 0.08, reorder: 0.12, latencyMs: 20, jitterMs: 30 };
 const STEP_MS = 150;
+const MINE = 18000; // what the user types
+const THEIRS = 14000; // what the scripted agent writes (demo/src/edit-policy.js AGENT_LIMIT)
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
@@ -77,11 +86,15 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
 
   await page.goto(url);
   await page.waitForFunction(() => window.__demo && window.__demo.threadId, null, { timeout: 15000 });
+  await typeLimitInBothPanes(page);
 
   // Mid-run: a picture of the right pane while it is not verified, if we catch one.
   await page.waitForFunction(() => window.__demo.guardTimeline.some((e) => e.status === 'resyncing'), null, { timeout: 30000, polling: 'raf' })
     .then(() => page.screenshot({ path: path.join(ARTIFACTS, 'demo-midrun.png'), fullPage: true }))
     .catch(() => {});
+
+  await conflictShowsBothValues(page);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'demo-conflict.png'), fullPage: true });
 
   // The run ends with the interrupt and the client catches up.
   await page.getByTestId('interrupt').waitFor({ timeout: 40000 });
@@ -109,6 +122,8 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   const blocked = timeline.filter((e) => !e.enabled && e.reason && e.reason !== 'missing');
   assert.ok(blocked.length > 0, 'the guard never blocked an approval');
 
+  await followUpAcknowledgesTheEdit(page, truth.threadId);
+
   // Left Approve: goes through on the client, the agent rejects it.
   assert.equal(await page.getByTestId('ref-approve').isEnabled(), true);
   await page.getByTestId('ref-approve').click();
@@ -124,6 +139,8 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   // The server's own record agrees.
   const approvals = await page.evaluate(async (id) => (await (await fetch(`/truth?threadId=${id}`)).json()).approvals, truth.threadId);
   assert.deepEqual(approvals.map((a) => [a.pane, a.matched]), [['reference', false], ['sync', true]]);
+  const end = await page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), truth.threadId);
+  assert.equal(end.limit, MINE, "the agent's state ends with the user's value");
 
   await page.waitForTimeout(300);
   const finalShot = path.join(ARTIFACTS, 'demo-final.png');
@@ -135,3 +152,65 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
 
   assert.deepEqual(pageErrors, [], 'the page logged errors');
 });
+
+const dataOf = (page, testid, key) => page.evaluate(([id, k]) => {
+  const el = document.querySelector(`[data-testid="${id}"]`);
+  return el ? el.dataset[k] : undefined;
+}, [testid, key]);
+const waitData = (page, testid, key, value, timeout) => page.waitForFunction(([id, k, v]) => {
+  const el = document.querySelector(`[data-testid="${id}"]`);
+  return el && el.dataset[k] === v;
+}, [testid, key, value], { timeout });
+const eur = (n) => `${n.toLocaleString('en-US')} EUR`;
+
+async function typeLimitInBothPanes(page) {
+  // Both panes show the initial limit: the first snapshot arrived.
+  await page.waitForFunction(() => ['ref', 'sync'].every((p) => /\d/.test(document.querySelector(`[data-testid="${p}-limit"]`)?.textContent ?? '')),
+    null, { timeout: 15000 });
+  for (const pane of ['ref', 'sync']) {
+    await page.getByTestId(`${pane}-limit-input`).fill(String(MINE));
+    await page.getByTestId(`${pane}-limit-save`).click();
+  }
+  // Right: kept, and marked pending.
+  await waitData(page, 'sync-edit-status', 'status', 'pending', 2000);
+  assert.equal(await page.getByTestId('sync-limit').textContent(), eur(MINE));
+  // Left: gone with the next state event, and the page said nothing.
+  await waitData(page, 'ref-edit-status', 'status', 'lost', 5000);
+  assert.notEqual(await page.getByTestId('ref-limit').textContent(), eur(MINE));
+}
+
+async function conflictShowsBothValues(page) {
+  await page.getByTestId('sync-conflict').waitFor({ timeout: 30000 })
+    .catch((e) => { throw new Error(`no conflict banner: was the limit typed after the agent wrote it? ${e.message}`); });
+  assert.equal(await dataOf(page, 'sync-conflict', 'mine'), String(MINE));
+  assert.equal(await dataOf(page, 'sync-conflict', 'theirs'), String(THEIRS));
+  assert.equal(await dataOf(page, 'sync-conflict', 'resolution'), 'user-wins');
+  assert.equal(await page.getByTestId('sync-conflict-mine').textContent(), eur(MINE));
+  assert.equal(await page.getByTestId('sync-conflict-theirs').textContent(), eur(THEIRS));
+  // One conflict, from the agent's one write of the field (nothing else the agent sends covers it).
+  const conflicts = await page.evaluate(() => window.__demo.syncLog.get().filter((e) => e.kind === 'conflict').map((e) => e.text));
+  assert.equal(conflicts.length, 1, conflicts.join('\n'));
+  // The user's value stays on the right, still pending; the left shows the agent's.
+  assert.equal(await page.getByTestId('sync-limit').textContent(), eur(MINE));
+  assert.equal(await dataOf(page, 'sync-edit-status', 'status'), 'pending');
+  await page.waitForFunction((v) => document.querySelector('[data-testid="ref-limit"]').textContent === v, eur(THEIRS), { timeout: 5000 });
+  assert.equal(await dataOf(page, 'ref-edit-status', 'status'), 'lost');
+}
+
+async function followUpAcknowledgesTheEdit(page, threadId) {
+  const before = await page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), threadId);
+  assert.equal(before.limit, THEIRS, 'the edit has not reached the agent yet');
+  assert.deepEqual(before.edits, []);
+  await page.getByTestId('sync-continue').click();
+  await waitData(page, 'sync-edit-status', 'status', 'acked', 20000);
+  assert.equal(await page.getByTestId('sync-limit').textContent(), eur(MINE));
+  assert.match(await page.getByTestId('sync-conflict').textContent(), /accepted yours/);
+  const after = await page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), threadId);
+  assert.equal(after.limit, MINE);
+  assert.deepEqual(after.edits.map((r) => [r.status, r.seq]), [['applied', Number(await dataOf(page, 'sync-edit-status', 'seq'))]]);
+  assert.deepEqual(await page.evaluate(() => window.__demo.sync.pendingEdits()), []);
+  // The follow-up run ends (the deposit still waits for approval) and the pane is in step.
+  await page.getByTestId('interrupt').waitFor({ timeout: 20000 });
+  await page.waitForFunction(() => window.__demo.finished.get() && document.querySelector('[data-testid="sync-match"]').dataset.state === 'match',
+    null, { timeout: 20000 });
+}
