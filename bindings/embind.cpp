@@ -58,6 +58,8 @@ EMSCRIPTEN_BINDINGS(agui_state_sync) {
       .function("edit", &SyncFacade::edit)
       .function("pendingEditsJson", &SyncFacade::pendingEditsJson)
       .function("clientId", &SyncFacade::clientId)
+      .function("checkpointMetaJson", &SyncFacade::checkpointMetaJson)
+      .function("restore", &SyncFacade::restore)
       .function("metricsJson", &SyncFacade::metricsJson)
       .function("statusJson", &SyncFacade::statusJson)
       .function("noteActivity", &SyncFacade::noteActivity)

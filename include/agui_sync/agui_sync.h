@@ -9,6 +9,7 @@
 //   options.h, outcome.h, metrics.h, sync_status.h: the types the above use
 #include "approval_guard.h"
 #include "canonical_json.h"
+#include "checkpoint.h"
 #include "codes.h"
 #include "edits.h"
 #include "metrics.h"

@@ -47,6 +47,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(Malformed, "malformed", kResync, Cure::Snapshot, "a state event could not be decoded, so an update was lost") \
   X(LimitExceeded, "limit-exceeded", kResync | kError | kEdit, Cure::Snapshot,                                         \
     "an input is over a configured limit (size, depth, window)")                                               \
+  X(Restored, "restored", kResync, Cure::Replay,                                                              \
+    "the state came from a checkpoint (a reload): a replay from its lastSeq brings it up to date")            \
   X(AnchorMismatch, "anchor-mismatch", kResync, Cure::Snapshot,                                                \
     "a delta from before the position adopted for an unsequenced snapshot arrived: the guess was wrong")        \
   /* --- ignored reasons ----------------------------------------------------------------------------- */     \
@@ -63,6 +65,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(InvalidPatch, "invalid-patch", kError | kEdit, Cure::None, "an operation is not a valid RFC 6902 operation")       \
   X(InvalidOptions, "invalid-options", kError, Cure::None, "an option has a wrong type or value")              \
   X(InvalidArgument, "invalid-argument", kError, Cure::None, "a call got an argument of the wrong type or shape") \
+  X(InvalidCheckpoint, "invalid-checkpoint", kError, Cure::None,                                              \
+    "a stored checkpoint is malformed or its digest does not match it (corrupt or tampered storage)")         \
   X(InvalidRequest, "invalid-request", kError | kEdit, Cure::None,                                                    \
     "a request is malformed: a catch-up, or a RunAgentInput or header sent to the proxy")                     \
   X(SeqExhausted, "seq-exhausted", kError, Cure::None, "the sender's seq reached 2^53-1; start a new epoch")    \

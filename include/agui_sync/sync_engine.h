@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint.h"
 #include "codes.h"
 #include "edits.h"
 #include "metrics.h"
@@ -83,6 +84,18 @@ class SyncEngine {
   bool editPendingAt(const std::string& pointer) const;
   // The prefix of this engine's editIds (options.clientId or a random one).
   const std::string& clientId() const;
+  // The number of the last editId handed out ("<clientId>:<n>").
+  uint64_t editCounter() const;
+
+  // --- reloads (checkpoint.h) ---
+  // Everything a reload needs (a copy of the confirmed state: O(state)).
+  Checkpoint checkpoint() const;
+  // Continues from a checkpoint: its state, position, epoch, last event id,
+  // client id and pending edits (which keep their ids). The status becomes
+  // `resyncing` with reason `restored` (a resync outcome in `out`): a replay
+  // from lastSeq, a snapshot, or a heartbeat at lastSeq ends it. A stored edit
+  // that the ownership rules now refuse is dropped with an edit-rejected outcome.
+  void restore(Checkpoint checkpoint, std::vector<Outcome>& out);
   SyncStatus status() const;
   std::optional<uint64_t> lastSeq() const;
   // The sender's epoch (metadata.epoch of the state's snapshot, as text), if known.

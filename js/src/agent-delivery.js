@@ -46,28 +46,49 @@ const CLOSE_WITH = [
 ];
 
 /**
- * The engine's state after each state event handed to the pipeline, keyed by
- * the event's `metadata` object: @ag-ui/client's stages rebuild event objects
- * (schema parsing) but pass `metadata` through by reference (it is an opaque
- * value in @ag-ui/core's schema), so the key survives to the apply stage.
+ * The engine's (visible) state after each state event handed to the pipeline,
+ * keyed by the event's `metadata` object: @ag-ui/client's stages rebuild event
+ * objects (schema parsing) but pass `metadata` through by reference (it is an
+ * opaque value in @ag-ui/core's schema), so the key survives to the apply stage.
+ *
+ * A local edit (agent.edit) moves agent.state at once. A state event the
+ * engine applied before that edit but the pipeline reaches after it carries a
+ * state without the edit: applying it would take the user's value away until
+ * the next event. So such a state stands only for the latest event, replaced
+ * by the current state (which has the edit); an earlier one leaves
+ * agent.state where it is.
  */
 export class AppliedStates {
-  #byMetadata = new WeakMap();
-  /** The state of the last state event handed to the pipeline (undefined before the first). */
+  #byMetadata = new WeakMap(); // metadata -> { state, edits: the local-edit count when it was registered }
+  #localEdits = 0;
+  #latestMetadata = null;
+  /** The state of the last state event handed to the pipeline, or of the last local edit (undefined before either). */
   latest = undefined;
 
   register(metadata, state) {
-    this.#byMetadata.set(metadata, state);
+    this.#byMetadata.set(metadata, { state, edits: this.#localEdits });
+    this.#latestMetadata = metadata;
     this.latest = state;
   }
 
-  /** { found, state }: the engine's state after `event`, or the latest one for an event the engine never saw. */
+  /** A local edit made `state` the current state. */
+  noteLocalEdit(state) {
+    this.#localEdits++;
+    this.latest = state;
+  }
+
+  /**
+   * { found, state }: the engine's state after `event`, or the latest one for
+   * an event the engine never saw; state undefined: leave agent.state as it is.
+   */
   lookup(event) {
     const metadata = event?.metadata;
-    if (metadata !== null && typeof metadata === 'object' && this.#byMetadata.has(metadata)) {
-      return { found: true, state: this.#byMetadata.get(metadata) };
+    if (metadata === null || typeof metadata !== 'object' || !this.#byMetadata.has(metadata)) {
+      return { found: false, state: this.latest };
     }
-    return { found: false, state: this.latest };
+    const entry = this.#byMetadata.get(metadata);
+    if (entry.edits === this.#localEdits) return { found: true, state: entry.state };
+    return { found: true, state: metadata === this.#latestMetadata ? this.latest : undefined };
   }
 }
 

@@ -2,13 +2,13 @@
 // Every code agui-state-sync reports, by category (docs/codes.md).
 
 /** Why the engine asks for a snapshot or a replay. */
-export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch']);
+export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'restored', 'anchor-mismatch']);
 
 /** Why an event changed nothing. */
 export const IGNORED_REASONS = Object.freeze(['duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch']);
 
 /** What went wrong: an error outcome, a facade failure, or AguiSyncError.code. */
-export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'disposed', 'engine-failed']);
+export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'disposed', 'engine-failed']);
 
 /** Why the approval guard refuses. */
 export const GUARD_REASONS = Object.freeze(['resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'unknown-interrupt', 'disposed', 'engine-failed']);
@@ -20,7 +20,7 @@ export const EDIT_REASONS = Object.freeze(['patch-failed', 'precondition-failed'
 export const SNAPSHOT_REASONS = Object.freeze(['seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch']);
 
 /** Resync reasons after which the state is right but behind: a replay from lastSeq heals it. */
-export const REPLAY_REASONS = Object.freeze(['gap', 'stale-base']);
+export const REPLAY_REASONS = Object.freeze(['gap', 'stale-base', 'restored']);
 
 /** Every code in one list (each once). */
-export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'conflict', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'unknown-interrupt', 'disposed', 'engine-failed']);
+export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'restored', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'conflict', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'unknown-interrupt', 'disposed', 'engine-failed']);

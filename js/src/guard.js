@@ -43,7 +43,7 @@ function isSeq(value) {
 }
 
 export class ApprovalGuard {
-  #host; // { link: the StateSync's EngineLink, state(), now(), unusable() -> reason | null }
+  #host; // { link: the StateSync's EngineLink, state() (visible), confirmed(), editing(), now(), unusable() -> reason | null }
   #watchers = new Set();
   #interrupts = new InterruptTracker();
   #staleCheckMs;
@@ -56,10 +56,14 @@ export class ApprovalGuard {
   }
 
   /**
-   * The value at `path` (RFC 6901; "" = whole state) from sync.state, and a
+   * The value at `path` (RFC 6901; "" = whole state) from sync.confirmedState
+   * (the agent's: tokens and digests are always of the agent's value), and a
    * token {path, seq, digest} to approve it with. {ok:false, reason} when the
-   * path does not resolve ('missing'), is not a pointer ('invalid-token'), or
-   * the StateSync is gone ('disposed').
+   * path does not resolve ('missing'), is not a pointer ('invalid-token'), has
+   * a pending edit at, under or above it ('edit-pending': the person would
+   * approve their own value, which the agent does not hold), or the StateSync
+   * is gone ('disposed'). Where there is no pending edit, sync.state has the
+   * same value.
    */
   view(path) {
     const unusable = this.#host.unusable();
@@ -67,7 +71,7 @@ export class ApprovalGuard {
     if (typeof path !== 'string') return { ok: false, reason: 'invalid-token' };
     const result = this.#viewToken(path);
     if (!result.ok) return result;
-    const value = lookup(this.#host.state(), parsePointer(path));
+    const value = lookup(this.#host.confirmed(), parsePointer(path));
     if (value === MISSING) return { ok: false, reason: 'missing' };
     return { ok: true, value, token: result.token };
   }
@@ -187,27 +191,26 @@ export class ApprovalGuard {
     return { ok: true, token: { path, seq, digest } };
   }
 
+  // A watcher sees the visible value (what the person sees). With a pending
+  // edit at, under or above its path that value is the person's own, so the
+  // engine refuses a token ('edit-pending'); elsewhere the visible and the
+  // confirmed value are the same object, and a token is reused while it is.
   #evaluate(entries, initial) {
     const blocker = this.blocker();
     const state = this.#host.state();
+    const editing = this.#host.editing();
     for (const entry of entries) {
       if (!initial && !this.#watchers.has(entry)) continue; // unsubscribed by an earlier listener
       if (this.#host.unusable()) return; // an earlier listener disposed the StateSync
       const found = lookup(state, entry.tokens);
       const value = found === MISSING ? undefined : found;
-      const reason = blocker ?? (found === MISSING ? 'missing' : null);
+      // While edits are pending, ask the engine for this path every time: an edit may have landed on it.
+      const view = found !== MISSING && editing ? this.#viewToken(entry.path) : null;
+      const reason = blocker ?? (found === MISSING ? 'missing' : view !== null && !view.ok ? view.reason : null);
       const approvable = reason === null;
       const last = entry.last;
       if (last && last.value === value && last.approvable === approvable && last.reason === reason) continue;
-      let token = null;
-      if (found !== MISSING) {
-        if (last && last.value === value && last.token) token = last.token;
-        else {
-          const view = this.#viewToken(entry.path);
-          token = view.ok ? view.token : null;
-        }
-      }
-      const notice = { value, approvable, reason, token };
+      const notice = { value, approvable, reason, token: this.#watchToken(entry, found, view) };
       entry.last = notice;
       try {
         entry.listener(notice);
@@ -215,6 +218,16 @@ export class ApprovalGuard {
         reportListenerError(error, 'a guard.watch() listener');
       }
     }
+  }
+
+  // The token a watcher gets with `found` (null when missing or refused).
+  #watchToken(entry, found, view) {
+    if (found === MISSING) return null;
+    if (view !== null) return view.ok ? view.token : null;
+    const last = entry.last;
+    if (last && last.value === found && last.token) return last.token;
+    const fresh = this.#viewToken(entry.path);
+    return fresh.ok ? fresh.token : null;
   }
 
   #startTimer() {

@@ -2,3 +2,5 @@
 export const kInternals = Symbol('agui-state-sync.internals');
 // StateEmitter's counted catch-up snapshot, for catchUp() in server.js.
 export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');
+// StateSync's local-edit listeners, for StateSyncHttpAgent (agent.state follows an edit).
+export const kLocalEdit = Symbol('agui-state-sync.localEdit');

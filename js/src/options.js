@@ -10,7 +10,12 @@ const WASM_OPTIONS = ['wasmBinary', 'locateFile'];
 // createStateSync: positive integers passed to the engine as they are.
 const SYNC_LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs'];
 const SYNC_GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
-const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, 'initialState', ...WASM_OPTIONS]);
+const SYNC_EDIT_OPTIONS = ['ownership', 'onConflict', 'clientId'];
+const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', ...WASM_OPTIONS]);
+const OWNERS = new Set(['agent', 'user', 'shared']);
+const CONFLICT_POLICIES = new Set(['agent-wins', 'user-wins']);
+const MAX_CLIENT_ID_BYTES = 128; // the engine's limit (src/facade/sync_facade.cpp)
+const DEFAULT_MAX_EVENT_BYTES = 8 << 20; // Options::maxEventBytes (include/agui_sync/options.h)
 
 // createStateEmitter: integers >= 0 passed as they are.
 const EMITTER_COUNT_OPTIONS = ['startSeq', 'digestEvery', 'replayMaxEvents', 'replayMaxBytes', 'editHistory', 'ackHistory'];
@@ -94,12 +99,58 @@ function syncLimits(options) {
 }
 
 /**
+ * A fresh client id for editIds ("<clientId>:<n>"): 16 random bytes as hex.
+ * Random, not a counter or a clock: two tabs of one user must never mint the
+ * same editId, since the agent applies each editId once.
+ */
+export function randomClientId() {
+  const c = globalThis.crypto;
+  if (!c || typeof c.getRandomValues !== 'function') {
+    throw syncTypeError('invalid-options', 'no crypto.getRandomValues in this environment: pass option clientId');
+  }
+  const bytes = c.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// ownership, onConflict, clientId (edits.h): checked here so a typo fails at
+// createStateSync with a message naming the option; the engine checks the
+// pointers themselves.
+function editOptions(options, out) {
+  const { ownership, onConflict } = options;
+  if (ownership !== undefined) {
+    if (ownership === null || typeof ownership !== 'object' || Array.isArray(ownership)) {
+      throw syncTypeError('invalid-options', 'option ownership must be an object of JSON Pointer -> \'agent\' | \'user\' | \'shared\'');
+    }
+    for (const [path, owner] of Object.entries(ownership)) {
+      if (!OWNERS.has(owner)) {
+        throw syncTypeError('invalid-options', `ownership of ${JSON.stringify(path)} must be 'agent', 'user' or 'shared', got ${describeValue(owner)}`);
+      }
+    }
+    out.ownership = { ...ownership };
+  }
+  if (onConflict !== undefined) {
+    if (!CONFLICT_POLICIES.has(onConflict)) {
+      throw syncTypeError('invalid-options', `option onConflict must be 'agent-wins' or 'user-wins', got ${describeValue(onConflict)}`);
+    }
+    out.onConflict = onConflict;
+  }
+  const clientId = options.clientId ?? randomClientId();
+  if (typeof clientId !== 'string' || clientId.length === 0 || new TextEncoder().encode(clientId).length > MAX_CLIENT_ID_BYTES) {
+    throw syncTypeError('invalid-options', `option clientId must be a non-empty string of at most ${MAX_CLIENT_ID_BYTES} UTF-8 bytes`);
+  }
+  out.clientId = clientId;
+}
+
+/**
  * createStateSync() options: { json: the SyncFacade's options JSON,
- * initialState: the JS state to start from, guard: guardOptions() }.
+ * initialState: the JS state to start from, guard: guardOptions(),
+ * maxEditBytes: the largest edit the engine takes (its maxEventBytes) }.
  */
 export function syncOptions(options) {
   const checked = optionsObject(options, SYNC_OPTIONS);
-  const limits = JSON.stringify(syncLimits(checked));
+  const engineJson = syncLimits(checked);
+  editOptions(checked, engineJson);
+  const limits = JSON.stringify(engineJson);
   let json = limits;
   let initialState = {};
   if (checked.initialState !== undefined) {
@@ -109,7 +160,8 @@ export function syncOptions(options) {
     json = (limits === '{}' ? '{' : limits.slice(0, -1) + ',') + '"initialState":' + stateJson + '}';
     initialState = JSON.parse(stateJson);
   }
-  return { json, initialState, guard: guardOptions(options) };
+  const maxEditBytes = engineJson.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+  return { json, initialState, guard: guardOptions(options), maxEditBytes };
 }
 
 // --- createStateEmitter -------------------------------------------------------

@@ -4,7 +4,9 @@ import { useCallback, useRef, useSyncExternalStore } from 'react';
 const UNSET = Symbol('unset');
 
 /**
- * Returns `sync.state`, or `selector(sync.state)`, and re-renders when it changes.
+ * Returns `sync.state` (the visible state: the agent's with the user's pending
+ * edits on top), or `selector(sync.state)`, and re-renders when it changes,
+ * after a feed or a local edit (sync.edit).
  *
  * Built on useSyncExternalStore. The selection is recomputed only when the
  * state object changes (states are immutable and share untouched subtrees), so
@@ -26,5 +28,17 @@ export function useAgentState(sync, selector) {
     }
     return m.value;
   };
+  return useSyncExternalStore(subscribe, getSnapshot, getSnapshot);
+}
+
+/**
+ * Returns `sync.pendingEdits()` (the user's edits the agent has not
+ * acknowledged, oldest first) and re-renders when that list changes, e.g. to
+ * mark the fields that are still pending. The array is the same object until
+ * the list changes.
+ */
+export function usePendingEdits(sync) {
+  const subscribe = useCallback((onChange) => sync.subscribe(onChange), [sync]);
+  const getSnapshot = () => sync.pendingEdits();
   return useSyncExternalStore(subscribe, getSnapshot, getSnapshot);
 }

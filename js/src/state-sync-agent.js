@@ -5,12 +5,16 @@
 // object stateSync.state is). A broken connection or a resync request makes the
 // same runAgent() call reconnect with the catch-up request (docs/wire.md
 // section 3), through the loop connectStateSync uses (reconnect.js).
+// User edits (agent.edit, or agent.stateSync.edit) show in agent.state at once
+// and travel with every request of every run (forwardedProps.stateSync.edits,
+// RunAgentInput.state = the visible state) until the agent acknowledges them.
 import { enforceOutgoingInput, HttpAgent } from '@ag-ui/client';
 import { Observable } from 'rxjs';
 import { AppliedStates, RunDelivery } from './agent-delivery.js';
 import { applyEvents, handOut, stateViews } from './agent-apply.js';
 import { failureError, reportListenerError, syncError, syncTypeError } from './errors.js';
 import { initEngine } from './init-engine.js';
+import { kLocalEdit } from './internals.js';
 import { jsonText, syncOptions } from './options.js';
 import { backoffOptions, checkIdleTimeout, Fatal, ReconnectLoop, setCatchUpHeaders, stateSyncProps } from './reconnect.js';
 import { SseEventIds } from './sse-ids.js';
@@ -107,6 +111,19 @@ export class StateSyncHttpAgent extends HttpAgent {
   }
 
   /**
+   * A user edit of the shared state: sync.edit(ops) on the agent's StateSync
+   * (RFC 6902, applied atomically; { ok: true, editId } | { ok: false, reason,
+   * code, message, opIndex? }). agent.state shows it at once (subscribers hear
+   * onStateChanged), during a run too, and it goes to the agent with the next
+   * request until acknowledged; conflicts and acks arrive as outcomes
+   * (stateSync.onOutcome). Unlike setState(), the agent's verified state is
+   * kept: the edit is a pending layer on top of it. Throws 'not-loaded' before `ready`.
+   */
+  edit(ops) {
+    return this.stateSync.edit(ops);
+  }
+
+  /**
    * Replaces the state locally (AbstractAgent.setState). The engine takes it as
    * an unsequenced snapshot: agent.state stays stateSync.state, the status is
    * 'unverified' and the position is dropped, so the next run asks the server
@@ -124,12 +141,17 @@ export class StateSyncHttpAgent extends HttpAgent {
     this.#notifyStateChanged();
   }
 
-  /** A copy with its own engine, starting (unverified) from this agent's state and messages. */
+  /**
+   * A copy with its own engine, starting (unverified) from this agent's state
+   * and messages, and with a client id of its own (editIds are unique per
+   * client; the agent applies each once), without this agent's pending edits.
+   */
   clone() {
+    const { clientId, ...stateSync } = this.#options.raw;
     const copy = new this.constructor({
       url: this.url, headers: this.headers, fetch: this.fetch, agentId: this.agentId, description: this.description,
       threadId: this.threadId, initialMessages: this.messages, initialState: this.state, debug: this.debug,
-      stateSync: this.#options.raw,
+      stateSync,
     });
     copy.subscribers = [...this.subscribers];
     copy.middlewares = [...this.middlewares];
@@ -209,11 +231,16 @@ export class StateSyncHttpAgent extends HttpAgent {
   }
 
   // One attempt's request: HttpAgent's requestInit() of the input with the
-  // engine's state and forwardedProps.stateSync, plus the catch-up headers.
+  // engine's (visible) state and forwardedProps.stateSync (the position, and
+  // the pending edits: every attempt re-sends them, which the agent applies
+  // once per editId), plus the catch-up headers.
   #request(sync, input, position, signal) {
     const props = input.forwardedProps;
+    const stateSync = stateSyncProps(position);
+    const edits = sync.pendingEdits();
+    if (edits.length > 0) stateSync.edits = [...edits];
     const forwardedProps = props === undefined || (props !== null && typeof props === 'object' && !Array.isArray(props))
-      ? { ...props, stateSync: stateSyncProps(position) }
+      ? { ...props, stateSync }
       : props;
     let checked;
     try {
@@ -239,7 +266,16 @@ export class StateSyncHttpAgent extends HttpAgent {
     }
     this.#sync = sync;
     this.state = handOut(sync.state);
+    sync[kLocalEdit](() => this.#localEdit(sync));
     return sync;
+  }
+
+  // An edit moved the visible state: agent.state follows now, as for setState().
+  #localEdit(sync) {
+    const state = handOut(sync.state);
+    this.#applied.noteLocalEdit(state);
+    this.state = state;
+    this.#notifyStateChanged();
   }
 
   // Like AbstractAgent.setState: subscribers hear of it after the call returns.

@@ -2,13 +2,18 @@
 // (through its EngineLink), moves chunks into the WASM heap as bytes, turns the
 // facade's Result JSON into Outcome objects, keeps the JS state mirror
 // (state-mirror.js) in step, and owns the approval guard (guard.js).
+// Two states are mirrored (edits.h): the confirmed state (the agent's) and the
+// visible state (confirmed + the user's pending edits; pending-edits.js). While
+// no edit is pending they are the same object.
+import { editRefusal, editText, engineRefusal } from './edit-input.js';
 import { EngineLink } from './engine-link.js';
 import { reportListenerError, syncTypeError } from './errors.js';
 import { ApprovalGuard } from './guard.js';
 import { loadEngine } from './loader.js';
 import { guardOptions, syncOptions } from './options.js';
 import { applyDelta } from './state-mirror.js';
-import { kInternals } from './internals.js';
+import { kInternals, kLocalEdit } from './internals.js';
+import { EditSteps, PendingEdits } from './pending-edits.js';
 
 // Chunks larger than this cross into the engine in slices, so the scratch
 // buffer in the WASM heap stays small (the engine accepts any chunking).
@@ -36,7 +41,11 @@ function toBytes(chunk) {
 
 export class StateSync {
   #link; // the EngineLink: the facade, and every call into it
-  #state;
+  #state; // the visible state
+  #confirmed; // the agent's state (=== #state while no edit is pending)
+  #edits = new PendingEdits();
+  #maxEditBytes;
+  #editListeners = new Set(); // kLocalEdit: StateSyncHttpAgent's agent.state
   #status = 'unverified';
   #lastSeq = null;
   #lastEventId = null;
@@ -49,13 +58,17 @@ export class StateSync {
   #guard;
 
   /** @internal use createStateSync() */
-  constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined)) {
+  constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined), maxEditBytes = 8 << 20) {
     this.#link = link;
     this.#state = initialState;
+    this.#confirmed = initialState;
+    this.#maxEditBytes = maxEditBytes;
     this.#now = now;
     this.#guard = new ApprovalGuard({
       link,
       state: () => this.#state,
+      confirmed: () => this.#confirmed,
+      editing: () => this.#edits.size > 0,
       now: () => Number(this.#now()),
       unusable: () => this.#unusableReason(),
     }, staleCheckMs);
@@ -80,10 +93,74 @@ export class StateSync {
     return this.#epoch;
   }
 
-  /** Current state as plain JSON data. Never modified in place: treat it as read-only. */
+  /**
+   * The visible state as plain JSON data: the agent's state with the user's
+   * pending edits on top. Never modified in place: treat it as read-only.
+   */
   get state() {
     this.#check();
     return this.#state;
+  }
+
+  /** The agent's state (verified as of lastSeq), without pending edits. === state while none is pending. */
+  get confirmedState() {
+    this.#check();
+    return this.#confirmed;
+  }
+
+  /**
+   * A local edit: RFC 6902 `ops` (`test` allowed), applied atomically to the
+   * visible state at once and kept pending until the agent acknowledges it.
+   * Returns { ok: true, editId } or { ok: false, reason, code, message, opIndex? }
+   * (reason === code: agent-owned, invalid-patch, patch-failed,
+   * precondition-failed, limit-exceeded), and then nothing changed. Never
+   * throws for `ops` (a non-array is 'invalid-patch'); throws only when the
+   * StateSync is disposed or failed.
+   */
+  edit(ops) {
+    this.#check();
+    const { text, refusal } = editText(ops, this.#maxEditBytes);
+    if (refusal) return refusal;
+    const result = this.#link.callJson((f) => f.edit(text));
+    if (!result.ok) return engineRefusal(result);
+    if (typeof result.editId !== 'string') return editRefusal('invalid-patch', 'the engine returned no editId');
+    const before = this.#snapshotForNotify();
+    const parsed = JSON.parse(text); // exactly what the engine took (and the app cannot change afterwards)
+    this.#edits.add(result.editId, this.#lastSeq, parsed);
+    try {
+      this.#state = applyDelta(this.#state, parsed);
+    } catch {
+      this.#reloadVisible(); // the engine applied it: its visible state is the truth
+    }
+    this.#notifyIfChanged(before);
+    this.#guard.refresh();
+    for (const listener of [...this.#editListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        reportListenerError(error, 'a local-edit listener');
+      }
+    }
+    return { ok: true, editId: result.editId };
+  }
+
+  /**
+   * The edits the agent has not acknowledged yet, oldest first:
+   * [{ editId, baseSeq, ops }] (frozen; the same array until the list changes).
+   */
+  pendingEdits() {
+    this.#check();
+    return this.#edits.list;
+  }
+
+  /**
+   * What the next RunAgentInput needs, for transports other than
+   * StateSyncHttpAgent (which sends it by itself): { state: the visible state,
+   * forwardedProps: { stateSync: { edits } } }. Merge it into your input.
+   */
+  runInput() {
+    this.#check();
+    return { state: this.#state, forwardedProps: { stateSync: { edits: [...this.#edits.list] } } };
   }
 
   /** 'synced' | 'unverified' | 'resyncing' */
@@ -163,8 +240,9 @@ export class StateSync {
   }
 
   /**
-   * Calls `listener()` once after each feed()/end() call that changed the state
-   * or the status (once per call, however many events it carried). Returns the
+   * Calls `listener()` once after each feed()/end()/edit() call that changed the
+   * visible state, the status or the pending edits (once per call, however
+   * many events it carried). Returns the
    * unsubscribe function. A listener that throws is reported, never rethrown.
    */
   subscribe(listener) {
@@ -181,8 +259,10 @@ export class StateSync {
   dispose() {
     if (this.#link.released) return;
     this.#listeners.clear();
+    this.#editListeners.clear();
     this.#guard.dispose();
     this.#state = undefined;
+    this.#confirmed = undefined;
     this.#link.release(this);
   }
 
@@ -190,6 +270,13 @@ export class StateSync {
   [kInternals]() {
     const link = this.#link;
     return { engine: link.engine, facade: link.facade, call: (fn) => link.invoke(() => fn()) };
+  }
+
+  /** @internal `listener()` after each successful edit() (StateSyncHttpAgent keeps agent.state with it). */
+  [kLocalEdit](listener) {
+    const entry = () => listener();
+    this.#editListeners.add(entry);
+    return () => this.#editListeners.delete(entry);
   }
 
   // --- internals ---------------------------------------------------------------
@@ -260,13 +347,16 @@ export class StateSync {
     this.#feedBytes(new Uint8Array([0xef, 0xbf, 0xbd]), outcomes); // a lone surrogate encodes as U+FFFD
   }
 
-  // Turns one facade Result into outcomes and updates the mirror.
+  // Turns one facade Result into outcomes and updates the mirrors.
   #absorb(resultJson, outcomes) {
     const result = this.#link.parse(resultJson);
+    const confirmedBefore = this.#confirmed;
+    const steps = this.#edits.size > 0 ? new EditSteps(this.#edits.list) : null;
     let unmirrored = null; // applied outcomes whose state the mirror could not compute
     for (const raw of result.outcomes) {
       if (raw.kind !== 'applied') {
         if (raw.kind === 'event') this.#guard.noteEvent(raw.event);
+        else if (steps !== null) steps.note(raw);
         outcomes.push(raw);
         continue;
       }
@@ -276,8 +366,9 @@ export class StateSync {
       outcome.state = undefined;
       if (unmirrored === null) {
         try {
-          this.#state = raw.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(this.#state, event.delta);
-          outcome.state = this.#state;
+          this.#confirmed = raw.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(this.#confirmed, event.delta);
+          outcome.state = this.#confirmed;
+          if (steps !== null) steps.applied(outcome);
         } catch {
           unmirrored = [];
         }
@@ -285,13 +376,10 @@ export class StateSync {
       if (unmirrored !== null) unmirrored.push(outcome);
       outcomes.push(outcome);
     }
-    if (unmirrored !== null) {
-      // Should never happen (the engine only reports deltas that apply): re-read
-      // the truth from C++ rather than drift.
-      this.#mirrorReloads++;
-      this.#state = this.#link.callJson((f) => f.stateJson());
-      for (const outcome of unmirrored) outcome.state = this.#state;
-    }
+    if (unmirrored !== null) this.#reloadConfirmed();
+    this.#settleEdits(result.edits, this.#confirmed !== confirmedBefore);
+    if (steps !== null) steps.finish(this.#state, this.#edits);
+    if (unmirrored !== null) for (const outcome of unmirrored) outcome.state = this.#state;
     this.#status = result.status;
     this.#lastSeq = result.lastSeq;
     this.#lastEventId = result.lastEventId;
@@ -299,12 +387,47 @@ export class StateSync {
     this.#epoch = result.epoch; // kept by C++ as text: a numeric epoch beyond 2^53 keeps its digits
   }
 
+  // Should never happen (the engine only reports deltas that apply): re-read
+  // the truth from C++ rather than drift.
+  #reloadConfirmed() {
+    this.#mirrorReloads++;
+    this.#confirmed = this.#link.callJson((f) => f.stateJson());
+  }
+
+  // The same for the visible state (an edit the engine applied that the mirror could not replay).
+  #reloadVisible() {
+    this.#mirrorReloads++;
+    this.#state = this.#link.callJson((f) => f.visibleStateJson());
+  }
+
+  // The pending edits as the Result reports them, and the visible state from
+  // them: the confirmed state itself when none is pending, else rebuilt when
+  // the confirmed state or the edits changed (O(pending edits)).
+  #settleEdits(engineEdits, confirmedChanged) {
+    let change = this.#edits.update(engineEdits);
+    if (change === 'unknown') {
+      this.#mirrorReloads++;
+      this.#edits.reload(this.#link.callJson((f) => f.pendingEditsJson()));
+      change = 'changed';
+    }
+    if (this.#edits.size === 0) {
+      this.#state = this.#confirmed;
+      return;
+    }
+    if (!confirmedChanged && change === 'same') return;
+    try {
+      this.#state = this.#edits.replay(this.#confirmed);
+    } catch {
+      this.#reloadVisible();
+    }
+  }
+
   #snapshotForNotify() {
-    return { state: this.#state, status: this.#status };
+    return { state: this.#state, status: this.#status, edits: this.#edits.list };
   }
 
   #notifyIfChanged(before) {
-    if (this.#state === before.state && this.#status === before.status) return;
+    if (this.#state === before.state && this.#status === before.status && this.#edits.list === before.edits) return;
     for (const entry of [...this.#listeners]) {
       if (!this.#listeners.has(entry)) continue; // unsubscribed by an earlier listener
       try {
@@ -320,11 +443,11 @@ export class StateSync {
  * Loads the WebAssembly engine (once) and creates a StateSync.
  * @param {object} [options] reorderWindow, reorderBytes, maxGapEvents, maxEventBytes,
  *   maxDepth, maxStateBytes, initialState, wasmBinary, locateFile; guard: staleAfterMs,
- *   trustUnsequenced, now, staleCheckMs
+ *   trustUnsequenced, now, staleCheckMs; edits: ownership, onConflict, clientId
  */
 export async function createStateSync(options) {
-  const { json, initialState, guard } = syncOptions(options);
+  const { json, initialState, guard, maxEditBytes } = syncOptions(options);
   const engine = await loadEngine(options ?? {});
   const link = EngineLink.create(engine, 'SyncFacade', json, 'StateSync');
-  return new StateSync(link, initialState, guard);
+  return new StateSync(link, initialState, guard, maxEditBytes);
 }

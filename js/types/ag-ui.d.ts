@@ -7,7 +7,9 @@ import type { AbstractAgent, HttpAgentConfig, RunAgentInput } from '@ag-ui/clien
 import type {
   AguiSyncError,
   ConnectStatus,
+  JsonPatchOperation,
   JsonValue,
+  LocalEditResult,
   Outcome,
   StateEmitter,
   StateEmitterOptions,
@@ -30,7 +32,7 @@ export interface StateSyncAgentOptions<S = JsonValue> extends StateSyncOptions<S
   abortUrl?: string | URL;
   /** Connection status of the run in flight (connecting, open, waiting, closed). */
   onStatus?: (status: ConnectStatus) => void;
-  /** Every engine outcome, as connectStateSync's onOutcome (resyncs, ignored events, errors). */
+  /** Every engine outcome, as connectStateSync's onOutcome (resyncs, ignored events, errors, edit acks, rejections and conflicts). */
   onOutcome?: (outcome: Outcome<S>) => void;
 }
 
@@ -53,6 +55,14 @@ export class StateSyncHttpAgent<S = JsonValue> extends HttpAgent {
   get stateSync(): StateSync<S>;
   /** Called by abortRun() with the aborted run's id; by default POSTs to `stateSync.abortUrl`. Override for other transports. */
   abortRequest(runId: string): void;
+  /**
+   * A user edit (sync.edit on the agent's StateSync): agent.state shows it at once
+   * (onStateChanged), and it travels in forwardedProps.stateSync.edits of every
+   * request (RunAgentInput.state is the visible state) until the agent acknowledges
+   * it; acks and conflicts arrive as outcomes (stateSync.onOutcome). Throws an
+   * AguiSyncError 'not-loaded' before `ready`.
+   */
+  edit(ops: JsonPatchOperation[]): LocalEditResult;
   /**
    * A local state change: the engine takes it as an unsequenced snapshot (status
    * 'unverified', position dropped). Throws an AguiSyncError while a run is active.

@@ -14,6 +14,7 @@ export type ResyncReason =
   | 'precondition-failed'
   | 'malformed'
   | 'limit-exceeded'
+  | 'restored'
   | 'anchor-mismatch'
   | (string & {});
 
@@ -37,6 +38,7 @@ export type ErrorCode =
   | 'invalid-patch'
   | 'invalid-options'
   | 'invalid-argument'
+  | 'invalid-checkpoint'
   | 'invalid-request'
   | 'seq-exhausted'
   | 'not-loaded'

@@ -12,8 +12,8 @@ export type SyncStatus = 'synced' | 'unverified' | 'resyncing';
  * changed nothing), ErrorCode (an error outcome's code, AguiSyncError.code),
  * GuardReason (why the approval guard refuses).
  */
-export type { ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
-import type { ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
+export type { EditReason, ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
+import type { EditReason, ErrorCode, GuardReason, IgnoredReason, ResyncReason } from './codes.js';
 
 /**
  * Every error agui-state-sync throws. Branch on `code` (ErrorCode, docs/codes.md),
@@ -72,7 +72,10 @@ export interface AppliedOutcome<S = JsonValue> {
   type: 'STATE_SNAPSHOT' | 'STATE_DELTA';
   /** The event's seq, or null for an unsequenced event. */
   seq: number | null;
-  /** The state after this event (=== sync.state if it was the last one). */
+  /**
+   * The visible state after this event: the agent's, with the edits still
+   * pending at that point on top (=== sync.state if it was the last one).
+   */
   state: S;
   /** JSON Pointers the event wrote ("" = the whole state). */
   changedPaths: string[];
@@ -106,7 +109,51 @@ export interface ErrorOutcome {
   message: string;
 }
 
-export type Outcome<S = JsonValue> = AppliedOutcome<S> | ResyncOutcome | EventOutcome | IgnoredOutcome | ErrorOutcome;
+/** The agent applied a pending edit: its effect is in the agent's state at `seq`. */
+export interface EditAckedOutcome {
+  kind: 'edit-acked';
+  editId: string;
+  seq: number | null;
+}
+
+/** The agent refused a pending edit (it is no longer pending; the visible state dropped it). */
+export interface EditRejectedOutcome {
+  kind: 'edit-rejected';
+  editId: string;
+  reason: EditReason;
+}
+
+/**
+ * An agent write over a pending edit on a shared path, whichever side won:
+ * 'agent-wins' drops the edit (no longer pending), 'user-wins' keeps it
+ * pending and visible. Show it to the person: both values are here.
+ */
+export interface ConflictOutcome {
+  kind: 'conflict';
+  editId: string;
+  /** The seq of the agent's write. */
+  seq: number | null;
+  /** Where the two writes met (JSON Pointer; a whole array for a write into it). */
+  path: string;
+  /** The user's value there (absent: the edit removed it). */
+  mine?: JsonValue;
+  /** The agent's value there (absent: the agent removed it). */
+  theirs?: JsonValue;
+  resolution: 'agent-wins' | 'user-wins';
+}
+
+/** What becomes of a user edit: every edit ends as one of these (a user-wins conflict keeps it pending). */
+export type EditOutcomeKind = EditAckedOutcome | EditRejectedOutcome | ConflictOutcome;
+
+export type Outcome<S = JsonValue> =
+  | AppliedOutcome<S>
+  | ResyncOutcome
+  | EventOutcome
+  | IgnoredOutcome
+  | ErrorOutcome
+  | EditAckedOutcome
+  | EditRejectedOutcome
+  | ConflictOutcome;
 
 /** What to tell the server when the status is 'resyncing'. */
 export interface ResyncRequest {
@@ -180,6 +227,45 @@ export interface StateSyncOptions<S = JsonValue> {
    * keeps a Node process alive.
    */
   staleCheckMs?: number;
+  /**
+   * Who may write where, by longest JSON Pointer prefix (default 'shared'):
+   * 'agent' paths refuse edits ('agent-owned'); on 'user' paths an agent write
+   * is masked while an edit is pending; on 'shared' paths it is a conflict.
+   */
+  ownership?: Record<string, 'agent' | 'user' | 'shared'>;
+  /** Who wins a conflict on a shared path (default 'agent-wins'). */
+  onConflict?: 'agent-wins' | 'user-wins';
+  /** The prefix of this client's editIds ("<clientId>:<n>"; at most 128 UTF-8 bytes). Default: a random id. */
+  clientId?: string;
+}
+
+/** A user edit the agent has not acknowledged yet (sync.pendingEdits()); frozen. */
+export interface PendingEdit {
+  readonly editId: string;
+  /** sync.lastSeq when the edit was made. */
+  readonly baseSeq: number | null;
+  /** The RFC 6902 operations, as passed to edit(). */
+  readonly ops: JsonPatchOperation[];
+}
+
+/** sync.edit() refused the edit: nothing changed. `reason` and `code` are the same code. */
+export interface EditRefusal {
+  ok: false;
+  reason: EditReason;
+  code: EditReason;
+  message: string;
+  /** The operation at fault, when one is. */
+  opIndex?: number;
+}
+
+/** What sync.edit() returns. */
+export type LocalEditResult = { ok: true; editId: string } | EditRefusal;
+
+/** sync.runInput(): the parts of the next RunAgentInput that carry the user's edits. */
+export interface StateSyncRunInput<S = JsonValue> {
+  /** The visible state (for agents that only read RunAgentInput.state). */
+  state: S;
+  forwardedProps: { stateSync: { edits: PendingEdit[] } };
 }
 
 export type Unsubscribe = () => void;
@@ -280,16 +366,32 @@ export interface StateSync<S = JsonValue> {
   end(): Outcome<S>[];
   /** A new connection starts (keeps state, lastSeq, lastEventId). */
   reset(): void;
-  /** The current state; never modified in place. Untouched subtrees keep their identity across deltas. */
+  /**
+   * The visible state: the agent's, with the pending edits on top. Never
+   * modified in place. Untouched subtrees keep their identity across deltas and edits.
+   */
   readonly state: S;
+  /** The agent's state (verified as of lastSeq), without pending edits; === state while none is pending. */
+  readonly confirmedState: S;
+  /**
+   * A user edit (RFC 6902, `test` allowed), applied atomically to `state` at once
+   * and pending until the agent acknowledges it. Never throws for `ops`: a
+   * refusal ('agent-owned', 'invalid-patch', 'patch-failed', 'precondition-failed',
+   * 'limit-exceeded') changes nothing.
+   */
+  edit(ops: JsonPatchOperation[]): LocalEditResult;
+  /** The edits the agent has not acknowledged, oldest first (the same array until it changes). */
+  pendingEdits(): readonly PendingEdit[];
+  /** The visible state and forwardedProps.stateSync.edits for the next RunAgentInput. */
+  runInput(): StateSyncRunInput<S>;
   readonly status: SyncStatus;
   readonly lastSeq: number | null;
   readonly lastEventId: string | null;
   resyncRequest(): ResyncRequest | null;
   metrics(): SyncMetrics;
   /**
-   * `listener` runs once after each feed()/end() call that changed the state or
-   * the status. A listener that throws is reported (reportError / console.error)
+   * `listener` runs once after each feed()/end()/edit() call that changed the
+   * state, the status or the pending edits. A listener that throws is reported (reportError / console.error)
    * and does not affect the engine or other listeners.
    */
   subscribe(listener: () => void): Unsubscribe;

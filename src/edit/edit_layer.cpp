@@ -112,6 +112,33 @@ AGUI_COLD std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optio
   return std::nullopt;
 }
 
+AGUI_COLD void EditLayer::restore(json& doc, std::vector<PendingEdit> edits, std::string clientId, uint64_t counter,
+                                  std::vector<Outcome>& out) {
+  detach(doc);
+  edits_.clear();
+  if (!clientId.empty()) clientId_ = std::move(clientId);
+  counter_ = counter;
+  for (PendingEdit& stored : edits) {
+    Edit e;
+    if (auto failure = check(doc, stored.ops, e.ops, e.writes)) {
+      Outcome o = editOutcome(OutcomeKind::EditRejected, stored.editId);
+      o.reason = failure->code;
+      out.push_back(std::move(o));
+      continue;
+    }
+    readBases(doc, e.writes);
+    applyEdit(doc, e);  // one that no longer applies stays pending, skipped
+    for (Write& w : e.writes) {
+      w.mine = valueAt(doc, w.path);
+      w.mineHash = hashAt(doc, w.path);
+    }
+    e.info.editId = std::move(stored.editId);
+    e.info.baseSeq = stored.baseSeq;
+    e.info.ops = std::move(stored.ops);
+    edits_.push_back(std::move(e));
+  }
+}
+
 AGUI_COLD std::vector<PendingEdit> EditLayer::pending() const {
   std::vector<PendingEdit> out;
   out.reserve(edits_.size());

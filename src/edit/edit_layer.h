@@ -50,6 +50,13 @@ class EditLayer {
   // caused (edit-acked / edit-rejected / conflict). Call attach() afterwards.
   void rebase(const nlohmann::json& doc, std::vector<Outcome>& out, size_t from);
 
+  // Replaces the pending edits with stored ones (their ids kept) over the
+  // confirmed `doc`, and continues the edit numbering. An edit the rules now
+  // refuse becomes an edit-rejected outcome.
+  void restore(nlohmann::json& doc, std::vector<PendingEdit> edits, std::string clientId, uint64_t counter,
+               std::vector<Outcome>& out);
+  uint64_t counter() const { return counter_; }
+
   std::vector<PendingEdit> pending() const;
   // A pending edit writes at, under or above `path`.
   bool pendingAt(const Tokens& path) const;

@@ -1,6 +1,7 @@
 #include "facade/edit_json.h"
 #include "json/cold.h"
 
+#include "json/json_measure.h"
 #include "wire/wire.h"
 
 namespace agui_sync {
@@ -61,6 +62,50 @@ AGUI_COLD std::optional<Failure> readEditRequests(json edits, std::vector<EditRe
     request.ops = std::move(*ops);  // its shape is judged per edit (a rejection, not a failed call)
     out.push_back(std::move(request));
   }
+  return std::nullopt;
+}
+
+namespace {
+
+bool readOptionalSeq(const json& j, const char* key, std::optional<uint64_t>& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_number_unsigned() || it->get<uint64_t>() > kMaxSeq) return false;
+  out = it->get<uint64_t>();
+  return true;
+}
+
+bool readOptionalString(const json& j, const char* key, std::optional<std::string>& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_string()) return false;
+  out = *it->get_ptr<const std::string*>();
+  return true;
+}
+
+}  // namespace
+
+AGUI_COLD std::optional<Failure> readCheckpoint(json stored, const Options& limits, Checkpoint& out) {
+  auto invalid = [](const char* what) { return Failure{Code::InvalidCheckpoint, std::string("checkpoint: ") + what, {}}; };
+  if (!stored.is_object()) return invalid("not an object");
+  auto state = stored.find("state");
+  if (state == stored.end()) return invalid("no state");
+  if (valueDepth(*state) > limits.maxDepth || rawSize(*state, limits.maxStateBytes) > limits.maxStateBytes)
+    return Failure{Code::LimitExceeded, "checkpoint: the state is over maxDepth or maxStateBytes", {}};
+  std::optional<std::string> clientId;
+  if (!readOptionalSeq(stored, "lastSeq", out.lastSeq) || !readOptionalString(stored, "epoch", out.epoch) ||
+      !readOptionalString(stored, "lastEventId", out.lastEventId) || !readOptionalString(stored, "clientId", clientId))
+    return invalid("lastSeq, epoch, lastEventId or clientId has the wrong type");
+  std::optional<uint64_t> counter;
+  if (!readOptionalSeq(stored, "editCounter", counter)) return invalid("editCounter must be a count");
+  std::vector<EditRequest> edits;
+  auto list = stored.find("edits");
+  if (list != stored.end() && !list->is_null() && readEditRequests(std::move(*list), edits))
+    return invalid("edits must be [{editId, baseSeq, ops}]");
+  out.clientId = clientId.value_or(std::string());
+  out.editCounter = counter.value_or(0);
+  for (EditRequest& e : edits) out.edits.push_back(PendingEdit{std::move(e.editId), e.baseSeq, std::move(e.ops), true});
+  out.state = std::move(*state);
   return std::nullopt;
 }
 

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include <agui_sync/codes.h>
+#include <agui_sync/checkpoint.h>
 #include <agui_sync/edits.h>
+#include <agui_sync/options.h>
 
 namespace agui_sync {
 
@@ -21,6 +23,10 @@ namespace agui_sync {
 std::optional<Failure> readEditPolicy(const nlohmann::json& options, EditPolicy& policy);
 // Reads an edits array; a malformed entry: an invalid-request failure naming its index.
 std::optional<Failure> readEditRequests(nlohmann::json edits, std::vector<EditRequest>& out);
+
+// A stored checkpoint (SyncFacade::restore) -> Checkpoint; a wrong shape or a
+// state over the limits: invalid-checkpoint / limit-exceeded.
+std::optional<Failure> readCheckpoint(nlohmann::json stored, const Options& limits, Checkpoint& out);
 
 nlohmann::json pendingEditsJson(const std::vector<PendingEdit>& edits);
 nlohmann::json editResultsJson(const std::vector<EditAck>& results);

@@ -158,6 +158,30 @@ AGUI_COLD std::string SyncFacade::edit(const std::string& opsJson) {
 AGUI_COLD std::string SyncFacade::pendingEditsJson() const { return agui_sync::pendingEditsJson(engine_->pendingEdits()).dump(); }
 AGUI_COLD std::string SyncFacade::clientId() const { return engine_->clientId(); }
 
+AGUI_COLD std::string SyncFacade::checkpointMetaJson() const {
+  const std::optional<std::string> lastEventId = engine_->lastEventId();
+  return json{{"clientId", engine_->clientId()},
+              {"editCounter", engine_->editCounter()},
+              {"lastEventId", lastEventId ? json(*lastEventId) : json(nullptr)}}
+      .dump();
+}
+
+AGUI_COLD std::string SyncFacade::restore(const std::string& checkpointJson) {
+  const Options& o = engine_->options();
+  json stored;
+  // checkpoint > edits > edit > ops > op: the state's nesting plus five levels.
+  if (std::optional<Failure> failure = parseBounded(checkpointJson, o.maxDepth + 5, stored)) {
+    if (failure->code == Code::InvalidJson) failure->code = Code::InvalidCheckpoint;
+    return failureJson(*failure);
+  }
+  Checkpoint c;
+  if (std::optional<Failure> failure = readCheckpoint(std::move(stored), o, c)) return failureJson(*failure);
+  std::vector<Outcome> out;
+  engine_->restore(std::move(c), out);
+  guard_->noteDisconnected();  // nothing has arrived on a connection yet
+  return resultJson(*engine_, out);
+}
+
 std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
 
 std::string SyncFacade::statusJson() const { return resultJson(*engine_, {}); }

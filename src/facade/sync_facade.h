@@ -30,6 +30,12 @@
 //                        opIndex when an op is at fault); see SyncEngine::edit.
 //   pendingEditsJson()   [{"editId","baseSeq","ops","applies"}...], oldest first.
 //   clientId()           the prefix of this engine's editIds.
+//   checkpointMetaJson() {"clientId","editCounter","lastEventId"}: what a checkpoint
+//                        needs beyond the state, position and edits the mirror has.
+//   restore(checkpointJson)  {"state","lastSeq","epoch","lastEventId","clientId",
+//                        "editCounter","edits":[{editId,baseSeq,ops}]} -> Result
+//                        (a `restored` resync first) | failure invalid-checkpoint /
+//                        limit-exceeded; SyncEngine::restore.
 //   metricsJson()        Metrics object (see metrics.h).
 //   statusJson()         Result with no outcomes.
 //   noteActivity(nowMs)  bytes or a heartbeat arrived (feeds the guard's staleness clock).
@@ -95,6 +101,8 @@ class SyncFacade {
   std::string edit(const std::string& opsJson);
   std::string pendingEditsJson() const;
   std::string clientId() const;
+  std::string checkpointMetaJson() const;
+  std::string restore(const std::string& checkpointJson);
   std::string metricsJson() const;
   std::string statusJson() const;
 

@@ -32,6 +32,22 @@ void Receiver::setInitialState(json state) {
   anchored_ = false;
 }
 
+void Receiver::restore(json state, std::optional<uint64_t> lastSeq, std::optional<std::string> epoch,
+                       std::vector<Outcome>& out) {
+  state_ = std::move(state);
+  metrics_.stateBytes = rawSize(state_);
+  lastSeq_ = lastSeq;
+  epoch_ = std::move(epoch);
+  anchored_ = false;
+  pending_.clear();
+  pendingBytes_ = 0;
+  recent_.clear();
+  resync_.reset();
+  // What a catch-up restores: synced when the checkpoint had a position.
+  status_ = lastSeq_ ? SyncStatus::Synced : SyncStatus::Unverified;
+  requestResync(Code::Restored, "restored from a checkpoint", out, true);
+}
+
 std::vector<uint64_t> Receiver::heldSeqs() const {
   std::vector<uint64_t> seqs;
   for (const auto& [base, held] : pending_) {
@@ -126,6 +142,13 @@ void Receiver::onDecodeError(const DecodeError& error, std::vector<Outcome>& out
 
 void Receiver::onHeartbeat(std::optional<uint64_t> senderSeq, std::vector<Outcome>& out) {
   ++metrics_.heartbeats;
+  if (senderSeq && lastSeq_ && *senderSeq == *lastSeq_ && status_ == SyncStatus::Resyncing && resync_ &&
+      resync_->reason == Code::Restored) {
+    // The sender is where the checkpoint was: the catch-up had nothing to send.
+    status_ = statusBeforeResync_;
+    resync_.reset();
+    return;
+  }
   if (!senderSeq || !lastSeq_ || status_ == SyncStatus::Resyncing) return;
   if (*senderSeq > *lastSeq_ && pending_.empty())
     requestResync(Code::Gap, "heartbeat reports seq " + std::to_string(*senderSeq) + " but lastSeq is " +

@@ -71,6 +71,11 @@ class Receiver {
   // see docs/wire.md) and that is ahead of lastSeq with nothing held, events
   // were lost while the stream looked idle: a resync `gap`.
   void onHeartbeat(std::optional<uint64_t> senderSeq, std::vector<Outcome>& out);
+  // The state, position and epoch come from a checkpoint (a reload): status
+  // resyncing, reason `restored`, until a replay from lastSeq (or a snapshot)
+  // answers -- or a heartbeat says the sender is at lastSeq, nothing missed.
+  void restore(nlohmann::json state, std::optional<uint64_t> lastSeq, std::optional<std::string> epoch,
+               std::vector<Outcome>& out);
   // The byte stream ended or broke: a gap still open can no longer fill by itself.
   void onStreamEnd(std::vector<Outcome>& out);
 

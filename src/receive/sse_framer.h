@@ -55,6 +55,11 @@ class SseFramer {
   // (and strip) a BOM again.
   void reset();
 
+  // A restored connection's last event id (as if an event with it was dispatched).
+  void setLastEventId(std::string id) {
+    idBuffer_ = id;
+    dispatchedId_ = std::move(id);
+  }
   // The last event id buffer as of the last dispatched event ("" if none).
   const std::string& lastEventId() const { return dispatchedId_; }
   // Latest valid retry value, if any was ever received.

@@ -159,6 +159,30 @@ AGUI_COLD std::optional<Failure> SyncEngine::edit(nlohmann::json ops, std::strin
   return failure;
 }
 
+uint64_t SyncEngine::editCounter() const { return impl_->edits.counter(); }
+
+AGUI_COLD Checkpoint SyncEngine::checkpoint() const {
+  Checkpoint c;
+  c.state = confirmedState();
+  c.lastSeq = impl_->receiver.lastSeq();
+  c.epoch = impl_->receiver.epoch();
+  c.lastEventId = lastEventId();
+  c.clientId = impl_->edits.clientId();
+  c.editCounter = impl_->edits.counter();
+  c.edits = impl_->edits.pending();
+  return c;
+}
+
+AGUI_COLD void SyncEngine::restore(Checkpoint c, std::vector<Outcome>& out) {
+  Impl& e = *impl_;
+  e.detachEdits();
+  e.receiver.restore(std::move(c.state), c.lastSeq, std::move(c.epoch), out);
+  e.receiver.setLastEventId(c.lastEventId);
+  e.framer.setLastEventId(c.lastEventId.value_or(std::string()));
+  e.edits.restore(e.receiver.mutableState(), std::move(c.edits), std::move(c.clientId), c.editCounter, out);
+  e.edits.attach(e.receiver.mutableState());
+}
+
 AGUI_COLD std::vector<PendingEdit> SyncEngine::pendingEdits() const { return impl_->edits.pending(); }
 const std::string& SyncEngine::clientId() const { return impl_->edits.clientId(); }
 

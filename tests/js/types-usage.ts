@@ -13,6 +13,11 @@ import {
 import type {
   AppliedOutcome,
   Approval,
+  ConflictOutcome,
+  EditRefusal,
+  LocalEditResult,
+  PendingEdit,
+  StateSyncRunInput,
   ConnectStatus,
   Connection,
   EmitterError,
@@ -35,7 +40,7 @@ import type {
   SyncStatus,
   ViewToken,
 } from 'agui-state-sync';
-import { useAgentState } from 'agui-state-sync/react';
+import { useAgentState, usePendingEdits } from 'agui-state-sync/react';
 import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
 import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
 import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
@@ -53,6 +58,42 @@ interface Todo {
 interface AppState {
   todos: Todo[];
   title: string;
+}
+
+// User edits (issue 14): ownership, edit(), the two states, pending edits, runInput().
+export async function editsUsage(): Promise<void> {
+  const sync = await createStateSync<AppState>({
+    ownership: { '/title': 'agent', '/todos': 'user' },
+    onConflict: 'user-wins',
+    clientId: 'tab-1',
+  });
+  const result: LocalEditResult = sync.edit([{ op: 'replace', path: '/todos/0/done', value: true }, { op: 'test', path: '/title', value: 'x' }]);
+  if (result.ok) {
+    const id: string = result.editId;
+    void id;
+  } else {
+    const refusal: EditRefusal = result;
+    const index: number | undefined = result.opIndex;
+    void refusal, index, result.reason === result.code, result.message;
+  }
+  const visible: AppState = sync.state;
+  const confirmed: AppState = sync.confirmedState;
+  const pending: readonly PendingEdit[] = sync.pendingEdits();
+  const base: number | null = pending[0].baseSeq;
+  const input: StateSyncRunInput<AppState> = sync.runInput();
+  const edits: PendingEdit[] = input.forwardedProps.stateSync.edits;
+  const marked: readonly PendingEdit[] = usePendingEdits(sync);
+  void visible, confirmed, base, edits, marked, input.state.title;
+  // @ts-expect-error an owner is 'agent' | 'user' | 'shared'
+  await createStateSync({ ownership: { '/x': 'nobody' } });
+  // @ts-expect-error onConflict is a closed union
+  await createStateSync({ onConflict: 'last-wins' });
+  // @ts-expect-error edit() takes RFC 6902 operations
+  sync.edit([{ op: 'frobnicate', path: '/x' }]);
+  // @ts-expect-error confirmedState is read-only
+  sync.confirmedState = visible;
+  // @ts-expect-error pending edits are read-only
+  pending[0].editId = 'x';
 }
 
 export async function usage(): Promise<void> {
@@ -104,6 +145,22 @@ export async function usage(): Promise<void> {
       case 'error': {
         const message: string = o.message;
         void message, o.code;
+        break;
+      }
+      case 'edit-acked': {
+        const seq: number | null = o.seq;
+        void seq, o.editId;
+        break;
+      }
+      case 'edit-rejected': {
+        void o.editId, o.reason;
+        break;
+      }
+      case 'conflict': {
+        const conflict: ConflictOutcome = o;
+        const mine: JsonValue | undefined = o.mine;
+        const winner: 'agent-wins' | 'user-wins' = o.resolution;
+        void conflict, mine, winner, o.path, o.theirs, o.seq;
         break;
       }
       default: {
@@ -370,6 +427,8 @@ export async function agUiUsage(serverAgent: AbstractAgent, input: RunAgentInput
   const sync: StateSync<AppState> = await agent.ready;
   const same: boolean = agent.stateSync === sync && agent.state === sync.state;
   const status: SyncStatus = agent.stateSync.status;
+  const edited: LocalEditResult = agent.edit([{ op: 'replace', path: '/todos/0/done', value: true }]);
+  void edited;
   agent.subscribe({ onStateChanged: ({ state }) => void state });
   const { result, newMessages } = await agent.runAgent({ runId: 'r1' });
   agent.setState({ todos: [], title: 'local' });

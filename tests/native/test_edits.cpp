@@ -9,6 +9,8 @@
 #include <agui_sync/state_emitter.h>
 #include <agui_sync/sync_engine.h>
 
+#include "facade/sync_facade.h"
+
 using nlohmann::json;
 using namespace agui_sync;
 
@@ -245,4 +247,68 @@ TEST_CASE("edits: provenance lists what client edits wrote until the agent write
   CHECK(written[0].path == "/form/note");
   p.agent(json::array({op("replace", "", json::object())}));
   CHECK(p.emitter.provenance().empty());
+}
+
+TEST_CASE("checkpoint: a reload continues by replay with its pending edits", "[edits][checkpoint]") {
+  Pair p;
+  const std::string id = p.edit(json::array({op("replace", "/form/note", "mine")}));
+  Checkpoint saved = p.engine.checkpoint();
+  CHECK(saved.state == p.emitter.state());
+  CHECK(saved.clientId == "tab1");
+  CHECK(saved.editCounter == 1);
+  REQUIRE(saved.edits.size() == 1);
+  p.agent(json::array({op("replace", "/shared/budget", 11)}));  // while the tab is gone
+
+  Options o;
+  o.edits = p.rules;
+  SyncEngine reloaded(o);
+  std::vector<Outcome> out;
+  reloaded.restore(saved, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == OutcomeKind::Resync);
+  CHECK(out[0].reason == Code::Restored);
+  CHECK(reloaded.status() == SyncStatus::Resyncing);
+  CHECK(reloaded.clientId() == "tab1");
+  CHECK(reloaded.state()["form"]["note"] == "mine");
+  CHECK(reloaded.confirmedState()["form"]["note"] == "hi");
+  // The catch-up is a replay from the checkpoint's lastSeq, and it heals.
+  out.clear();
+  reloaded.feed(StateEmitter::encodeAll(p.emitter.replaySince(*saved.lastSeq)), out);
+  CHECK(reloaded.status() == SyncStatus::Synced);
+  CHECK(reloaded.metrics().snapshots == 0);
+  CHECK(reloaded.state()["shared"]["budget"] == 11);
+  std::string next;
+  REQUIRE_FALSE(reloaded.edit(json::array({op("replace", "/shared/budget", 12)}), &next));
+  CHECK(next == "tab1:2");
+  REQUIRE(reloaded.pendingEdits().size() == 2);
+  CHECK(reloaded.pendingEdits()[0].editId == id);
+}
+
+TEST_CASE("checkpoint: a heartbeat at lastSeq ends a restore that had nothing to catch up", "[edits][checkpoint]") {
+  Pair p;
+  SyncEngine reloaded;
+  std::vector<Outcome> out;
+  reloaded.restore(p.engine.checkpoint(), out);
+  CHECK(reloaded.status() == SyncStatus::Resyncing);
+  reloaded.feed(p.emitter.heartbeat(), out);
+  CHECK(reloaded.status() == SyncStatus::Synced);
+  CHECK_FALSE(reloaded.resyncRequest());
+}
+
+TEST_CASE("checkpoint: the facade refuses a bad checkpoint and changes nothing", "[edits][checkpoint][facade]") {
+  SyncFacade f("{\"initialState\":{\"a\":1}}");
+  for (const std::string& bad : std::vector<std::string>{"", "[]", "{\"lastSeq\":1}", "{\"state\":{},\"lastSeq\":-1}", "{\"state\":{},\"edits\":7}",
+                                "{\"state\":{},\"edits\":[{\"editId\":\"\",\"ops\":[]}]}", "{\"state\":" + std::string(5000, '[')}) {
+    INFO(bad.substr(0, 60));
+    const json r = json::parse(f.restore(bad));
+    CHECK(r["ok"] == false);
+    CHECK((r["code"] == "invalid-checkpoint" || r["code"] == "limit-exceeded"));
+    CHECK(json::parse(f.visibleStateJson()) == json{{"a", 1}});
+  }
+  const json r = json::parse(f.restore("{\"state\":{\"b\":2},\"lastSeq\":4,\"clientId\":\"t\",\"editCounter\":3,"
+                                       "\"edits\":[{\"editId\":\"t:3\",\"baseSeq\":4,\"ops\":[{\"op\":\"add\",\"path\":\"/c\",\"value\":1}]}]}"));
+  CHECK(r["status"] == "resyncing");
+  CHECK(r["resync"]["reason"] == "restored");
+  CHECK(json::parse(f.visibleStateJson()) == json{{"b", 2}, {"c", 1}});
+  CHECK(json::parse(f.edit("[{\"op\":\"add\",\"path\":\"/d\",\"value\":1}]"))["editId"] == "t:4");
 }
