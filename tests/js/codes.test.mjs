@@ -115,7 +115,7 @@ describe('the code table', () => {
     const reexport = /export type \{([^}]*)\} from '\.\/codes\.js';/.exec(dts);
     assert.ok(reexport, "index.d.ts re-exports from './codes.js'");
     const names = reexport[1].split(',').map((s) => s.trim()).sort();
-    assert.deepEqual(names, ['ErrorCode', 'GuardReason', 'IgnoredReason', 'ResyncReason']);
+    assert.deepEqual(names, ['EditReason', 'ErrorCode', 'GuardReason', 'IgnoredReason', 'ResyncReason']);
     for (const name of names) assert.doesNotMatch(dts, new RegExp(`type ${name}\\s*=`), `index.d.ts must not redefine ${name}`);
     assert.ok(/export class AguiSyncError extends Error \{[^]*?readonly code: ErrorCode;/.test(dts), 'AguiSyncError.code is an ErrorCode');
   });
