@@ -17,6 +17,7 @@ import { agentState, judgeEdits } from './edits-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
+const { AppliedStates } = await import(join(jsDir, 'src', 'agent-delivery.js'));
 const { catchUp } = await import(join(jsDir, 'src', 'server.js'));
 const { createStateEmitter } = pkg;
 
@@ -245,5 +246,21 @@ describe('StateSyncHttpAgent keeps it', () => {
     const agent = new StateSyncHttpAgent({ url: 'http://127.0.0.1:9/', stateSync: { clientId: 'x' } });
     assert.throws(() => agent.edit([]), (e) => e.code === 'not-loaded');
     agent.dispose();
+  });
+});
+
+describe('AppliedStates: a state event the pipeline reaches after a local edit never takes the edit away', () => {
+  test('the latest event stands for the current state; an earlier one leaves agent.state alone', () => {
+    const applied = new AppliedStates();
+    const [m1, m2, m3] = [{}, {}, {}];
+    applied.register(m1, 's1');
+    applied.register(m2, 's2');
+    assert.deepEqual(applied.lookup({ metadata: m1 }), { found: true, state: 's1' }, 'no edit since: as registered');
+    applied.noteLocalEdit('s2+edit');
+    assert.deepEqual(applied.lookup({ metadata: m1 }), { found: true, state: undefined }, 'older than the edit: no move');
+    assert.deepEqual(applied.lookup({ metadata: m2 }), { found: true, state: 's2+edit' }, 'the latest: the current state');
+    applied.register(m3, 's3+edit');
+    assert.deepEqual(applied.lookup({ metadata: m3 }), { found: true, state: 's3+edit' });
+    assert.deepEqual(applied.lookup({ metadata: {} }), { found: false, state: 's3+edit' }, 'an event the engine never saw');
   });
 });

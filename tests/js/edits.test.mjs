@@ -374,13 +374,26 @@ describe('edits: hostile edits never crash and never half-apply', () => {
     assert.ok(find(p.run(), 'edit-acked'));
     assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
   }));
+
+  test('__proto__ as an op member or a path token: data, or refused, never a prototype', () => withPair({}, (p) => {
+    const ops = JSON.parse('[{"op":"add","path":"/shared/k","value":1,"__proto__":{"op":"remove"}}]');
+    assert.equal(p.sync.edit(ops).ok, true, 'an unknown member is ignored');
+    assert.equal(p.sync.state.shared.k, 1);
+    refusedWithState(p, [add('/__proto__/polluted', true)], 'patch-failed'); // the root has no "__proto__" member
+    assert.equal(p.sync.edit([add('/__proto__', { polluted: true })]).ok, true);
+    assert.equal({}.polluted, undefined);
+    assert.equal(Object.getPrototypeOf(p.sync.state), Object.prototype);
+    assert.deepEqual(p.sync.state['__proto__'], { polluted: true });
+    assertMirrors(p.sync);
+  }));
 });
 
-function refusedWithState(p, ops) {
+// A refusal with `reason` that leaves the state and the pending list as they were (the same objects).
+function refusedWithState(p, ops, reason = 'limit-exceeded') {
   const before = p.sync.state;
   const pending = p.sync.pendingEdits();
   const r = p.sync.edit(ops);
-  assert.equal(r.reason, 'limit-exceeded');
+  assert.equal(r.reason, reason);
   assert.equal(p.sync.state, before);
   assert.equal(p.sync.pendingEdits(), pending);
 }
