@@ -4,6 +4,7 @@
 // in C++) or its own RFC 6902 ops, and gets back sequenced, digest-stamped
 // @ag-ui/core events, SSE-encoded on request, plus a replay buffer for clients
 // that missed some (server.js: catchUp).
+import { checkEditPolicy } from './edit-policy.js';
 import { EngineLink } from './engine-link.js';
 import { failureCode, failureError, syncTypeError } from './errors.js';
 import { kCatchUpSnapshot, kInternals } from './internals.js';
@@ -16,7 +17,7 @@ const EMITTER_MODULE = {
   factory: async () => (await import('../wasm/agui_emitter.mjs')).default,
 };
 
-// The AguiSyncError for a refused update/patch (the facade's failure: code, message, opIndex).
+// The AguiSyncError for a refused update/patch/applyEdits (the facade's failure: code, message, opIndex).
 function refusal(what, failure, fallback) {
   const message = `${what} refused (${failureCode(failure, fallback)}): ${failure.message}; the state is unchanged`;
   return failureError(failure, fallback, message);
@@ -63,6 +64,31 @@ export class StateEmitter {
     if (!result.ok) throw refusal('patch()', result, 'patch-failed');
     if (result.events.length) this.#stateValid = false;
     return result.events;
+  }
+
+  /**
+   * Judges a client's edits ([{ editId, baseSeq, ops }], as they travel in
+   * RunAgentInput.forwardedProps.stateSync.edits; docs/wire.md section 9)
+   * under `policy` ({ ownership, onConflict }, both optional) and applies the
+   * ones it accepts: { events, results }. `results` holds one verdict per edit,
+   * { editId, status: 'applied' | 'rejected', reason?, seq }, grouped by editId
+   * origin like the events (one per origin, possibly an empty delta), which
+   * carry the same verdicts in metadata.acks. An edit's own problems (a bad op, a failing
+   * `test`, an agent-owned path, a conflict) are its verdict, never a throw.
+   * Throws an AguiSyncError when the call cannot be judged at all, and then
+   * nothing is applied: 'invalid-request' (not an array of { editId, baseSeq?,
+   * ops }), 'invalid-options' (the policy), 'limit-exceeded' (nested deeper
+   * than maxDepth), 'seq-exhausted'.
+   */
+  applyEdits(edits, policy) {
+    this.#check();
+    if (!Array.isArray(edits)) throw syncTypeError('invalid-request', 'applyEdits() edits must be an array of { editId, baseSeq, ops }');
+    const policyText = JSON.stringify(checkEditPolicy(policy, 'applyEdits() policy'));
+    const text = jsonText(edits, 'applyEdits() edits', 'invalid-request');
+    const result = this.#callJson((f) => f.applyEdits(text, policyText));
+    if (!result.ok) throw refusal('applyEdits()', result, 'invalid-request');
+    if (result.events.length) this.#stateValid = false;
+    return { events: result.events, results: result.results };
   }
 
   /** A STATE_SNAPSHOT of the current state at the current seq (digest-stamped). */
@@ -178,7 +204,7 @@ export class StateEmitter {
  * Loads the sender engine (once) and creates a StateEmitter. That engine also
  * serves canonicalJson / stateDigest / verifyApproval (an agent needs the last).
  * @param {object} [options] startSeq, epoch, digestEvery, guardedPaths, testAll,
- *   snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth, initialState,
+ *   snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth, editHistory, ackHistory, initialState,
  *   wasmBinary, locateFile (of the emitter module)
  */
 export async function createStateEmitter(options) {

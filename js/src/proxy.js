@@ -5,8 +5,10 @@
 // (docs/wire.md section 8), passes every other event through, gives every
 // event an SSE id so a broken connection resumes where it stopped, and keeps
 // the upstream run alive for a grace period when a client's connection breaks.
+// Clients' edits (forwardedProps.stateSync.edits) are judged by the thread's
+// emitter before the run goes upstream, with the merged state as its `state`.
 // The units live in proxy/: options, client-request, registry (threads, runs,
-// bounds), thread (emitter, catch-up, re-stamping), run (the stream, grace,
+// bounds), thread (emitter, catch-up, re-stamping, edits), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
 // resume (Last-Event-ID), event-log, sse-out, events.
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from './errors.js';
@@ -32,6 +34,7 @@ function newCounters() {
   return {
     runsStarted: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
     upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0,
+    edits: { applied: 0, rejected: 0 },
     resumes: { exact: 0, 'caught-up': 0, lost: 0 },
     aborts: { client: 0, abandoned: 0 },
   };
@@ -100,13 +103,14 @@ async function startRun(ctx, req, res, request) {
   const { config, registry, counters } = ctx;
   const { input } = request;
   const thread = await registry.thread(input.threadId);
-  const { forwarded, edits } = forwardedInput(input);
-  thread.applyClientEdits(edits); // the seam for stateSync.edits (thread.js)
-  const run = new Run({
-    key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
-    hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
-  });
+  let run;
+  let forwarded;
   try {
+    forwarded = forwardedInput(input, applyEdits(ctx, thread, request));
+    run = new Run({
+      key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
+      hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
+    });
     registry.addRun(run);
   } finally {
     thread.pins--;
@@ -115,7 +119,7 @@ async function startRun(ctx, req, res, request) {
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');
-  const { base, cursor } = upstreamBase(thread, input);
+  const { base, cursor } = upstreamBase(thread, forwarded);
   let engine;
   try {
     engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });
@@ -137,6 +141,33 @@ async function startRun(ctx, req, res, request) {
 }
 
 /**
+ * The request's edits (forwardedProps.stateSync.edits), applied to its thread
+ * before the run goes upstream (docs/wire.md section 9). Returns the state to
+ * forward as RunAgentInput.state: the thread's, with the accepted edits;
+ * undefined to forward the client's (no edits, or a thread the proxy has no
+ * state of). The events carrying the verdicts reach the requesting client in
+ * its catch-up after RUN_STARTED (its position is from before them), in seq
+ * order with everything else; the thread's other live runs get them now if
+ * their streams stand at the seq the events continue from (the others catch
+ * up as after any gap).
+ */
+function applyEdits(ctx, thread, { edits, position }) {
+  if (edits === null) return undefined;
+  const before = thread.emitter.seq;
+  const outcome = thread.applyClientEdits(edits, position.epoch, ctx.config.edits);
+  if (outcome === null) return undefined;
+  for (const result of outcome.results) ctx.counters.edits[result.status]++;
+  for (const run of thread.runs) {
+    if (run.finished || run.seq !== before) continue;
+    for (const event of outcome.events) {
+      run.send(event, true);
+      ctx.counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
+    }
+  }
+  return thread.state;
+}
+
+/**
  * The state the upstream's deltas apply to until it sends a snapshot: the
  * RunAgentInput.state the proxy forwarded (what a stateless agent starts
  * from), else the thread's vouched state. cursor: whether the emitter holds
@@ -145,7 +176,7 @@ async function startRun(ctx, req, res, request) {
 function upstreamBase(thread, input) {
   const seq = thread.emitter.seq;
   if (input.state === undefined) return { base: thread.state ?? {}, cursor: { inStep: thread.vouched, seq } };
-  const inStep = thread.vouched && JSON.stringify(input.state) === JSON.stringify(thread.state);
+  const inStep = thread.vouched && (input.state === thread.state || JSON.stringify(input.state) === JSON.stringify(thread.state));
   return { base: input.state, cursor: { inStep, seq } };
 }
 

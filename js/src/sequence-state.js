@@ -12,6 +12,14 @@
 // through the catch-up; one that did not (a plain HttpAgent) already holds
 // that state and is sent nothing for it.
 //
+// A run that carries the client's edits (forwardedProps.stateSync.edits,
+// docs/wire.md section 9) has them judged by the thread's emitter first
+// (options.edits: { ownership, onConflict }); the agent then runs on the
+// emitter's state with the accepted edits as RunAgentInput.state, and the
+// verdicts reach the client in its catch-up. A thread this middleware has no
+// state of yet starts from the client's state, which already holds its edits:
+// they are not judged (applying them again could apply them twice).
+//
 // An agent delta that does not apply to the thread's state (or a state the
 // emitter refuses) means the agent and what it has said are no longer the
 // same: nothing goes out for it, and every later delta of the run is dropped
@@ -21,9 +29,11 @@
 // dropped event (default: one console.warn per run).
 import { Middleware } from '@ag-ui/client';
 import { Observable } from 'rxjs';
+import { checkEditPolicy } from './edit-policy.js';
 import { createStateEmitter } from './emitter.js';
 import { syncTypeError } from './errors.js';
 import { emitterOptions } from './options.js';
+import { clientEpoch, judgeEdits, readRunEdits } from './run-edits.js';
 import { catchUp } from './server.js';
 
 const DEFAULT_MAX_THREADS = 1000;
@@ -48,7 +58,7 @@ function middlewareOptions(options) {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw syncTypeError('invalid-options', 'sequenceState() options must be an object');
   }
-  const { maxThreads, idleTtlMs, emitter = {}, onInconsistent, ...rest } = options ?? {};
+  const { maxThreads, idleTtlMs, emitter = {}, edits, onInconsistent, ...rest } = options ?? {};
   const unknown = Object.keys(rest);
   if (unknown.length) throw syncTypeError('invalid-options', `unknown sequenceState() option ${JSON.stringify(unknown[0])}`);
   if (emitter === null || typeof emitter !== 'object') throw syncTypeError('invalid-options', 'sequenceState() emitter must be an object');
@@ -65,6 +75,7 @@ function middlewareOptions(options) {
     maxThreads: positiveInteger(maxThreads, 'maxThreads', DEFAULT_MAX_THREADS),
     idleTtlMs: positiveInteger(idleTtlMs, 'idleTtlMs', DEFAULT_IDLE_TTL_MS),
     emitter,
+    edits: checkEditPolicy(edits, 'sequenceState() edits'),
     onInconsistent,
   };
 }
@@ -81,10 +92,14 @@ class ThreadEmitters {
     this.#options = options;
   }
 
-  /** The thread's entry (created from `initialState` if new), counted as in use until release(). */
+  /**
+   * The thread's entry (created from `initialState` if new), counted as in use
+   * until release(): { entry, fresh } (fresh: created by this call).
+   */
   async acquire(threadId, initialState) {
     this.#sweep();
     let entry = this.#entries.get(threadId);
+    const fresh = entry === undefined;
     if (entry) this.#entries.delete(threadId); // re-inserted below: most recently used
     else {
       const ready = createStateEmitter({ ...this.#options.emitter, initialState: initialState ?? {} });
@@ -100,7 +115,7 @@ class ThreadEmitters {
       throw error;
     }
     this.#startTimer();
-    return entry;
+    return { entry, fresh };
   }
 
   release(entry) {
@@ -220,12 +235,16 @@ class RunStamper {
 export class SequenceStateMiddleware extends Middleware {
   #threads;
   #onInconsistent;
+  #edits; // the edit policy
+  #maxDepth; // the emitters' (edits nested deeper are a bad request)
 
   constructor(options) {
     super();
     const checked = middlewareOptions(options);
     this.#threads = new ThreadEmitters(checked);
     this.#onInconsistent = checked.onInconsistent;
+    this.#edits = checked.edits;
+    this.#maxDepth = checked.emitter.maxDepth;
   }
 
   run(input, next) {
@@ -233,14 +252,22 @@ export class SequenceStateMiddleware extends Middleware {
       let inner = null;
       let release = null; // this run's hold on the thread's emitter
       let closed = false;
+      let edits;
+      try {
+        edits = readRunEdits(input, { maxDepth: this.#maxDepth }); // a hostile list: an error (400) before anything is set up
+      } catch (error) {
+        subscriber.error(error);
+        return undefined;
+      }
       const threadId = String(input?.threadId ?? '');
-      this.#threads.acquire(threadId, input?.state).then((entry) => {
+      this.#threads.acquire(threadId, input?.state).then(({ entry, fresh }) => {
         release = once(() => this.#threads.release(entry));
         if (closed) return release();
         try {
-          inner = this.#relay(next.run(input), new RunStamper(entry.emitter, input, this.#reporter(input)), subscriber);
+          const runInput = this.#withEdits(input, edits, entry.emitter, fresh);
+          inner = this.#relay(next.run(runInput), new RunStamper(entry.emitter, runInput, this.#reporter(input)), subscriber);
         } catch (error) {
-          subscriber.error(error); // the agent's run() threw
+          subscriber.error(error); // the edits could not be judged, or the agent's run() threw
         }
       }, (error) => subscriber.error(error));
       return () => {
@@ -264,6 +291,23 @@ export class SequenceStateMiddleware extends Middleware {
   /** Frees every thread's emitter. */
   dispose() {
     this.#threads.dispose();
+  }
+
+  // The input the agent runs on when the client sent edits: their verdicts are
+  // in the emitter (and reach the client in its catch-up), their effect is in
+  // `state`, and they are not passed on (an agent that applied them again
+  // would apply them twice). A fresh thread's emitter starts from the client's
+  // state, which holds them already: they are not judged.
+  #withEdits(input, edits, emitter, fresh) {
+    if (edits === null) return input;
+    let state = input.state;
+    if (!fresh) {
+      judgeEdits(emitter, edits, clientEpoch(input), this.#edits);
+      state = structuredClone(emitter.state); // the agent's to mutate
+    }
+    const stateSync = { ...input.forwardedProps.stateSync };
+    delete stateSync.edits;
+    return { ...input, state, forwardedProps: { ...input.forwardedProps, stateSync } };
   }
 
   // The agent's events through the stamper to `subscriber`; returns the subscription.
@@ -298,9 +342,10 @@ export class SequenceStateMiddleware extends Middleware {
 
 /**
  * An @ag-ui/client Middleware that sequences the wrapped agent's state events
- * per thread and answers forwardedProps.stateSync. options: maxThreads (1000),
- * idleTtlMs (30 min), emitter (createStateEmitter options but epoch /
- * initialState), onInconsistent({ threadId, runId, event, error, reason }).
+ * per thread, answers forwardedProps.stateSync and judges its edits. options:
+ * maxThreads (1000), idleTtlMs (30 min), emitter (createStateEmitter options
+ * but epoch / initialState), edits ({ ownership, onConflict }: the policy
+ * clients' edits are judged by), onInconsistent({ threadId, runId, event, error, reason }).
  */
 export function sequenceState(options) {
   return new SequenceStateMiddleware(options);

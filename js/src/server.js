@@ -1,7 +1,8 @@
 // agui-state-sync/server: the server side of the resync conversation
 // (docs/wire.md section 3) for a StateEmitter: read where a reconnecting
 // client is, answer with nothing, the missed deltas, or one snapshot, and keep
-// an idle stream alive with heartbeats.
+// an idle stream alive with heartbeats. And the agent side of user edits
+// (section 9; run-edits.js): judge a RunAgentInput's stateSync.edits before the run.
 import { syncTypeError } from './errors.js';
 import { kCatchUpSnapshot } from './internals.js';
 import {
@@ -19,6 +20,7 @@ import {
 } from './resync-wire.js';
 
 export { formatHeld, HEADER_CATCH_UP, HEADER_HELD, MAX_HELD, parseHeld, SNAPSHOT_REASONS };
+export { applyRunEdits, MAX_EDIT_ID_BYTES, MAX_RUN_EDITS, readRunEdits } from './run-edits.js';
 
 function headerValue(headers, name) {
   let value;

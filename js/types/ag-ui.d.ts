@@ -7,6 +7,7 @@ import type { AbstractAgent, HttpAgentConfig, RunAgentInput } from '@ag-ui/clien
 import type {
   AguiSyncError,
   ConnectStatus,
+  EditPolicy,
   JsonPatchOperation,
   JsonValue,
   LocalEditResult,
@@ -92,6 +93,8 @@ export interface SequenceStateOptions {
   idleTtlMs?: number;
   /** Options of each thread's StateEmitter (its epoch and initial state are set per thread). */
   emitter?: Omit<StateEmitterOptions, 'epoch' | 'initialState'>;
+  /** How clients' edits (forwardedProps.stateSync.edits) are judged before the agent runs (default: all shared, 'agent-wins'). */
+  edits?: EditPolicy;
   /** Hears of every agent state event that was not sent (default: one console.warn per run). */
   onInconsistent?: (info: InconsistentStateInfo) => void;
 }

@@ -468,11 +468,54 @@ export interface EmitterError extends AguiSyncError {
   readonly opIndex?: number;
 }
 
+/** Who may write under a JSON Pointer (the longest matching prefix decides; default 'shared'). */
+export type EditOwner = 'agent' | 'user' | 'shared';
+
+/** How the agent side judges user edits (docs/wire.md section 9). */
+export interface EditPolicy {
+  /** JSON Pointer -> owner. An edit writing at or above an agent-owned path is rejected 'agent-owned'. */
+  ownership?: Record<string, EditOwner>;
+  /** 'agent-wins' (default): a shared-path edit someone else wrote over since its baseSeq is rejected 'conflict'. */
+  onConflict?: 'agent-wins' | 'user-wins';
+}
+
+/** One user edit as it travels in RunAgentInput.forwardedProps.stateSync.edits. */
+export interface EditRequest {
+  /** "<clientId>:<n>", unique per client; the part before the last ':' is its origin. */
+  editId: string;
+  /** The client's confirmed seq when the edit was made (null or absent: none). */
+  baseSeq?: number | null;
+  /** RFC 6902 (`test` allowed), applied atomically or not at all. */
+  ops: JsonPatchOperation[];
+}
+
+/** The agent's verdict on one edit, as in the events' metadata.acks. */
+export interface EditResult {
+  editId: string;
+  status: 'applied' | 'rejected';
+  /** Why it was rejected (only then). */
+  reason?: EditReason;
+  /** The seq of the event that first carried the verdict. */
+  seq?: number;
+}
+
+/** What StateEmitter.applyEdits() did: the events to send (acks in metadata.acks) and one verdict per edit, grouped by origin like the events. */
+export interface AppliedEdits<S = JsonValue> {
+  events: StateEvent<S>[];
+  results: EditResult[];
+}
+
 export interface StateEmitter<S = JsonValue> {
   /** Events that take receivers from the current state to `newState` ([] if equal). */
   update(newState: S): StateEvent<S>[];
   /** Applies RFC 6902 ops atomically; throws an EmitterError (an AguiSyncError with opIndex) if they do not apply. */
   patch(ops: JsonPatchOperation[]): StateEvent<S>[];
+  /**
+   * Judges user edits under `policy` and applies the accepted ones. An edit's own problem is its
+   * verdict; throws an AguiSyncError ('invalid-request', 'invalid-options', 'limit-exceeded',
+   * 'seq-exhausted') only when the call cannot be judged, and then nothing is applied.
+   */
+  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy): AppliedEdits<S>;
   snapshot(): StateSnapshotEvent<S>;
   /** "id: <seq>\ndata: <JSON>\n\n". */
   encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;

@@ -1,5 +1,5 @@
 // Type declarations for agui-state-sync/proxy (written by hand; see src/proxy.js).
-import type { AguiSyncError, StateEmitterOptions } from './index.js';
+import type { AguiSyncError, EditPolicy, StateEmitterOptions } from './index.js';
 
 /** The parts of a Node http.IncomingMessage the proxy reads. */
 export interface ProxyRequest {
@@ -49,7 +49,15 @@ export interface StateSyncProxyOptions {
   /** Largest upstream state (default 64 MiB). */
   maxStateBytes?: number;
   /** Options of each thread's StateEmitter (replayMaxBytes defaults to 1 MiB here). */
-  emitter?: Pick<StateEmitterOptions, 'digestEvery' | 'guardedPaths' | 'testAll' | 'snapshotRatio' | 'replayMaxEvents' | 'replayMaxBytes' | 'maxDepth'>;
+  emitter?: Pick<
+    StateEmitterOptions,
+    'digestEvery' | 'guardedPaths' | 'testAll' | 'snapshotRatio' | 'replayMaxEvents' | 'replayMaxBytes' | 'maxDepth' | 'editHistory' | 'ackHistory'
+  >;
+  /**
+   * How clients' edits (forwardedProps.stateSync.edits) are judged before a run goes upstream
+   * (default: every path shared, 'agent-wins'). The upstream gets the merged state as `state`.
+   */
+  edits?: EditPolicy;
   /** Called with every failure the proxy meets (an upstream error, an engine failure); never with client mistakes. */
   onError?: (error: AguiSyncError) => void;
 }
@@ -74,6 +82,8 @@ export interface StateSyncProxyStats {
   upstreamMalformed: number;
   /** Client connections cut for leaving more than maxClientQueueBytes unread. */
   slowClientsCut: number;
+  /** Clients' edits judged, by verdict. */
+  edits: { applied: number; rejected: number };
   resumes: { exact: number; 'caught-up': number; lost: number };
   aborts: { client: number; abandoned: number };
 }
@@ -90,7 +100,7 @@ export interface StateSyncProxy {
 export function createStateSyncProxy(options: StateSyncProxyOptions): StateSyncProxy;
 
 /** The defaults of every numeric limit, and forwardHeaders. */
-export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'onError' | 'forwardHeaders'>> & { forwardHeaders: readonly string[] }>;
+export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders'>> & { forwardHeaders: readonly string[] }>;
 
 /** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
 export const HEADER_ABORT: string;

@@ -1,5 +1,5 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
-import type { StateEmitter, StateEvent, StateSyncPosition } from './index.js';
+import type { AguiSyncError, EditPolicy, EditRequest, EditResult, JsonValue, StateEmitter, StateEvent, StateSyncPosition } from './index.js';
 
 export type CatchUpMode = 'current' | 'replay' | 'snapshot';
 
@@ -10,7 +10,7 @@ export interface RequestWithHeaders {
 
 /** A RunAgentInput carrying forwardedProps.stateSync. */
 export interface RunAgentInputWithPosition {
-  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason' | 'held', unknown>>; [key: string]: unknown };
+  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason' | 'held' | 'edits', unknown>>; [key: string]: unknown };
   [key: string]: unknown;
 }
 
@@ -59,3 +59,32 @@ export function startHeartbeat(
   intervalMs?: number,
   options?: { write?: (line: string) => void },
 ): () => void;
+
+/** Most edits one RunAgentInput may carry (1024). */
+export const MAX_RUN_EDITS: number;
+/** Longest editId in UTF-8 bytes (256). */
+export const MAX_EDIT_ID_BYTES: number;
+
+/** A malformed or oversized stateSync.edits: answer with `status` (400). */
+export interface RunEditsError extends AguiSyncError {
+  readonly code: 'invalid-request';
+  readonly status: 400;
+}
+
+/**
+ * forwardedProps.stateSync.edits of `input`, checked as hostile input: a fresh array, or null when
+ * it carries none. Throws a RunEditsError for anything malformed (nothing is applied).
+ */
+export function readRunEdits(input: unknown, options?: { maxDepth?: number }): Array<Required<EditRequest> & { baseSeq: number | null }> | null;
+
+/**
+ * Judges `input`'s stateSync.edits with the thread's emitter before the agent runs: null when it
+ * carries none, else the events for the thread's clients (metadata.acks), one verdict per edit, and
+ * a copy of the merged state to run the agent on. Throws as readRunEdits and emitter.applyEdits do.
+ */
+export function applyRunEdits<S = JsonValue>(
+  emitter: StateEmitter<S>,
+  input: unknown,
+  policy?: EditPolicy,
+  options?: { maxDepth?: number },
+): { events: StateEvent<S>[]; results: EditResult[]; state: S } | null;

@@ -101,8 +101,9 @@ describe('proxy: hostile requests get a clear 4xx, or are ignored safely', () =>
     }
   });
 
-  test('forwardedProps.stateSync of the wrong types is ignored; the proxy keeps it to itself', T, async () => {
-    const input = runInput('tc', 'r1', { forwardedProps: { keep: 1, stateSync: { lastSeq: 'x', epoch: {}, held: 'nope', edits: [1] } } });
+  // (Malformed stateSync.edits are a 400 instead: proxy-edits.test.mjs.)
+  test('forwardedProps.stateSync position fields of the wrong types are ignored; the proxy keeps it to itself', T, async () => {
+    const input = runInput('tc', 'r1', { forwardedProps: { keep: 1, stateSync: { lastSeq: 'x', epoch: {}, held: 'nope', other: [1] } } });
     const result = await readStream(s.url(), { input });
     assert.equal(result.events.at(-1).data.type, 'RUN_FINISHED');
     const forwarded = s.upstream.requests.at(-1).input;

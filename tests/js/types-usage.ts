@@ -11,6 +11,7 @@ import {
   verifyApproval,
 } from 'agui-state-sync';
 import type {
+  AppliedEdits,
   AppliedOutcome,
   Approval,
   ConflictOutcome,
@@ -20,6 +21,8 @@ import type {
   StateSyncRunInput,
   ConnectStatus,
   Connection,
+  EditPolicy,
+  EditResult,
   EmitterError,
   EmitterStats,
   ErrorCode,
@@ -42,6 +45,7 @@ import type {
 } from 'agui-state-sync';
 import { useAgentState, usePendingEdits } from 'agui-state-sync/react';
 import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
+import { applyRunEdits, MAX_RUN_EDITS, readRunEdits } from 'agui-state-sync/server';
 import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
 import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
 import type { ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
@@ -311,6 +315,22 @@ export async function approvals(): Promise<void> {
   void reasons3;
   void wire, hb, replay, items, stats, seq;
 
+  // The agent side of user edits (docs/wire.md section 9).
+  const policy: EditPolicy = { ownership: { '/proposal': 'agent', '/items': 'user' }, onConflict: 'agent-wins' };
+  const judged: AppliedEdits<Shared> = emitter.applyEdits(
+    [{ editId: 'c1:1', baseSeq: seq, ops: [{ op: 'add', path: '/items/-', value: 'c' }] }, { editId: 'c1:2', baseSeq: null, ops: [] }],
+    policy,
+  );
+  const verdict: EditResult | undefined = judged.results[0];
+  const why: EditResult['reason'] = verdict?.status === 'rejected' ? verdict.reason : undefined;
+  const ackEvents: StateEvent<Shared>[] = emitter.applyEdits([]).events;
+  const runInput = { threadId: 't', runId: 'r', forwardedProps: { stateSync: { lastSeq: seq, epoch: 'e1', edits: [] } } };
+  const ran = applyRunEdits(emitter, runInput, { onConflict: 'user-wins' });
+  const runState: Shared | undefined = ran?.state;
+  const checkedEdits = readRunEdits(runInput, { maxDepth: 64 });
+  const firstBase: number | null | undefined = checkedEdits?.[0]?.baseSeq;
+  void why, ackEvents, runState, firstBase, MAX_RUN_EDITS;
+
   const mode: CatchUpMode = catchUp(emitter, { headers: { 'x-agui-state-seq': '3' } }).mode;
   catchUp(emitter, { threadId: 't', runId: 'r', forwardedProps: { stateSync: { lastSeq: 3, epoch: 'e1' } } });
   catchUp(emitter, new Request('http://x/'));
@@ -365,6 +385,10 @@ export async function approvals(): Promise<void> {
   void new AguiSyncError();
   // @ts-expect-error opIndex is a number
   void new AguiSyncError('patch-failed', 'x', { opIndex: '1' });
+  // @ts-expect-error an owner is 'agent', 'user' or 'shared'
+  emitter.applyEdits([], { ownership: { '/items': 'mine' } });
+  // @ts-expect-error an edit has ops
+  emitter.applyEdits([{ editId: 'c1:3', baseSeq: 0 }]);
 }
 
 
@@ -385,14 +409,15 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
     upstreamTimeoutMs: 30000,
     maxEventBytes: 1 << 23,
     maxStateBytes: 1 << 26,
-    emitter: { digestEvery: 16, guardedPaths: ['/proposal'], snapshotRatio: 0.8 },
+    emitter: { digestEvery: 16, guardedPaths: ['/proposal'], snapshotRatio: 0.8, editHistory: 4096, ackHistory: 4096 },
+    edits: { ownership: { '/proposal': 'agent' }, onConflict: 'agent-wins' },
     onError: (error: AguiSyncError) => void error.code,
   };
   const handler: StateSyncProxy = createStateSyncProxy(options);
   createStateSyncProxy({ upstream: new URL('http://127.0.0.1/agent') });
   handler(req, res);
   const stats: StateSyncProxyStats = handler.stats();
-  const counted: number = stats.threads + stats.liveRuns + stats.bufferedBytes + stats.resumes.exact + stats.aborts.abandoned;
+  const counted: number = stats.threads + stats.liveRuns + stats.bufferedBytes + stats.resumes.exact + stats.aborts.abandoned + stats.edits.rejected;
   handler.close();
   const names: string[] = [HEADER_ABORT, HEADER_RESUME, UPSTREAM_INCONSISTENT, UPSTREAM_CONSISTENT, EVENTS_LOST];
   const grace: number = PROXY_DEFAULTS.graceMs;
@@ -408,6 +433,8 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
   createStateSyncProxy({ upstream: 'http://x/', emitter: { initialState: {} } });
   // @ts-expect-error unknown option
   createStateSyncProxy({ upstream: 'http://x/', gracems: 5 });
+  // @ts-expect-error onConflict is 'agent-wins' or 'user-wins'
+  createStateSyncProxy({ upstream: 'http://x/', edits: { onConflict: 'mine' } });
 }
 
 // agui-state-sync/ag-ui: the engine inside @ag-ui/client.
@@ -444,6 +471,7 @@ export async function agUiUsage(serverAgent: AbstractAgent, input: RunAgentInput
     maxThreads: 100,
     idleTtlMs: 60000,
     emitter: { digestEvery: 16, guardedPaths: ['/proposal'], replayMaxEvents: 512 },
+    edits: { ownership: { '/proposal': 'agent' }, onConflict: 'user-wins' },
     onInconsistent: (info) => void reports.push(info),
   };
   const middleware: SequenceStateMiddleware = sequenceState(options);

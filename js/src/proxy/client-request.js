@@ -1,13 +1,15 @@
 // A client's request to the proxy, read defensively and classified:
 //  - { kind: 'abort', runId, fingerprint }: POST with X-AGUI-Abort: <runId>;
-//  - { kind: 'stream', input, eventId, position, fingerprint }: a RunAgentInput
-//    (POST) and/or a Last-Event-ID of ours (a GET must have one).
+//  - { kind: 'stream', input, edits, eventId, position, fingerprint }: a
+//    RunAgentInput (POST) and/or a Last-Event-ID of ours (a GET must have one);
+//    edits: its forwardedProps.stateSync.edits, checked (null: none).
 // Anything hostile is refused with an AguiSyncError carrying the HTTP `status`
 // to answer: 405, 408, 413, 415 or 400. Values that are merely wrong (an
 // X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
 import { createHash } from 'node:crypto';
 import { syncError } from '../errors.js';
 import { HEADER_ABORT, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../resync-wire.js';
+import { readRunEdits } from '../run-edits.js';
 import { readResyncRequest } from '../server.js';
 import { parseEventId } from './sse-out.js';
 
@@ -110,19 +112,22 @@ export async function readClientRequest(req, config) {
   else if (eventId === null) {
     throw syncError('invalid-request', 'a GET resumes a stream: it needs a Last-Event-ID this proxy sent', { status: 400 });
   }
-  return { kind: 'stream', input, eventId, position: clientPosition(req, input), fingerprint: fingerprint(req) };
+  // Checked before anything is set up: a hostile edit list is a 400 with nothing applied.
+  const edits = input === null ? null : readRunEdits(input, { maxDepth: config.emitter.maxDepth });
+  return { kind: 'stream', input, edits, eventId, position: clientPosition(req, input), fingerprint: fingerprint(req) };
 }
 
 /**
- * The RunAgentInput as the upstream gets it: forwardedProps.stateSync is the
- * proxy's (the client's position in the proxy's numbering), so it is removed.
- * Returns { forwarded, edits } (edits: stateSync.edits, for thread.applyClientEdits).
+ * The RunAgentInput as the upstream gets it. forwardedProps.stateSync is the
+ * proxy's (the client's position in the proxy's numbering, and its edits,
+ * which the proxy has applied), so it is removed: an upstream that applied
+ * the edits again would apply them twice. `state`, when given, replaces the
+ * client's (the thread's state with the accepted edits).
  */
-export function forwardedInput(input) {
+export function forwardedInput(input, state) {
   const props = input.forwardedProps;
-  if (props === null || typeof props !== 'object' || Array.isArray(props) || !Object.hasOwn(props, 'stateSync')) {
-    return { forwarded: input, edits: undefined };
-  }
+  const forwarded = state === undefined ? input : { ...input, state };
+  if (props === null || typeof props !== 'object' || Array.isArray(props) || !Object.hasOwn(props, 'stateSync')) return forwarded;
   const { stateSync, ...rest } = props;
-  return { forwarded: { ...input, forwardedProps: rest }, edits: stateSync?.edits };
+  return { ...forwarded, forwardedProps: rest };
 }

@@ -1,5 +1,6 @@
 // createStateSyncProxy() options: checked once (an AguiSyncError 'invalid-options',
 // also a TypeError, for a wrong one) and frozen into the proxy's configuration.
+import { checkEditPolicy } from '../edit-policy.js';
 import { syncTypeError } from '../errors.js';
 
 const MiB = 1024 * 1024;
@@ -26,11 +27,13 @@ export const PROXY_DEFAULTS = Object.freeze({
 const NUMBER_OPTIONS = Object.keys(PROXY_DEFAULTS).filter((name) => typeof PROXY_DEFAULTS[name] === 'number');
 
 // StateEmitter options a proxy's thread emitters may take (initialState and epoch are the proxy's).
-const EMITTER_PASSTHROUGH = new Set(['digestEvery', 'guardedPaths', 'testAll', 'snapshotRatio', 'replayMaxEvents', 'replayMaxBytes', 'maxDepth']);
+const EMITTER_PASSTHROUGH = new Set([
+  'digestEvery', 'guardedPaths', 'testAll', 'snapshotRatio', 'replayMaxEvents', 'replayMaxBytes', 'maxDepth', 'editHistory', 'ackHistory',
+]);
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'onError']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -98,6 +101,8 @@ export function proxyOptions(options) {
   config.upstream = upstreamUrl(options.upstream);
   if (options.forwardHeaders !== undefined) config.forwardHeaders = headerList(options.forwardHeaders);
   config.emitter = emitterPassthrough(options.emitter);
+  // The policy clients' edits (forwardedProps.stateSync.edits) are judged by: { ownership, onConflict }.
+  config.edits = checkEditPolicy(options.edits, 'createStateSyncProxy() option edits');
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw syncTypeError('invalid-options', 'createStateSyncProxy() option onError must be a function');
   }

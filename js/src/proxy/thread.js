@@ -1,8 +1,10 @@
 // One AG-UI thread as the proxy sequences it: a StateEmitter whose state is
 // the last upstream state the proxy can vouch for (a snapshot the upstream
-// sent, or its deltas applied cleanly on top of one), the catch-up answers of
-// docs/wire.md section 3, and the re-stamping of upstream state events.
+// sent, or its deltas applied cleanly on top of one, plus the client edits
+// the proxy accepted since), the catch-up answers of docs/wire.md section 3,
+// the re-stamping of upstream state events, and clients' edits (section 9).
 import { createStateEmitter } from '../emitter.js';
+import { judgeEdits } from '../run-edits.js';
 import { catchUp } from '../server.js';
 
 export class Thread {
@@ -11,7 +13,7 @@ export class Thread {
   lastActive = Date.now();
   runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
   pins = 0; // requests setting up a run on it: not evictable meanwhile
-  #state = undefined; // the vouched state (the upstream engine's object, never mutated)
+  #state = undefined; // the vouched state (the upstream engine's or the emitter's object, never mutated)
 
   /** @internal use Thread.create() */
   constructor(id, emitter) {
@@ -72,14 +74,23 @@ export class Thread {
   }
 
   /**
-   * Seam for forwardedProps.stateSync.edits (a later issue): the client's
-   * edits would be applied to the emitter here, before the run is forwarded,
-   * and the upstream told the result. Today edits are ignored and never
-   * forwarded (the proxy strips forwardedProps.stateSync).
+   * A client's edits (forwardedProps.stateSync.edits, checked by readRunEdits),
+   * judged by the emitter under `policy` before the run is forwarded:
+   * { events, results }, the accepted ones now part of the thread's state,
+   * which the upstream is sent as RunAgentInput.state. `epoch`: the client's
+   * (its baseSeqs count in it). null when the thread has no vouched state:
+   * there is nothing to judge them against (the client's `state` already holds
+   * them, and applying them to it again could apply them twice), so the run
+   * goes upstream with the client's state as plain AG-UI sends it.
    */
-  applyClientEdits(edits) {
-    void edits;
-    return false;
+  applyClientEdits(edits, epoch, policy) {
+    if (!this.vouched) return null;
+    const outcome = judgeEdits(this.emitter, edits, epoch, policy);
+    if (outcome.events.length) {
+      this.#state = this.emitter.state; // vouched: the upstream's state with edits the proxy accepted
+      this.lastActive = Date.now();
+    }
+    return outcome;
   }
 
   /** No run and no request setting one up: the registry may forget it. */
