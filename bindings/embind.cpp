@@ -78,6 +78,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("patch", &EmitterFacade::patch)
       .function("applyEdits", &EmitterFacade::applyEdits)
       .function("provenanceJson", &EmitterFacade::provenanceJson)
+      .function("adoptHistory", &EmitterFacade::adoptHistory)
       .function("snapshot", &EmitterFacade::snapshot)
       .function("replay", &EmitterFacade::replay)
       .function("heartbeat", &EmitterFacade::heartbeat)

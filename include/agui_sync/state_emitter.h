@@ -155,6 +155,16 @@ class StateEmitter {
   // A prompt renderer marks these untrusted (prompt_render.h, untrusted 'auto').
   std::vector<ClientWrite> provenance() const;
 
+  // Continues a log that another process wrote (a restart, or another
+  // instance sharing a store): construct with the stored state, startSeq and
+  // epoch, then pass the log's latest events, oldest first, the last one at
+  // seq(). They become the replay ring and the edit ledger (change log,
+  // verdicts, provenance) as if this emitter had sent them, so a client that
+  // reconnects gets a replay and a re-sent edit still applies once. Events
+  // that do not end a consecutive run at seq() are left out; returns how many
+  // were adopted.
+  size_t adoptHistory(const std::vector<nlohmann::json>& events);
+
   // STATE_SNAPSHOT of the current state at the current seq (for a new client
   // or a resync). Its metadata.acks repeats the latest edit verdicts.
   nlohmann::json snapshot() const;

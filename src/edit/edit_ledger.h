@@ -35,6 +35,11 @@ class EditLedger {
   // writtenPath() sees them in `doc` (the state after them).
   void recordOps(const nlohmann::json& doc, const nlohmann::json& ops, uint64_t seq, const std::string& origin);
   void record(uint64_t seq, const std::string& origin, std::vector<Tokens> paths);
+  // The change log starts over: every write after `floor` is recorded next.
+  void restartChanges(uint64_t floor) {
+    changes_.clear();
+    floor_ = floor;
+  }
 
   // Someone other than `origin` wrote a pointer overlapping one of `paths` after
   // `baseSeq` (null: the edit had no position) -- or the history cannot tell.

@@ -4,6 +4,7 @@
 #include "emit/emitter_impl.h"
 #include "json/json_patch.h"
 #include "wire/patch_code.h"
+#include "json/json_measure.h"
 #include "wire/wire.h"
 
 namespace agui_sync {
@@ -110,6 +111,72 @@ EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edit
 }  // namespace agui_sync
 
 namespace agui_sync {
+
+namespace {
+
+std::optional<uint64_t> eventSeq(const json& event) {
+  if (!event.is_object()) return std::nullopt;
+  auto meta = event.find("metadata");
+  if (meta == event.end() || !meta->is_object()) return std::nullopt;
+  auto seq = meta->find("seq");
+  if (seq == meta->end() || !seq->is_number_unsigned()) return std::nullopt;
+  return seq->get<uint64_t>();
+}
+
+}  // namespace
+
+// The events' writes and verdicts enter the ledger; deltas enter the ring.
+void StateEmitter::Impl::adoptEvent(const json& event, uint64_t seq) {
+  const json& meta = event["metadata"];
+  std::vector<EditAck> acks;
+  if (meta.contains("acks")) readAcks(meta["acks"], acks);
+  std::string origin;  // an event that carries fresh verdicts holds that origin's edits
+  for (EditAck& ack : acks) {
+    if (!ack.seq) {
+      ack.seq = seq;
+      origin = editOrigin(ack.editId);
+    }
+    if (!ledger_.verdict(ack.editId)) ledger_.remember(ack);
+  }
+  if (event.value("type", "") != "STATE_DELTA" || !event.contains("delta")) {
+    ring_.clear();  // a snapshot: replay from before it is served by a snapshot
+    ringBytes_ = 0;
+    floor_ = seq;
+    ledger_.record(seq, origin, {{}});  // it may have written anything
+    return;
+  }
+  ledger_.recordOps(state_, event["delta"], seq, origin);
+  if (!origin.empty()) {
+    std::vector<Tokens> written;
+    for (const json& op : event["delta"]) {
+      Tokens t;
+      std::string error;
+      if (op.is_object() && op.contains("path") && op["path"].is_string() &&
+          parsePointer(op["path"].get<std::string>(), t, error))
+        written.push_back(writtenPath(state_, t));
+    }
+    ledger_.noteClientWrites(written, origin, seq);
+  }
+  remember(event, serializedSize(event));
+}
+
+size_t StateEmitter::Impl::adoptHistory(const std::vector<json>& events) {
+  // The consecutive run that ends at seq_: walk back from the newest.
+  size_t first = events.size();
+  uint64_t expect = seq_;
+  while (first > 0 && eventSeq(events[first - 1]) == expect && expect > 0) {
+    --first;
+    --expect;
+  }
+  floor_ = expect;
+  ledger_.restartChanges(expect);
+  ring_.clear();
+  ringBytes_ = 0;
+  for (size_t i = first; i < events.size(); ++i) adoptEvent(events[i], *eventSeq(events[i]));
+  return events.size() - first;
+}
+
+size_t StateEmitter::adoptHistory(const std::vector<json>& events) { return impl_->adoptHistory(events); }
 
 std::vector<ClientWrite> StateEmitter::provenance() const {
   std::vector<ClientWrite> out;

@@ -33,6 +33,8 @@ struct StateEmitter::Impl {
   json snapshot(std::optional<uint64_t> since) const;
   // Valid RFC 6902 ops (validatePatch): depth-checked and repaired (patch()'s rules).
   std::optional<Failure> prepareOps(json& ops);
+  size_t adoptHistory(const std::vector<json>& events);
+  void adoptEvent(const json& event, uint64_t seq);
   EditsOutcome applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy);
   EditAck judge(const EditRequest& edit, const OwnershipMap& owners, ConflictPolicy policy,
                 json& accepted, std::vector<Tokens>& written);

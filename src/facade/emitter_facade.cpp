@@ -129,6 +129,16 @@ std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::s
   return out + ",\"results\":" + editResultsJson(r.results).dump() + "}";
 }
 
+std::string EmitterFacade::adoptHistory(const std::string& eventsJson) {
+  json events;
+  // events > event > delta > op > value: four levels above the state's nesting.
+  if (auto failure = parseValue(eventsJson, emitter_->options().maxDepth, kEnvelopeDepth + 4, events))
+    return failureJson(*failure);
+  if (!events.is_array()) return failureJson(Code::InvalidRequest, "adoptHistory: events must be an array");
+  std::vector<json> list = std::move(*events.get_ptr<json::array_t*>());
+  return "{\"ok\":true,\"adopted\":" + std::to_string(emitter_->adoptHistory(list)) + "}";
+}
+
 std::string EmitterFacade::provenanceJson() const {
   json out(json::value_t::array);
   for (const ClientWrite& w : emitter_->provenance())

@@ -17,6 +17,9 @@
 //                               -> {"ok":true,"events":[...],"results":[{editId,status,reason?,seq?}]}
 //                               | failure (invalid-request, invalid-options, seq-exhausted);
 //                               StateEmitter::applyEdits. An edit's own problems are its result.
+//   adoptHistory(eventsJson)    the stored log's latest events, oldest first (a restart or another
+//                               instance): {"ok":true,"adopted":n} | failure (invalid-json,
+//                               limit-exceeded, invalid-request); StateEmitter::adoptHistory
 //   provenanceJson()            [{path, writer:"client", origin, seq}]: the pointers whose values a
 //                               client edit wrote last (StateEmitter::provenance)
 //   snapshot()                  the STATE_SNAPSHOT event JSON at the current seq
@@ -51,6 +54,7 @@ class EmitterFacade {
   std::string patch(const std::string& opsJson);
   std::string applyEdits(const std::string& editsJson, const std::string& policyJson);
   std::string provenanceJson() const;
+  std::string adoptHistory(const std::string& eventsJson);
   std::string snapshot() const;
   std::string replay(const std::string& requestJson) const;
   std::string heartbeat() const;

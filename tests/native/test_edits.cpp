@@ -312,3 +312,38 @@ TEST_CASE("checkpoint: the facade refuses a bad checkpoint and changes nothing",
   CHECK(json::parse(f.visibleStateJson()) == json{{"b", 2}, {"c", 1}});
   CHECK(json::parse(f.edit("[{\"op\":\"add\",\"path\":\"/d\",\"value\":1}]"))["editId"] == "t:4");
 }
+
+TEST_CASE("adoptHistory: a restarted emitter replays, keeps verdicts and judges edits as before", "[edits][emitter]") {
+  Pair p;
+  std::vector<json> log;
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  std::vector<EditRequest> requests{{id, p.engine.lastSeq(), p.engine.pendingEdits()[0].ops}};
+  for (json& e : p.emitter.applyEdits(requests, p.rules).events) log.push_back(e);
+  for (json& e : p.emitter.patch(json::array({op("replace", "/proposal/to", "bob")})).events) log.push_back(e);
+  const uint64_t clientSeq = *p.engine.lastSeq();
+
+  // The process restarts: state, seq and epoch from the store, then the log.
+  EmitterOptions eo;
+  eo.startSeq = p.emitter.seq();
+  eo.snapshotRatio = 100;
+  StateEmitter restarted(eo, p.emitter.state());
+  CHECK(restarted.adoptHistory(log) == 2);
+  CHECK(restarted.replayFloor() == clientSeq);
+  // A client behind gets a replay of the same events.
+  CHECK(restarted.replaySince(clientSeq) == log);
+  // The re-sent edit gets its first verdict again; nothing applies twice.
+  EditsOutcome again = restarted.applyEdits(requests, p.rules);
+  REQUIRE(again.results.size() == 1);
+  CHECK(again.results[0].applied);
+  CHECK(again.results[0].seq == p.emitter.seq() - 1);
+  CHECK(restarted.state()["shared"]["budget"] == 20);
+  // An edit made before the agent's write to the same shared path conflicts.
+  EditsOutcome late = restarted.applyEdits({{"tab9:1", clientSeq, json::array({op("replace", "/proposal/to", "eve")})}},
+                                           EditPolicy{{}, ConflictPolicy::AgentWins});
+  CHECK(late.results[0].reason == Code::Conflict);
+  REQUIRE(restarted.provenance().size() == 1);
+  CHECK(restarted.provenance()[0].path == "/shared/budget");
+  // Events that do not end at seq() are not adopted.
+  StateEmitter other(eo, p.emitter.state());
+  CHECK(other.adoptHistory({log[0]}) == 0);
+}
