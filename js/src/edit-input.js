@@ -6,7 +6,7 @@
 import { failureCode } from './errors.js';
 
 /** { ok: false, reason, code, message[, opIndex] } */
-export function editRefusal(code, message, opIndex) {
+function editRefusal(code, message, opIndex) {
   const refusal = { ok: false, reason: code, code, message };
   if (opIndex !== undefined && opIndex !== null) refusal.opIndex = opIndex;
   return refusal;

@@ -2,6 +2,7 @@
 // here (a TypeError with code 'invalid-options' for a wrong one), then passed
 // to the C++ facades as JSON (src/facade/). The engine checks them again and
 // may still refuse (initResult(); engine-link.js).
+import { checkEditPolicy } from './edit-policy.js';
 import { describeThrown, syncTypeError } from './errors.js';
 
 // The wasm options every entry point takes (handled by loader.js, not the facades).
@@ -12,8 +13,6 @@ const SYNC_LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'ma
 const SYNC_GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
 const SYNC_EDIT_OPTIONS = ['ownership', 'onConflict', 'clientId'];
 const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', ...WASM_OPTIONS]);
-const OWNERS = new Set(['agent', 'user', 'shared']);
-const CONFLICT_POLICIES = new Set(['agent-wins', 'user-wins']);
 const MAX_CLIENT_ID_BYTES = 128; // the engine's limit (src/facade/sync_facade.cpp)
 const DEFAULT_MAX_EVENT_BYTES = 8 << 20; // Options::maxEventBytes (include/agui_sync/options.h)
 
@@ -112,28 +111,12 @@ export function randomClientId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-// ownership, onConflict, clientId (edits.h): checked here so a typo fails at
-// createStateSync with a message naming the option; the engine checks the
-// pointers themselves.
+// ownership, onConflict (the agent side's checks: edit-policy.js), clientId:
+// checked here so a mistake fails at createStateSync with a message naming the option.
 function editOptions(options, out) {
-  const { ownership, onConflict } = options;
-  if (ownership !== undefined) {
-    if (ownership === null || typeof ownership !== 'object' || Array.isArray(ownership)) {
-      throw syncTypeError('invalid-options', 'option ownership must be an object of JSON Pointer -> \'agent\' | \'user\' | \'shared\'');
-    }
-    for (const [path, owner] of Object.entries(ownership)) {
-      if (!OWNERS.has(owner)) {
-        throw syncTypeError('invalid-options', `ownership of ${JSON.stringify(path)} must be 'agent', 'user' or 'shared', got ${describeValue(owner)}`);
-      }
-    }
-    out.ownership = { ...ownership };
-  }
-  if (onConflict !== undefined) {
-    if (!CONFLICT_POLICIES.has(onConflict)) {
-      throw syncTypeError('invalid-options', `option onConflict must be 'agent-wins' or 'user-wins', got ${describeValue(onConflict)}`);
-    }
-    out.onConflict = onConflict;
-  }
+  const policy = checkEditPolicy({ ownership: options.ownership, onConflict: options.onConflict }, 'createStateSync() options');
+  if (policy.ownership !== undefined) out.ownership = policy.ownership;
+  if (policy.onConflict !== undefined) out.onConflict = policy.onConflict;
   const clientId = options.clientId ?? randomClientId();
   if (typeof clientId !== 'string' || clientId.length === 0 || new TextEncoder().encode(clientId).length > MAX_CLIENT_ID_BYTES) {
     throw syncTypeError('invalid-options', `option clientId must be a non-empty string of at most ${MAX_CLIENT_ID_BYTES} UTF-8 bytes`);

@@ -5,7 +5,7 @@
 // Two states are mirrored (edits.h): the confirmed state (the agent's) and the
 // visible state (confirmed + the user's pending edits; pending-edits.js). While
 // no edit is pending they are the same object.
-import { editRefusal, editText, engineRefusal } from './edit-input.js';
+import { editText, engineRefusal } from './edit-input.js';
 import { EngineLink } from './engine-link.js';
 import { reportListenerError, syncTypeError } from './errors.js';
 import { ApprovalGuard } from './guard.js';
@@ -123,7 +123,6 @@ export class StateSync {
     if (refusal) return refusal;
     const result = this.#link.callJson((f) => f.edit(text));
     if (!result.ok) return engineRefusal(result);
-    if (typeof result.editId !== 'string') return editRefusal('invalid-patch', 'the engine returned no editId');
     const before = this.#snapshotForNotify();
     const parsed = JSON.parse(text); // exactly what the engine took (and the app cannot change afterwards)
     this.#edits.add(result.editId, this.#lastSeq, parsed);
@@ -132,15 +131,10 @@ export class StateSync {
     } catch {
       this.#reloadVisible(); // the engine applied it: its visible state is the truth
     }
+    // The agent's own state first (StateSyncHttpAgent), so subscribers that read it see the edit.
+    this.#notifyEditListeners();
     this.#notifyIfChanged(before);
     this.#guard.refresh();
-    for (const listener of [...this.#editListeners]) {
-      try {
-        listener();
-      } catch (error) {
-        reportListenerError(error, 'a local-edit listener');
-      }
-    }
     return { ok: true, editId: result.editId };
   }
 
@@ -419,6 +413,16 @@ export class StateSync {
       this.#state = this.#edits.replay(this.#confirmed);
     } catch {
       this.#reloadVisible();
+    }
+  }
+
+  #notifyEditListeners() {
+    for (const listener of [...this.#editListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        reportListenerError(error, 'a local-edit listener');
+      }
     }
   }
 

@@ -290,7 +290,7 @@ describe('edits: the JS mirrors', () => {
 describe('edits: options', () => {
   test('ownership, onConflict and clientId are checked; the default clientId is random', async () => {
     const bad = [
-      { ownership: [] }, { ownership: { '/a': 'nobody' } }, { ownership: null }, { onConflict: 'last-wins' },
+      { ownership: [] }, { ownership: { '/a': 'nobody' } }, { ownership: 'user' }, { onConflict: 'last-wins' },
       { clientId: '' }, { clientId: 7 }, { clientId: 'é'.repeat(65) }, { ownership: { 'not-a-pointer': 'user' } },
     ];
     for (const options of bad) {
