@@ -13,7 +13,6 @@ import { after, describe, test } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import { join } from 'node:path';
 import { sseHead, startServer } from './ag-ui-support.mjs';
-import { agentState, judgeEdits } from './edits-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
@@ -91,7 +90,7 @@ async function syncServer(path, value, edited, policy) {
     send(catchUp(emitter, input).events);
     const edits = input.forwardedProps?.stateSync?.edits;
     if (edits) {
-      const { events, results } = judgeEdits(emitter, edits, policy);
+      const { events, results } = emitter.applyEdits(edits, policy);
       verdicts.push(...results);
       send(events);
     }
@@ -178,8 +177,8 @@ describe('StateSyncHttpAgent keeps it', () => {
     assert.deepEqual(server.verdicts.map((v) => [v.editId, v.status]), [[editId, 'applied']]);
     assert.deepEqual(outcomes.filter((o) => o.kind === 'edit-acked').map((o) => o.editId), [editId]);
     assert.deepEqual(sync.pendingEdits(), []);
-    assert.equal(agentState(server.emitter).form.note, 'user typed this', 'the agent holds the user\'s value');
-    assert.deepEqual(plain(agent.state), agentState(server.emitter));
+    assert.equal(server.emitter.state.form.note, 'user typed this', 'the agent holds the user\'s value');
+    assert.deepEqual(plain(agent.state), server.emitter.state);
     assert.equal(agent.state, sync.state);
     assert.equal(sync.state, sync.confirmedState);
     assert.equal(sync.status, 'synced');
@@ -203,8 +202,8 @@ describe('StateSyncHttpAgent keeps it', () => {
     assert.equal(agent.stateSync.confirmedState.budget, 80);
     await agent.runAgent({ runId: 'r2' });
     assert.ok(outcomes.some((o) => o.kind === 'edit-acked' && o.editId === conflict.editId));
-    assert.equal(agentState(server.emitter).budget, 150);
-    assert.deepEqual(plain(agent.state), agentState(server.emitter));
+    assert.equal(server.emitter.state.budget, 150);
+    assert.deepEqual(plain(agent.state), server.emitter.state);
     agent.dispose();
   });
 
@@ -223,8 +222,8 @@ describe('StateSyncHttpAgent keeps it', () => {
     assert.deepEqual(agent.stateSync.pendingEdits(), []);
     await agent.runAgent({ runId: 'r2' });
     assert.equal(server.requests[1].input.forwardedProps.stateSync.edits, undefined, 'nothing left to send');
-    assert.equal(agentState(server.emitter).budget, 80);
-    assert.deepEqual(plain(agent.state), agentState(server.emitter));
+    assert.equal(server.emitter.state.budget, 80);
+    assert.deepEqual(plain(agent.state), server.emitter.state);
     agent.dispose();
   });
 
@@ -238,7 +237,7 @@ describe('StateSyncHttpAgent keeps it', () => {
     const props = server.requests[0].input.forwardedProps;
     assert.equal(props.mine, 1);
     assert.equal(props.stateSync.edits.length, 1);
-    assert.equal(agentState(server.emitter).plan, 'offsite');
+    assert.equal(server.emitter.state.plan, 'offsite');
     agent.dispose();
   });
 

@@ -28,7 +28,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { agentState, judgeEdits, referenceApply } from './edits-support.mjs';
+import { referenceApply } from './edits-support.mjs';
 import { jsDir, kInternals, pkg, plain, rng } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
@@ -64,7 +64,7 @@ class World {
   constructor(pick, onConflict, rules, emitter, sync) {
     Object.assign(this, { pick, onConflict, rules, emitter, sync });
     this.link = [];
-    this.history = new Map([[emitter.seq, agentState(emitter)]]);
+    this.history = new Map([[emitter.seq, emitter.state]]);
     this.fates = new Map(); // editId -> 'pending' | 'acked' | 'rejected' | 'lost-to-agent'
     this.editOps = new Map();
     this.verdicts = new Map(); // editId -> { applied, reason, seq }: the agent's first verdict
@@ -104,7 +104,7 @@ class World {
   checkConverged() {
     assert.deepEqual(this.sync.pendingEdits(), [], 'no pending edits');
     assert.equal(this.sync.status, 'synced');
-    assert.deepEqual(plain(this.sync.state), agentState(this.emitter), 'client and agent agree');
+    assert.deepEqual(plain(this.sync.state), this.emitter.state, 'client and agent agree');
     assert.equal(this.sync.state, this.sync.confirmedState);
     for (const [id, fate] of this.fates) {
       assert.notEqual(fate, 'pending', `edit ${id} is settled`);
@@ -116,7 +116,7 @@ class World {
 
   agentWrite() {
     const r = this.pick(6);
-    const list = agentState(this.emitter).shared.list;
+    const list = this.emitter.state.shared.list;
     let ops;
     if (r < 4) ops = [{ op: 'replace', path: PATHS[r], value: this.pick(4) }];
     else if (r === 4 || list.length === 0) ops = [{ op: 'add', path: '/shared/list/0', value: this.pick(9) }];
@@ -163,7 +163,7 @@ class World {
     const requests = this.sync.pendingEdits();
     trace('run', lost ? '(lost)' : '', 'with', requests.length, 'edits');
     if (lost || requests.length === 0) return;
-    const { events, results } = judgeEdits(this.emitter, requests, this.rules);
+    const { events, results } = this.emitter.applyEdits(requests, this.rules);
     assert.equal(results.length, requests.length);
     for (const verdict of results) this.judge(verdict);
     this.send(events);
@@ -188,7 +188,7 @@ class World {
 
   send(events) {
     for (const event of events) {
-      this.history.set(event.metadata.seq, agentState(this.emitter));
+      this.history.set(event.metadata.seq, this.emitter.state);
       this.link.push(event);
     }
     this.checkAppliedValues();

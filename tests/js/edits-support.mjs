@@ -2,12 +2,10 @@
 // not a test file itself.
 //  - referenceApply: an RFC 6902 applier of its own (deep copies, no sharing),
 //    independent of the engine and of the JS mirror, to check what they do;
-//  - judgeEdits: the emitter's applyEdits (StateEmitter.applyEdits once it is
-//    there, else the facade's, with the same answer);
 //  - EditPair: an agent (emitter) and a client (StateSync) on a perfect link,
 //    as in tests/native/test_edits.cpp.
 import assert from 'node:assert/strict';
-import { kInternals, pkg } from './support.mjs';
+import { pkg } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -127,27 +125,7 @@ export function referenceApply(doc, ops) {
   return next;
 }
 
-// --- the agent side -------------------------------------------------------------
-
-/**
- * emitter.applyEdits(edits, policy): { events, results }. Through the facade
- * while StateEmitter.applyEdits is not there yet (the same call underneath).
- */
-export function judgeEdits(emitter, edits, policy) {
-  if (typeof emitter.applyEdits === 'function') return emitter.applyEdits(edits, policy);
-  const { facade } = emitter[kInternals]();
-  const result = JSON.parse(facade.applyEdits(JSON.stringify(edits), JSON.stringify(policy ?? {})));
-  assert.ok(result.ok, `applyEdits failed: ${result.message}`);
-  return { events: result.events, results: result.results };
-}
-
-/**
- * The agent's state as the emitter's engine holds it (read fresh: judgeEdits'
- * fallback goes around StateEmitter, whose `state` is cached per change).
- */
-export function agentState(emitter) {
-  return JSON.parse(emitter[kInternals]().facade.stateJson());
-}
+// --- an agent and a client ----------------------------------------------------
 
 /** SSE bytes of `events` (ids on). */
 export function encodeAll(emitter, events) {
@@ -186,7 +164,7 @@ export class EditPair {
 
   /** A run: the pending edits travel to the agent, which judges them; the client receives the result. */
   run() {
-    const { events, results } = judgeEdits(this.emitter, this.sync.pendingEdits(), this.policy);
+    const { events, results } = this.emitter.applyEdits(this.sync.pendingEdits(), this.policy);
     this.results = results;
     return this.deliver(events);
   }

@@ -5,7 +5,7 @@
 // schedules and faults.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { agentState, EditPair, find, judgeEdits, PAIR_POLICY } from './edits-support.mjs';
+import { EditPair, find, PAIR_POLICY } from './edits-support.mjs';
 import { kInternals, pkg, plain } from './support.mjs';
 
 const { AguiSyncError, createStateSync } = pkg;
@@ -56,7 +56,7 @@ describe('edits: the examples of tests/native/test_edits.cpp through WASM', () =
     assert.deepEqual(acked, { kind: 'edit-acked', editId: id, seq: p.emitter.seq });
     assert.equal(out.indexOf(acked), out.findIndex((o) => o.kind === 'applied') + 1, 'right after the applied outcome that carried it');
     assert.deepEqual(p.sync.pendingEdits(), []);
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
     assert.equal(p.sync.state, p.sync.confirmedState);
     assert.deepEqual(p.results, [{ editId: id, status: 'applied', seq: p.emitter.seq }]);
     assertMirrors(p.sync);
@@ -100,7 +100,7 @@ describe('edits: the examples of tests/native/test_edits.cpp through WASM', () =
     assert.equal(p.sync.state.shared.budget, 30);
     assertMirrors(p.sync);
     // Had the edit reached the agent, it would have been rejected the same way.
-    const { results } = judgeEdits(p.emitter, [{ editId: id, baseSeq: p.emitter.seq - 1, ops: [replace('/shared/budget', 20)] }], p.policy);
+    const { results } = p.emitter.applyEdits([{ editId: id, baseSeq: p.emitter.seq - 1, ops: [replace('/shared/budget', 20)] }], p.policy);
     assert.equal(results[0].status, 'rejected');
     assert.equal(results[0].reason, 'conflict');
   }));
@@ -114,8 +114,8 @@ describe('edits: the examples of tests/native/test_edits.cpp through WASM', () =
     assert.equal(find(out, 'applied').state, p.sync.state, 'the outcome\'s state is the visible state');
     assertMirrors(p.sync);
     assert.ok(find(p.run(), 'edit-acked'));
-    assert.equal(agentState(p.emitter).shared.budget, 20);
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.equal(p.emitter.state.shared.budget, 20);
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
     assertMirrors(p.sync);
   }));
 
@@ -127,32 +127,32 @@ describe('edits: the examples of tests/native/test_edits.cpp through WASM', () =
     assert.equal(p.sync.confirmedState.form.note, 'theirs');
     assertMirrors(p.sync);
     assert.ok(find(p.run(), 'edit-acked'));
-    assert.equal(agentState(p.emitter).form.note, 'mine');
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.equal(p.emitter.state.form.note, 'mine');
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
   }));
 
   test('a re-sent edit applies once and is acknowledged again', () => withPair({}, (p) => {
     const id = p.edit([add('/shared/items', []), add('/shared/items/-', 1)]);
-    const first = judgeEdits(p.emitter, p.sync.pendingEdits(), p.policy); // its events are lost
+    const first = p.emitter.applyEdits(p.sync.pendingEdits(), p.policy); // its events are lost
     // The client re-sends with the next run, and catches up on the gap the new event reveals.
     let out = p.run();
     assert.deepEqual(p.results, [{ editId: id, status: 'applied', seq: first.results[0].seq }]);
-    assert.deepEqual(agentState(p.emitter).shared.items, [1]);
+    assert.deepEqual(p.emitter.state.shared.items, [1]);
     assert.equal(find(out, 'edit-acked'), undefined, 'held behind the gap');
     out = p.deliver(p.emitter.replaySince(p.sync.lastSeq, p.sync.epoch, p.sync.resyncRequest()?.held));
     assert.deepEqual(find(out, 'edit-acked'), { kind: 'edit-acked', editId: id, seq: first.results[0].seq });
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
     assertMirrors(p.sync);
   }));
 
   test('an ack survives a catch-up answered by a snapshot', () => withPair({}, (p) => {
     const id = p.edit([replace('/shared/budget', 20)]);
-    judgeEdits(p.emitter, p.sync.pendingEdits(), p.policy); // its event is lost
+    p.emitter.applyEdits(p.sync.pendingEdits(), p.policy); // its event is lost
     p.emitter.patch([replace('/proposal/to', 'bob')]);
     const out = p.deliver([p.emitter.snapshot()]);
     assert.equal(find(out, 'edit-acked')?.editId, id);
     assert.deepEqual(p.sync.pendingEdits(), []);
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
     assertMirrors(p.sync);
   }));
 
@@ -168,7 +168,7 @@ describe('edits: the examples of tests/native/test_edits.cpp through WASM', () =
   test('an edit the agent rejects is reported and leaves the visible state', () => withPair({}, (p) => {
     const id = p.edit([replace('/shared/budget', 20)]);
     p.emitter.patch([replace('/shared/budget', 30)]); // lost on the way: the client never hears of it
-    const { results, events } = judgeEdits(p.emitter, p.sync.pendingEdits(), p.policy);
+    const { results, events } = p.emitter.applyEdits(p.sync.pendingEdits(), p.policy);
     assert.deepEqual(results.map((r) => [r.status, r.reason]), [['rejected', 'conflict']]);
     const out = p.deliver([p.emitter.snapshot(), ...events]);
     const rejected = out.filter((o) => o.kind === 'edit-rejected' || o.kind === 'conflict');
@@ -250,12 +250,12 @@ describe('edits: the JS mirrors', () => {
     const id = p.edit([replace('/shared/budget', 20)]);
     // One chunk: an agent write elsewhere, then the event that acknowledges the edit, then another write.
     const writeNote = p.emitter.patch([replace('/form/note', 'agent')]);
-    const { events } = judgeEdits(p.emitter, p.sync.pendingEdits(), p.policy);
+    const { events } = p.emitter.applyEdits(p.sync.pendingEdits(), p.policy);
     const writeTo = p.emitter.patch([replace('/proposal/to', 'bob')]);
     const out = p.deliver([...writeNote, ...events, ...writeTo]);
     const applied = out.filter((o) => o.kind === 'applied');
     assert.equal(applied.length, 3);
-    assert.deepEqual(plain(applied[0].state), { ...agentState(p.emitter), proposal: { to: 'alice' } }, 'the pending edit shows on the agent\'s write');
+    assert.deepEqual(plain(applied[0].state), { ...p.emitter.state, proposal: { to: 'alice' } }, 'the pending edit shows on the agent\'s write');
     assert.equal(applied[0].state.shared.budget, 20);
     assert.equal(find(out, 'edit-acked').editId, id);
     assert.equal(applied[2].state, p.sync.state);
@@ -271,7 +271,7 @@ describe('edits: the JS mirrors', () => {
     assert.deepEqual(plain(input.forwardedProps.stateSync.edits), [{ editId: id, baseSeq: 0, ops: [replace('/form/note', 'x')] }]);
     assert.deepEqual(Object.keys(input), ['state', 'forwardedProps']);
     // What an agent does with it.
-    const { results } = judgeEdits(p.emitter, input.forwardedProps.stateSync.edits, p.policy);
+    const { results } = p.emitter.applyEdits(input.forwardedProps.stateSync.edits, p.policy);
     assert.equal(results[0].status, 'applied');
   }));
 
@@ -372,7 +372,7 @@ describe('edits: hostile edits never crash and never half-apply', () => {
     assert.deepEqual(Object.keys(p.sync.state.shared['__proto__']), ['__proto__', 'constructor']);
     assertMirrors(p.sync);
     assert.ok(find(p.run(), 'edit-acked'));
-    assert.deepEqual(plain(p.sync.state), agentState(p.emitter));
+    assert.deepEqual(plain(p.sync.state), p.emitter.state);
   }));
 
   test('__proto__ as an op member or a path token: data, or refused, never a prototype', () => withPair({}, (p) => {
