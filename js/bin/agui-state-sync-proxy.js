@@ -2,6 +2,7 @@
 // agui-state-sync-proxy: puts agui-state-sync sequencing, resumable streams
 // and a reconnect grace period in front of any AG-UI agent.
 //   npx agui-state-sync-proxy --upstream http://127.0.0.1:8000/agent [--host 127.0.0.1] [--port 8790]
+//     [--own /proposal=agent ...] [--on-conflict agent-wins|user-wins]
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
@@ -13,6 +14,10 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --port PORT             port to listen on (default 8790; 0 picks a free one)
   --grace-ms MS           how long a run outlives a broken client connection (default ${PROXY_DEFAULTS.graceMs})
   --forward-header NAME   a client header to forward upstream; repeat it (default: ${PROXY_DEFAULTS.forwardHeaders.join(', ')})
+  --own POINTER=OWNER     who owns a part of the state, for clients' edits: agent, user or shared;
+                          repeat it (default: everything shared; docs/wire.md section 9)
+  --on-conflict POLICY    agent-wins (default) or user-wins: whose write stands when a client's
+                          edit and the agent's meet on a shared path
   --help                  this text
 
 POST a RunAgentInput to any path: the run is forwarded to the upstream and its
@@ -39,6 +44,8 @@ function readArgs() {
         port: { type: 'string', default: '8790' },
         'grace-ms': { type: 'string' },
         'forward-header': { type: 'string', multiple: true },
+        own: { type: 'string', multiple: true },
+        'on-conflict': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -46,6 +53,17 @@ function readArgs() {
   } catch (error) {
     return fail(error.message);
   }
+}
+
+// The edits policy of --own / --on-conflict (createStateSyncProxy checks the values).
+function editPolicy(args) {
+  const ownership = {};
+  for (const rule of args.own ?? []) {
+    const at = rule.lastIndexOf('='); // owners never hold '=', pointers may
+    if (at < 0) fail(`--own takes POINTER=OWNER, got ${JSON.stringify(rule)}`);
+    ownership[rule.slice(0, at)] = rule.slice(at + 1);
+  }
+  return { ownership, ...(args['on-conflict'] !== undefined && { onConflict: args['on-conflict'] }) };
 }
 
 function main() {
@@ -63,6 +81,7 @@ function main() {
       upstream: args.upstream,
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
+      edits: editPolicy(args),
       onError: (error) => process.stderr.write(`agui-state-sync-proxy: ${error.code}: ${error.message}\n`),
     });
   } catch (error) {

@@ -6,10 +6,12 @@
 // emitter before the run goes upstream, sends the upstream the merged state,
 // and the verdicts reach the clients in metadata.acks.
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startFormUpstream, gate } from './form-agent.mjs';
 import { connectClient, createStateSyncProxy, parseSse, readStream, runInput, serve, until } from './proxy-support.mjs';
-import { plain } from './support.mjs';
+import { jsDir, plain } from './support.mjs';
 
 const T = { timeout: 20000 };
 
@@ -264,6 +266,59 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
   });
 });
 
+describe('proxy: edits from the client API end as outcomes', () => {
+  test('StateSyncHttpAgent.edit(): the upstream sees the edit, the app hears edit-acked, nothing stays pending', T, async () => {
+    const { StateSyncHttpAgent } = await import('../../js/src/ag-ui.js');
+    const s = await edStack([FILL, [{ ops: [replace('/venue', 'Porto')] }]], { edits: { ownership: { '/proposal': 'agent' } } });
+    const outcomes = [];
+    const agent = new StateSyncHttpAgent({ url: s.url(), threadId: 'ta', stateSync: { onOutcome: (o) => void outcomes.push(o) } });
+    try {
+      await agent.ready;
+      await agent.runAgent({ runId: 'ta-1' });
+      const kept = agent.edit([replace('/form/note', 'window seat')]);
+      const refused = agent.edit([replace('/proposal/amount', 1)]); // this client was not given the policy: the proxy refuses it
+      assert.equal(kept.ok, true);
+      assert.equal(refused.ok, true);
+      await agent.runAgent({ runId: 'ta-2' });
+      assert.equal(s.upstream.requests[1].input.state.form.note, 'window seat');
+      const edits = outcomes.filter((o) => o.kind.startsWith('edit-') || o.kind === 'conflict');
+      assert.deepEqual(edits.find((o) => o.editId === kept.editId), { kind: 'edit-acked', editId: kept.editId, seq: edits.find((o) => o.editId === kept.editId).seq });
+      assert.deepEqual(edits.find((o) => o.editId === refused.editId), { kind: 'edit-rejected', editId: refused.editId, reason: 'agent-owned' });
+      assert.deepEqual(agent.stateSync.pendingEdits(), []);
+      assert.equal(agent.stateSync.status, 'synced');
+      assert.deepEqual(plain(agent.state), { ...FORM, form: { name: 'Ada', note: 'window seat' }, venue: 'Porto' });
+      assert.deepEqual(plain(agent.stateSync.confirmedState), plain(agent.state));
+    } finally {
+      agent.dispose();
+      await s.close();
+    }
+  });
+
+  test('sync.edit() + runInput() under agent-wins: an edit the agent overwrote ends as a reported conflict', T, async () => {
+    const s = await edStack([FILL, [{ ops: [replace('/venue', 'Porto')] }], []]);
+    try {
+      const first = await firstRun(s, 'tb');
+      const outcomes = [];
+      const { sync } = first;
+      const mine = sync.edit([replace('/venue', 'Faro')]);
+      assert.equal(mine.ok, true);
+      // Another client's run has the agent write the venue before this client's edit arrives.
+      await (await connectClient(s.url(), runInput('tb', 'tb-other', { state: plain(sync.confirmedState) }))).done;
+      const next = await connectClient(s.url(), { ...runInput('tb', 'tb-3'), ...sync.runInput() }, { sync, connect: { onOutcome: (o) => void outcomes.push(o) } });
+      await next.done;
+      // The catch-up brings the agent's write first: the client reports the conflict (the agent's ack then rejects it too).
+      const fate = outcomes.filter((o) => o.editId === mine.editId);
+      assert.deepEqual(fate.map((o) => o.kind), ['conflict']);
+      assert.deepEqual([fate[0].path, fate[0].mine, fate[0].theirs, fate[0].resolution], ['/venue', 'Faro', 'Porto', 'agent-wins']);
+      assert.deepEqual(sync.pendingEdits(), []);
+      assert.equal(plain(sync.state).venue, 'Porto', 'the agent\'s value');
+      assert.equal(s.upstream.requests[2].input.state.venue, 'Porto');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('proxy: hostile edits are a 400 and apply nothing', () => {
   let deep = 1;
   for (let i = 0; i < 300; i++) deep = [deep];
@@ -314,6 +369,48 @@ describe('proxy: hostile edits are a 400 and apply nothing', () => {
   test('a bad edits policy is refused when the proxy is created', () => {
     for (const edits of [5, { ownership: { venue: 'agent' } }, { ownership: { '/venue': 'me' } }, { onConflict: 'newest' }, { owner: {} }]) {
       assert.throws(() => createStateSyncProxy({ upstream: 'http://127.0.0.1:1/agent', edits }), { code: 'invalid-options' });
+    }
+  });
+});
+
+describe('agui-state-sync-proxy (CLI): the edits policy', () => {
+  const BIN = join(jsDir, 'bin', 'agui-state-sync-proxy.js');
+
+  test('--own and --on-conflict set it; a bad value exits 2', T, async () => {
+    for (const args of [['--own', '/proposal'], ['--own', 'proposal=agent'], ['--own', '/proposal=boss'], ['--on-conflict', 'newest']]) {
+      const r = spawnSync(process.execPath, [BIN, '--upstream', 'http://127.0.0.1:1/agent', ...args], { encoding: 'utf8' });
+      assert.equal(r.status, 2, args.join(' '));
+      assert.match(r.stderr, /usage:/);
+    }
+    const upstream = await startFormUpstream((input, index) => [FILL, [{ ops: [replace('/venue', 'Porto')] }], []][index] ?? []);
+    const args = ['--upstream', upstream.url, '--port', '0', '--own', '/proposal=agent', '--own', '/form=user', '--on-conflict', 'agent-wins'];
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+          const match = /listening on (http:\/\/\S+)/.exec(out);
+          if (match) resolve(new URL('agent', match[1]).href);
+        });
+        child.on('exit', (code) => reject(new Error(`exited ${code}`)));
+      });
+      const first = await connectClient(url, runInput('tc', 'tc-1'));
+      await first.done;
+      const base = first.sync.lastSeq;
+      await (await connectClient(url, runInput('tc', 'tc-2', { state: plain(first.sync.state) }))).done; // the agent writes the venue
+      const result = await readStream(url, {
+        input: runInput('tc', 'tc-3', { forwardedProps: { stateSync: { edits: [
+          edit('c1:1', base, [replace('/proposal/amount', 1)]),
+          edit('c1:2', base, [replace('/venue', 'Faro')]),
+          edit('c1:3', base, [replace('/form/name', 'Grace')]),
+        ] } } }),
+      });
+      const events = result.events.map((e) => e.data);
+      assert.deepEqual(['c1:1', 'c1:2', 'c1:3'].map((id) => verdict(events, id).reason ?? 'applied'), ['agent-owned', 'conflict', 'applied']);
+    } finally {
+      child.kill();
+      await upstream.close();
     }
   });
 });

@@ -129,6 +129,16 @@ describe('sequenceState(): edits', () => {
       const events = second.outcomes.filter((o) => o.kind === 'applied').map((o) => o.event);
       assert.deepEqual(verdict(events, 'c1:1'), { editId: 'c1:1', status: 'applied' });
       assert.deepEqual(verdict(events, 'c1:2'), { editId: 'c1:2', status: 'rejected', reason: 'agent-owned' });
+
+      // The same with the client API: sync.edit() and sync.runInput().
+      const { sync } = second;
+      const mine = sync.edit([{ op: 'add', path: '/tags/-', value: 'aisle' }]);
+      const third = await connectClient(server.url, { ...runInput('E', 'E-r3'), ...sync.runInput() }, { sync });
+      await third.done;
+      assert.deepEqual(third.outcomes.filter((o) => o.editId === mine.editId).map((o) => o.kind), ['edit-acked']);
+      assert.deepEqual(sync.pendingEdits(), []);
+      assert.deepEqual(plain(sync.confirmedState).tags, ['aisle']);
+      assert.deepEqual(agent.inputs[2].state.tags, ['aisle'], 'the agent ran on it');
     } finally {
       await server.close();
       middleware.dispose();
