@@ -4,11 +4,14 @@
 // tests/native/test_edits.cpp; edits-property.test.mjs runs them under random
 // schedules and faults.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { sseHead, startServer } from './ag-ui-support.mjs';
 import { EditPair, find, PAIR_POLICY } from './edits-support.mjs';
-import { kInternals, pkg, plain } from './support.mjs';
+import { jsDir, kInternals, pkg, plain } from './support.mjs';
 
-const { AguiSyncError, createStateSync } = pkg;
+const { AguiSyncError, connectStateSync, createStateEmitter, createStateSync } = pkg;
+const { catchUp } = await import(join(jsDir, 'src', 'server.js'));
 
 const replace = (path, value) => ({ op: 'replace', path, value });
 const add = (path, value) => ({ op: 'add', path, value });
@@ -406,5 +409,49 @@ test('the options of createStateSync reach the engine (ownership above a path, t
     assert.equal(sync.pendingEdits()[0].baseSeq, null, 'no position yet');
   } finally {
     sync.dispose();
+  }
+});
+
+test('connectStateSync: body() with sync.runInput() carries the edits on every attempt; a re-sent edit applies once', { timeout: 20000 }, async () => {
+  const emitter = await createStateEmitter({ initialState: { shared: { items: [] } }, snapshotRatio: 100 });
+  const verdicts = [];
+  // The first answer applies the edit and breaks before its ack is sent; the reconnect
+  // re-sends the edit (still pending) and catches up, which brings the ack.
+  const server = await startServer(({ input, res, index }) => {
+    sseHead(res, { getContentType: () => 'text/event-stream' });
+    const send = (events) => res.write(events.map((event) => emitter.encode(event)).join(''));
+    send(catchUp(emitter, input).events);
+    const { events, results } = emitter.applyEdits(input.forwardedProps.stateSync.edits ?? [], {});
+    verdicts.push(...results);
+    if (index === 0) return res.destroy();
+    send(events);
+    res.end('data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n');
+  });
+  const sync = await createStateSync({ clientId: 'tab' });
+  try {
+    sync.feed(emitter.encode(emitter.snapshot()));
+    const { editId } = sync.edit([{ op: 'add', path: '/shared/items/-', value: 'mine' }]);
+    const outcomes = [];
+    const connection = connectStateSync(sync, {
+      url: server.url,
+      backoff: { initialMs: 2, maxMs: 10, jitter: 0 },
+      body: () => ({ threadId: 't', runId: 'r', messages: [], ...sync.runInput() }),
+      onOutcome: (o) => outcomes.push(o),
+    });
+    await connection.done;
+    const sent = server.requests.map((r) => r.input.forwardedProps.stateSync);
+    assert.equal(sent.length, 2);
+    for (const stateSync of sent) assert.deepEqual(stateSync.edits.map((e) => e.editId), [editId], 'every attempt carries it');
+    assert.equal(sent[1].lastSeq, 0, 'the position is the loop\'s');
+    assert.equal(server.requests[1].input.state.shared.items[0], 'mine', 'RunAgentInput.state: the visible state');
+    assert.deepEqual(verdicts.map((v) => [v.status, v.seq]), [['applied', 1], ['applied', 1]], 'the same verdict twice, applied once');
+    assert.deepEqual(emitter.state.shared.items, ['mine']);
+    assert.deepEqual(outcomes.filter((o) => o.kind === 'edit-acked').map((o) => o.editId), [editId]);
+    assert.deepEqual(sync.pendingEdits(), []);
+    assert.deepEqual(plain(sync.state), emitter.state);
+  } finally {
+    sync.dispose();
+    emitter.dispose();
+    await server.close();
   }
 });
