@@ -1,5 +1,7 @@
 // StateEmitter::applyEdits: user edits judged and applied (state_emitter.h,
 // edits.h, docs/wire.md section 9).
+#include <algorithm>
+
 #include "edit/edit_acks.h"
 #include "emit/emitter_impl.h"
 #include "json/json_patch.h"
@@ -80,11 +82,12 @@ EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edit
     out.failure = Failure{Code::InvalidOptions, error, std::nullopt};
     return out;
   }
-  for (const auto& group : byOrigin(edits)) {
-    if (seq_ >= kMaxSeq) {
-      out.failure = Failure{Code::SeqExhausted, "seq reached 2^53-1; start a new epoch", std::nullopt};
-      return out;
-    }
+  const auto groups = byOrigin(edits);
+  if (groups.size() > kMaxSeq - std::min(seq_, kMaxSeq)) {  // one event per origin: all of them, or none
+    out.failure = Failure{Code::SeqExhausted, "seq reached 2^53-1; start a new epoch", std::nullopt};
+    return out;
+  }
+  for (const auto& group : groups) {
     const uint64_t next = seq_ + 1;
     json accepted(json::value_t::array), acks(json::value_t::array);
     std::vector<Tokens> written;
@@ -96,6 +99,12 @@ EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edit
       } else {
         ack = judge(*edit, owners, policy.onConflict, accepted, written);
         ack.seq = next;
+        // An id no client of ours could have made is answered to the caller
+        // only: echoing it would put an unbounded string in every snapshot.
+        if (edit->editId.size() > kMaxEditIdBytes) {
+          out.results.push_back(std::move(ack));
+          continue;
+        }
         ledger_.remember(ack);
       }
       acks.push_back(ackJson(ack, known != nullptr));

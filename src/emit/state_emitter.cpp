@@ -220,7 +220,17 @@ std::vector<json> StateEmitter::Impl::emit(json ops, bool forceSnapshot, const j
   if (useSnapshot) {
     // A snapshot can be the first thing a client sees after missing events, so
     // like every snapshot it repeats the recent verdicts (this event's among them).
-    const json recent = ledger_.acksSince(std::nullopt, kSnapshotAcks);
+    json recent = ledger_.acksSince(std::nullopt, kSnapshotAcks);
+    if (acks) {  // this event's own verdicts may be older ones, repeated for a re-sent edit
+      for (const json& mine : *acks) {
+        bool present = false;
+        for (const json& r : recent) present = present || r["editId"] == mine["editId"];
+        if (present) continue;
+        json entry = mine;
+        if (!entry.contains("seq")) entry["seq"] = next;
+        recent.push_back(std::move(entry));
+      }
+    }
     events.push_back(snapshotEvent(next, digestPtr, &recent));
     ring_.clear();  // replay from before this point is served by a snapshot
     ringBytes_ = 0;

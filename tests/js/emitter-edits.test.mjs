@@ -313,12 +313,10 @@ describe('emitter.applyEdits: seeded property test against the rules', () => {
   });
 });
 
-// --- C++ issues found while building the server side (see the report) ----------
+// --- engine edge cases (each was a C++ bug once) ------------------------------
 
-describe('emitter.applyEdits: engine issues', () => {
-  test('a call refused for seq-exhausted applies nothing (today: the first origin\'s edits apply, their events are lost)', {
-    todo: 'C++: StateEmitter::applyEdits checks kMaxSeq per origin group, after earlier groups were applied and emitted',
-  }, async () => {
+describe('emitter.applyEdits: engine edge cases', () => {
+  test('a call refused for seq-exhausted applies nothing', async () => {
     const emitter = await emitterAt({ a: 0, b: 0 }, { startSeq: 2 ** 53 - 2 });
     const before = emitter.seq;
     assert.throws(() => emitter.applyEdits([edit('c1:1', before, [replace('/a', 1)]), edit('c2:1', before, [replace('/b', 1)])]), { code: 'seq-exhausted' });
@@ -327,9 +325,7 @@ describe('emitter.applyEdits: engine issues', () => {
     emitter.dispose();
   });
 
-  test('the event answering a re-sent edit carries its verdict, even when it goes out as a snapshot', {
-    todo: 'C++: a fallback snapshot carries the 64 most recent verdicts instead of its own, and a repeated verdict is not among them',
-  }, async () => {
+  test('the event answering a re-sent edit carries its verdict, even when it goes out as a snapshot', async () => {
     const emitter = await emitterAt({ n: 0 }); // small: every event goes out as a snapshot
     const first = edit('c1:1', 0, [replace('/n', 1)]);
     emitter.applyEdits([first]);
@@ -341,9 +337,7 @@ describe('emitter.applyEdits: engine issues', () => {
     emitter.dispose();
   });
 
-  test('an editId longer than the limit is not echoed in acks or kept in the verdicts', {
-    todo: 'C++: judge() rejects an editId over 256 bytes as invalid-request but the ack (and every later snapshot) carries the whole id',
-  }, async () => {
+  test('an editId longer than the limit is not echoed in acks or kept in the verdicts', async () => {
     const emitter = await emitterAt();
     const long = `${'x'.repeat(100000)}:1`;
     const { events } = emitter.applyEdits([edit(long, 0, [replace('/venue', 'x')])]);
