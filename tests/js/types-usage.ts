@@ -492,3 +492,41 @@ export async function agUiUsage(serverAgent: AbstractAgent, input: RunAgentInput
   // @ts-expect-error the thread bound is a number
   sequenceState({ maxThreads: '10' });
 }
+
+// agui-state-sync/log: serialize, parse, compact, compare, time travel.
+import { branchFrom, compactEvents, LOG_VERSION, parseLog, parseLogStream, replayEquivalent, serializeLog, serializeLogEvent, serializeLogHeader, stateAt } from 'agui-state-sync/log';
+import type { Branch, Equivalence, LogDifference, LogError, LogOptions } from 'agui-state-sync/log';
+import type { AguiEvent } from 'agui-state-sync';
+
+async function logUsage(events: AguiEvent[], chunks: AsyncIterable<Uint8Array>) {
+  const version: 1 = LOG_VERSION;
+  const text: string = serializeLogHeader() + events.map((e) => serializeLogEvent(e)).join('');
+  const same: AguiEvent[] = parseLog(serializeLog(events), { dropTornTail: true });
+  for await (const event of parseLogStream(chunks)) void event.type;
+  const options: LogOptions = { maxStateBytes: 1 << 20 };
+  const compacted: AguiEvent[] = await compactEvents(events, options);
+  const verdict: Equivalence = await replayEquivalent(events, compacted);
+  const difference: LogDifference | null = verdict.firstDifference;
+  if (difference?.kind === 'replay') void difference.code;
+  else if (difference) void difference.path;
+  const state = await stateAt<{ count: number }>(events, { runId: 'r1' });
+  const count: number = state.count;
+  await stateAt(events, { seq: 3, epoch: 'e1' });
+  const branch: Branch<{ count: number }> = await branchFrom(events, 'r1');
+  const emitter = await createStateEmitter({ initialState: branch.state, epoch: 'branch-1' });
+  const parentRunId: string = branch.parentRunId;
+  try {
+    parseLog(text);
+  } catch (error) {
+    if (error instanceof AguiSyncError) void (error as LogError).line;
+  }
+  void version, same, count, emitter, parentRunId;
+
+  // @ts-expect-error stateAt needs a runId or a seq
+  await stateAt(events, { epoch: 'e1' });
+  // @ts-expect-error only engine limits are log options
+  await compactEvents(events, { initialState: {} });
+  // @ts-expect-error parseLog takes text
+  parseLog(new Uint8Array(0));
+}
+void logUsage;
