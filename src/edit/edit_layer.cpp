@@ -199,8 +199,9 @@ AGUI_COLD bool EditLayer::takeAcks(const Outcome& event, std::vector<Outcome>& o
 }
 
 // An agent write over a pending edit's write: masked on user-owned paths, a
-// conflict on shared ones. A delta says where it wrote; a snapshot does not,
-// so there the agent's value is compared with the one the edit was made over.
+// conflict on shared ones. Whether the agent changed the value there is told
+// by comparing it with the one the edit was made over (a snapshot says
+// nothing of where it wrote; a delta narrows the places to look).
 // An event that acknowledges our own edits wrote our values: no conflict.
 AGUI_COLD void EditLayer::checkWrites(const json& doc, const Outcome& event, bool ours, std::vector<Outcome>& out) {
   const bool snapshot = event.type == "STATE_SNAPSHOT";
@@ -216,10 +217,15 @@ AGUI_COLD void EditLayer::checkWrites(const json& doc, const Outcome& event, boo
     Edit& e = edits_[i];
     const Write* clash = nullptr;
     for (Write& w : e.writes) {
-      const bool hit = snapshot ? hashAt(doc, w.path) != w.base
-                                : std::any_of(changed.begin(), changed.end(), [&](const Tokens& c) { return overlaps(c, w.path); });
-      if (!hit) continue;
-      w.base = hashAt(doc, w.path);
+      // A delta says where it wrote, but coarsely (a diff may replace a whole
+      // object to change one member): the value there decides, as the
+      // emitter's fine-grained change log does (edit_paths.h, writesOf).
+      const bool near = snapshot || std::any_of(changed.begin(), changed.end(),
+                                                [&](const Tokens& c) { return overlaps(c, w.path); });
+      if (!near) continue;
+      const std::optional<uint64_t> now = hashAt(doc, w.path);
+      if (now == w.base) continue;
+      w.base = now;
       // The agent's value is the user's own (their edit, applied in an event
       // whose ack has not arrived yet, or the same value by chance): nothing
       // for the user to resolve.

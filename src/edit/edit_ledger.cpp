@@ -9,13 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-void addPointer(const json& doc, const json& op, const char* member, std::vector<Tokens>& out) {
-  auto it = op.find(member);
-  if (it == op.end() || !it->is_string()) return;
-  Tokens tokens;
-  std::string error;
-  if (parsePointer(*it->get_ptr<const std::string*>(), tokens, error)) out.push_back(writtenPath(doc, tokens));
-}
 
 void pack(const Tokens& path, std::string& out) {
   const std::string text = formatPointer(path);
@@ -69,17 +62,7 @@ void EditLedger::noteAgentWrites(const std::vector<Tokens>& paths) {
   for (const Tokens& p : paths) eraseSubtree(clientWrites_, formatPointer(p));
 }
 
-void EditLedger::recordOps(const json& doc, const json& ops, uint64_t seq, const std::string& origin) {
-  std::vector<Tokens> paths;
-  if (ops.is_array()) {
-    for (const json& op : *ops.get_ptr<const json::array_t*>()) {
-      if (!op.is_object()) continue;
-      auto kind = op.find("op");
-      if (kind == op.end() || !kind->is_string() || *kind == "test") continue;
-      if (*kind == "move") addPointer(doc, op, "from", paths);
-      addPointer(doc, op, "path", paths);
-    }
-  }
+void EditLedger::recordWrites(uint64_t seq, const std::string& origin, std::vector<Tokens> paths) {
   if (origin.empty()) noteAgentWrites(paths);
   record(seq, origin, std::move(paths));
 }

@@ -31,9 +31,9 @@ class EditLedger {
   EditLedger(uint64_t startSeq, size_t maxChanges, size_t maxVerdicts)
       : floor_(startSeq), startSeq_(startSeq), maxChanges_(maxChanges), maxVerdicts_(maxVerdicts) {}
 
-  // The writes of RFC 6902 `ops` (a JSON array), made by `origin` at `seq`, as
-  // writtenPath() sees them in `doc` (the state after them).
-  void recordOps(const nlohmann::json& doc, const nlohmann::json& ops, uint64_t seq, const std::string& origin);
+  // Writes made by `origin` at `seq` (writesOf()); the agent's also end the
+  // provenance of client-written values there.
+  void recordWrites(uint64_t seq, const std::string& origin, std::vector<Tokens> paths);
   void record(uint64_t seq, const std::string& origin, std::vector<Tokens> paths);
   // The change log starts over: every write after `floor` is recorded next.
   void restartChanges(uint64_t floor) {

@@ -86,4 +86,68 @@ AGUI_COLD void editWrites(const nlohmann::json& doc, const PatchOps& ops, std::v
   }
 }
 
+namespace {
+
+// Appends where `a` and `b` (the values at `path`) differ; false when more than
+// `budget` pointers would be needed.
+bool differences(const nlohmann::json& a, const nlohmann::json& b, Tokens& path, std::vector<Tokens>& out,
+                 size_t& budget) {
+  if (!a.is_object() || !b.is_object()) {
+    if (a == b) return true;
+    if (budget == 0) return false;
+    --budget;
+    out.push_back(path);
+    return true;
+  }
+  for (const auto& [key, value] : a.items()) {
+    path.push_back(key);
+    auto other = b.find(key);
+    const bool ok = other != b.end() ? differences(value, *other, path, out, budget)
+                                     : (budget > 0 && (--budget, out.push_back(path), true));
+    path.pop_back();
+    if (!ok) return false;
+  }
+  for (const auto& [key, value] : b.items()) {
+    if (a.contains(key)) continue;
+    if (budget == 0) return false;
+    --budget;
+    path.push_back(key);
+    out.push_back(path);
+    path.pop_back();
+  }
+  return true;
+}
+
+void opWrites(const nlohmann::json& before, const nlohmann::json& op, std::vector<Tokens>& out) {
+  const std::string* kind = op.contains("op") && op["op"].is_string() ? op["op"].get_ptr<const std::string*>() : nullptr;
+  auto pointer = [&](const char* member, Tokens& t) {
+    std::string error;
+    return op.contains(member) && op[member].is_string() && parsePointer(op[member].get<std::string>(), t, error);
+  };
+  Tokens path, from;
+  if (!kind || *kind == "test" || !pointer("path", path)) return;
+  if (*kind == "move" && pointer("from", from)) out.push_back(writtenPath(before, from));
+  const Tokens written = writtenPath(before, path);
+  const nlohmann::json* old = resolvePointer(before, path, path.size());
+  if ((*kind == "replace" || *kind == "add") && written.size() == path.size() && old && op.contains("value")) {
+    std::vector<Tokens> fine;
+    size_t budget = kMaxFineWrites;
+    if (differences(*old, op["value"], path, fine, budget)) {
+      for (Tokens& t : fine) out.push_back(std::move(t));
+      return;
+    }
+  }
+  out.push_back(written);
+}
+
+}  // namespace
+
+std::vector<Tokens> writesOf(const nlohmann::json& before, const nlohmann::json& ops) {
+  std::vector<Tokens> out;
+  if (!ops.is_array()) return out;
+  for (const nlohmann::json& op : *ops.get_ptr<const nlohmann::json::array_t*>())
+    if (op.is_object()) opWrites(before, op, out);
+  return out;
+}
+
 }  // namespace agui_sync

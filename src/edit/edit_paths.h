@@ -40,4 +40,14 @@ Tokens writtenPath(const nlohmann::json& doc, const Tokens& path);
 // sees them in `doc`; `test` and copy's `from` only read. Each with its index.
 void editWrites(const nlohmann::json& doc, const PatchOps& ops, std::vector<std::pair<Tokens, size_t>>& out);
 
+// The pointers RFC 6902 `ops` (a JSON array) change in `before`, the state
+// they apply to, as finely as the values tell: a replace of an object whose
+// members mostly stay the same counts only the members that change (a diff
+// that collapsed many small writes into one replace must not look like a write
+// to everything under it). Arrays count whole, as writtenPath() says. At most
+// kMaxFineWrites pointers per op, else the op's own path. Cost: the sizes of the
+// replaced and replacing values.
+constexpr size_t kMaxFineWrites = 64;
+std::vector<Tokens> writesOf(const nlohmann::json& before, const nlohmann::json& ops);
+
 }  // namespace agui_sync

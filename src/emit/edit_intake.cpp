@@ -154,18 +154,18 @@ void StateEmitter::Impl::adoptEvent(const json& event, uint64_t seq) {
     ledger_.record(seq, origin, {{}});  // it may have written anything
     return;
   }
-  ledger_.recordOps(state_, event["delta"], seq, origin);
-  if (!origin.empty()) {
-    std::vector<Tokens> written;
-    for (const json& op : event["delta"]) {
-      Tokens t;
-      std::string error;
-      if (op.is_object() && op.contains("path") && op["path"].is_string() &&
-          parsePointer(op["path"].get<std::string>(), t, error))
-        written.push_back(writtenPath(state_, t));
-    }
-    ledger_.noteClientWrites(written, origin, seq);
+  // Adopted events have already changed the state: their writes are taken
+  // coarsely (the ops' own paths), which can only make edits conflict more.
+  std::vector<Tokens> written;
+  for (const json& op : event["delta"]) {
+    Tokens t;
+    std::string error;
+    if (op.is_object() && op.contains("path") && op["path"].is_string() &&
+        parsePointer(op["path"].get<std::string>(), t, error))
+      written.push_back(writtenPath(state_, t));
   }
+  if (!origin.empty()) ledger_.noteClientWrites(written, origin, seq);
+  ledger_.recordWrites(seq, origin, std::move(written));
   remember(event, serializedSize(event));
 }
 

@@ -25,7 +25,8 @@ struct StateEmitter::Impl {
   std::vector<json> replaySince(uint64_t seq, const std::string* epoch, const std::vector<uint64_t>& skip) const;
   // `acks`: metadata.acks for the event (edit_intake.cpp), or nullptr.
   std::vector<json> emit(json ops, bool forceSnapshot = false, const json* acks = nullptr);
-  std::vector<json> emitAgent(json ops, bool forceSnapshot = false);
+  // `writes`: writesOf() the ops, taken before they changed the state.
+  std::vector<json> emitAgent(json ops, std::vector<Tokens> writes, bool forceSnapshot = false);
   json metadata(uint64_t seq, const uint64_t* baseSeq, const std::string* digest, const json* acks = nullptr) const;
   json snapshotEvent(uint64_t seq, const std::string* digest, const json* acks) const;
   // A snapshot of the current state; its acks are the verdicts given after

@@ -276,17 +276,18 @@ std::vector<json> StateEmitter::Impl::updateImpl(const json& target, json* owned
     appendDiff(state_, *next, diffOptions_, list);
     if (list.empty()) return {};
   }
+  std::vector<Tokens> writes = writesOf(state_, ops);  // before the state changes: fine-grained
   if (owned) {
     state_ = std::move(*owned);
-    return emitAgent(std::move(ops));
+    return emitAgent(std::move(ops), std::move(writes));
   }
   PatchTransaction tx(state_, options_.maxDepth);
   if (!tx.apply(ops).ok()) {  // cannot happen (a diff applies to its source); never send a wrong delta
     state_ = *next;
-    return emitAgent(std::move(ops), /*forceSnapshot=*/true);
+    return emitAgent(std::move(ops), {{}}, /*forceSnapshot=*/true);
   }
   tx.commit();
-  return emitAgent(std::move(ops));
+  return emitAgent(std::move(ops), std::move(writes));
 }
 
 std::optional<Failure> StateEmitter::Impl::prepareOps(json& ops) {
@@ -318,17 +319,18 @@ PatchOutcome StateEmitter::Impl::patch(json ops) {
     return failed(Failure{Code::SeqExhausted, "seq reached 2^53-1; start a new epoch", std::nullopt});
   if (ops.empty()) return out;
   if (auto f = prepareOps(ops)) return failed(std::move(*f));
+  std::vector<Tokens> writes = writesOf(state_, ops);  // before the state changes: fine-grained
   PatchTransaction tx(state_, options_.maxDepth);
   PatchResult r = tx.apply(ops);  // a copy: the values move into the state, `ops` goes on the wire
   if (!r.ok()) return failed(Failure{patchCode(r.status), r.message, r.opIndex});  // already rolled back
   tx.commit();
-  out.events = emitAgent(std::move(ops));
+  out.events = emitAgent(std::move(ops), std::move(writes));
   return out;
 }
 
 // The agent's own writes: remembered for edits' three-way check, then sent.
-std::vector<json> StateEmitter::Impl::emitAgent(json ops, bool forceSnapshot) {
-  ledger_.recordOps(state_, ops, seq_ + 1, std::string());
+std::vector<json> StateEmitter::Impl::emitAgent(json ops, std::vector<Tokens> writes, bool forceSnapshot) {
+  ledger_.recordWrites(seq_ + 1, std::string(), std::move(writes));
   return emit(std::move(ops), forceSnapshot);
 }
 

@@ -347,3 +347,20 @@ TEST_CASE("adoptHistory: a restarted emitter replays, keeps verdicts and judges 
   StateEmitter other(eo, p.emitter.state());
   CHECK(other.adoptHistory({log[0]}) == 0);
 }
+
+TEST_CASE("edits: an agent write that replaces a whole object but keeps the edited member is no conflict",
+          "[edits]") {
+  Pair p;  // agent-wins
+  const std::string id = p.edit(json::array({op("replace", "/shared/budget", 20)}));
+  // A diff that collapses into one replace of /shared, the budget unchanged.
+  auto out = p.agent(json::array({op("replace", "/shared", json{{"budget", 10}, {"lines", json::array({1, 2})}})}));
+  CHECK_FALSE(find(out, OutcomeKind::Conflict));
+  CHECK(p.engine.state()["shared"]["budget"] == 20);
+  out = p.run();
+  REQUIRE(find(out, OutcomeKind::EditAcked));
+  CHECK(p.emitter.state()["shared"] == json{{"budget", 20}, {"lines", json::array({1, 2})}});
+  // While a write that does change the member still conflicts.
+  p.edit(json::array({op("replace", "/shared/budget", 30)}));
+  out = p.agent(json::array({op("replace", "/shared", json{{"budget", 40}, {"lines", json::array()}})}));
+  REQUIRE(find(out, OutcomeKind::Conflict));
+}
