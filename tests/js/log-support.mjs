@@ -25,6 +25,7 @@ import { referenceApply } from './edits-support.mjs';
 import { pkg, plain, rng } from './support.mjs';
 
 const { stateDigest } = pkg;
+await pkg.initEngine(); // stateDigest() for the generated digests
 export const MODES = ['plain', 'sequenced', 'half'];
 const KEYS = ['a', 'b', 'c', 'list', 'obj', 'we/ird~key'];
 
@@ -39,7 +40,7 @@ export function assertAguiEvents(events, what) {
 
 const pointer = (tokens) => tokens.map((t) => `/${String(t).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 
-class Chooser {
+export class Chooser {
   constructor(seed) {
     this.random = rng(seed);
   }
@@ -169,6 +170,7 @@ class StateWriter {
     this.epochs = 0;
     this.names = 0;
     this.points = []; // { seq, epoch, state, runId } in log order, for stateAt({ seq })
+    this.faults = { duplicated: 0, swapped: 0 };
     this.fresh = () => `n${++this.names}`;
   }
 
@@ -223,22 +225,26 @@ class StateWriter {
       const next = events[i + 1];
       if (event.type === 'STATE_DELTA' && next?.type === 'STATE_DELTA' && this.c.chance(0.12)) {
         out.push(next, event);
+        this.faults.swapped++;
         i++;
       } else {
         out.push(event);
-        if (event.type === 'STATE_DELTA' && this.c.chance(0.12)) out.push(structuredClone(event));
+        if (event.type === 'STATE_DELTA' && this.c.chance(0.12)) {
+          out.push(structuredClone(event));
+          this.faults.duplicated++;
+        }
       }
     }
     return out;
   }
 }
 
-/** A random thread: { seed, mode, events, ends: Map<runId|null, state>, parents, points, expectedAtSeq() }. */
+/** A random thread: { seed, mode, events, order, parents, positions, points, faults, endState(), expectedAtSeq() }. */
 export function randomThread(seed, options = {}) {
   const c = new Chooser(seed);
   const mode = options.mode ?? MODES[seed % MODES.length];
   const writer = new StateWriter(c, mode, seed);
-  const thread = new ThreadModel(seed, mode, writer.points);
+  const thread = new ThreadModel(seed, mode, writer.points, writer.faults);
   let position = { state: {}, seq: null, epoch: null };
   if (mode !== 'half' && c.chance(0.4)) {
     const written = writer.write(position, 1 + c.int(2), { runId: null, branch: false, faults: false });
@@ -275,8 +281,9 @@ function writeRun(c, writer, thread, runId, options) {
 }
 
 class ThreadModel {
-  constructor(seed, mode, points) {
+  constructor(seed, mode, points, faults) {
     this.seed = seed;
+    this.faults = faults;
     this.mode = mode;
     this.points = points;
     this.events = [];
