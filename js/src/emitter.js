@@ -7,7 +7,7 @@
 import { checkEditPolicy } from './edit-policy.js';
 import { EngineLink } from './engine-link.js';
 import { failureCode, failureError, syncTypeError } from './errors.js';
-import { kCatchUpSnapshot, kInternals } from './internals.js';
+import { kCatchUpSnapshot, kInternals, kStateText } from './internals.js';
 import { loadModule } from './loader.js';
 import { emitterOptions, jsonText } from './options.js';
 
@@ -91,6 +91,24 @@ export class StateEmitter {
     return { events: result.events, results: result.results };
   }
 
+  /**
+   * Continues a log that another process wrote (a restart, or another instance
+   * sharing a store; store/durable-emitter.js): create this emitter with the
+   * stored state, startSeq and epoch, then pass the log's latest events,
+   * oldest first, the last at `seq`. They become the replay ring and the edit
+   * ledger (verdicts, change log, provenance) as if this emitter had sent
+   * them. Events that do not end a consecutive run at `seq` are left out;
+   * returns how many were adopted. Throws 'invalid-argument' for a non-array,
+   * the facade's code ('limit-exceeded', ...) for events it cannot read.
+   */
+  adoptHistory(events) {
+    this.#check();
+    if (!Array.isArray(events)) throw syncTypeError('invalid-argument', 'adoptHistory() events must be an array of events');
+    const result = this.#callJson((f) => f.adoptHistory(jsonText(events, 'adoptHistory() events')));
+    if (!result.ok) throw failureError(result, 'invalid-request', `adoptHistory() refused: ${result.message}`);
+    return result.adopted;
+  }
+
   /** A STATE_SNAPSHOT of the current state at the current seq (digest-stamped). */
   snapshot() {
     this.#check();
@@ -172,6 +190,12 @@ export class StateEmitter {
     this.#link.release(this);
   }
 
+  /** @internal the state's JSON text as the engine holds it (what a store keeps; store/durable-emitter.js) */
+  [kStateText]() {
+    this.#check();
+    return this.#invoke((f) => f.stateJson());
+  }
+
   /** @internal test hooks (not part of the public API) */
   [kInternals]() {
     return { engine: this.#link.engine, facade: this.#link.facade };
@@ -205,9 +229,22 @@ export class StateEmitter {
  * serves canonicalJson / stateDigest / verifyApproval (an agent needs the last).
  * @param {object} [options] startSeq, epoch, digestEvery, guardedPaths, testAll,
  *   snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth, editHistory, ackHistory, initialState,
- *   wasmBinary, locateFile (of the emitter module)
+ *   wasmBinary, locateFile (of the emitter module); store and key: an emitter bound to
+ *   that key of a store (memoryStore(), redisStore() from agui-state-sync/server), which
+ *   continues the key's state, seq and epoch and commits every event before returning it
+ *   (a DurableStateEmitter: update / patch / applyEdits return promises).
  */
 export async function createStateEmitter(options) {
+  // options.store / key: a store-bound emitter (store/), loaded only by those who use one.
+  if (options?.store !== undefined || options?.key !== undefined) {
+    const { openStoreEmitter } = await import('./store/durable-emitter.js');
+    return openStoreEmitter(options, createLocalEmitter);
+  }
+  return createLocalEmitter(options);
+}
+
+// The emitter over its own C++ facade (what createStateEmitter gives without a store).
+async function createLocalEmitter(options) {
   const json = emitterOptions(options);
   const engine = await loadModule(EMITTER_MODULE, options ?? {});
   const link = EngineLink.create(engine, 'EmitterFacade', json, 'StateEmitter');

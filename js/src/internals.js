@@ -4,3 +4,7 @@ export const kInternals = Symbol('agui-state-sync.internals');
 export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');
 // StateSync's local-edit listeners, for StateSyncHttpAgent (agent.state follows an edit).
 export const kLocalEdit = Symbol('agui-state-sync.localEdit');
+// StateEmitter's state JSON text, for store-bound emitters (store/durable-emitter.js).
+export const kStateText = Symbol('agui-state-sync.stateText');
+// A store-bound emitter's catch-up (a promise), for catchUp() in server.js.
+export const kStoreCatchUp = Symbol('agui-state-sync.storeCatchUp');

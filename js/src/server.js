@@ -4,7 +4,7 @@
 // an idle stream alive with heartbeats. And the agent side of user edits
 // (section 9; run-edits.js): judge a RunAgentInput's stateSync.edits before the run.
 import { syncTypeError } from './errors.js';
-import { kCatchUpSnapshot } from './internals.js';
+import { kCatchUpSnapshot, kStoreCatchUp } from './internals.js';
 import {
   formatHeld,
   HEADER_CATCH_UP,
@@ -21,6 +21,9 @@ import {
 
 export { formatHeld, HEADER_CATCH_UP, HEADER_HELD, MAX_HELD, parseHeld, SNAPSHOT_REASONS };
 export { applyRunEdits, MAX_EDIT_ID_BYTES, MAX_RUN_EDITS, readRunEdits } from './run-edits.js';
+export { memoryStore } from './store/memory-store.js';
+export { redisStore } from './store/redis-store.js';
+export { consumeApproval, effectKey } from './approvals.js';
 
 function headerValue(headers, name) {
   let value;
@@ -77,8 +80,13 @@ export function readResyncRequest(request) {
  *   { mode: 'snapshot', events: [snapshot] } anything else: no or unknown seq,
  *     another (or no) epoch, too old for the replay buffer, a replay costlier than
  *     a snapshot, or a reason saying its state is wrong (SNAPSHOT_REASONS).
+ * For a store-bound emitter (createStateEmitter({ store, key })) a Promise of
+ * that: it first catches up with what other instances wrote to the store.
  */
 export function catchUp(emitter, request) {
+  if (emitter !== null && typeof emitter === 'object' && typeof emitter[kStoreCatchUp] === 'function') {
+    return emitter[kStoreCatchUp](request);
+  }
   if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
     throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
   }
@@ -99,10 +107,16 @@ export function catchUp(emitter, request) {
 /**
  * catchUp() written to a Node http.ServerResponse (or anything with write /
  * setHeader / headersSent): sets X-AGUI-State-Sync: <mode> if the headers are
- * not sent yet, then writes the events SSE-encoded. Returns what catchUp returned.
+ * not sent yet, then writes the events SSE-encoded. Returns what catchUp returned
+ * (a Promise for a store-bound emitter, resolved once written).
  */
 export function writeCatchUp(res, emitter, request) {
   const result = catchUp(emitter, request);
+  if (typeof result?.then === 'function') return result.then((r) => writeResult(res, emitter, r));
+  return writeResult(res, emitter, result);
+}
+
+function writeResult(res, emitter, result) {
   if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
   if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
   return result;

@@ -1,0 +1,327 @@
+// DurableStateEmitter: a StateEmitter bound to one key of a store (contract.js),
+// what createStateEmitter({ store, key }) returns. A local StateEmitter
+// computes the events; each batch is committed to the store (with the new seq
+// and state, atomically, only if the key is still where this emitter last saw
+// it) before it is returned, so what a caller sends has landed, and two
+// instances writing one key never fork its seq: the loser re-reads the
+// store's line (state, seq, epoch, log: adoptHistory), recomputes and retries.
+//
+// The store unreachable: the emitter goes on alone under a fresh epoch of its
+// own (a line no other instance can write, so no client can be handed two
+// versions of one seq), sending a snapshot to start it; catch-ups get
+// snapshots; it retries the store every second and, when it answers, makes
+// its line the stored one (or, if another instance wrote meanwhile, continues
+// the stored line with its state on top) and logs it.
+import { syncError } from '../errors.js';
+import { kStoreCatchUp } from '../internals.js';
+import { emitterOptions } from '../options.js';
+import { catchUp } from '../server.js';
+import { checkKey, checkStore } from './contract.js';
+import { buildLocal, copyArgument, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+
+const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('run-active')
+const RETRY_MS = 1000; // an unreachable store is tried again this often
+const REPLAY_DEFAULTS = { replayMaxEvents: 1024, replayMaxBytes: 4 << 20 }; // the emitter's (state_emitter.h)
+
+export class DurableStateEmitter {
+  #store;
+  #key;
+  #create; // options -> Promise<StateEmitter>
+  #options; // the local emitters' options (no epoch, startSeq, initialState)
+  #limits; // the log's caps: the replay ring's
+  #local; // the StateEmitter computing the events
+  #stored; // the store's line as last seen: { epoch, seq, state }
+  #degraded = null; // { since, reason } while the line is this process's own
+  #inFlight = false; // #local is ahead of #stored (a write under way)
+  #queue = Promise.resolve();
+  #retryTimer = null;
+  #nextTry = 0;
+  #disposed = false;
+  #carried = {}; // stats of the local emitters replaced so far
+  #counters = { commits: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
+
+  /** @internal use createStateEmitter({ store, key }) */
+  constructor({ store, key, create, options, local, stored }) {
+    this.#store = store;
+    this.#key = key;
+    this.#create = create;
+    this.#options = options;
+    this.#limits = {
+      maxEvents: options.replayMaxEvents ?? REPLAY_DEFAULTS.replayMaxEvents,
+      maxBytes: options.replayMaxBytes ?? REPLAY_DEFAULTS.replayMaxBytes,
+    };
+    this.#local = local;
+    this.#stored = stored;
+  }
+
+  /** The key this emitter is bound to. */
+  get key() {
+    return this.#key;
+  }
+
+  /** The seq clients can hold: of the last returned (committed) event. */
+  get seq() {
+    this.#check();
+    return this.#inFlight ? this.#stored.seq : this.#local.seq;
+  }
+
+  /** The epoch of that seq. */
+  get epoch() {
+    this.#check();
+    return this.#inFlight ? this.#stored.epoch : this.#local.epoch;
+  }
+
+  /** The state at `seq`. Treat it as read-only. */
+  get state() {
+    this.#check();
+    return this.#inFlight ? JSON.parse(this.#stored.state) : this.#local.state;
+  }
+
+  /** True while the store is unreachable and this emitter goes on alone. */
+  get degraded() {
+    return this.#degraded !== null;
+  }
+
+  /** As StateEmitter.update(), once the events are committed: Promise<events>. */
+  async update(newState) {
+    const copy = copyArgument(newState);
+    return this.#serial(() => this.#commit((e) => e.update(copy)));
+  }
+
+  /** As StateEmitter.patch(), once committed. A retry after a lost race re-applies the ops to the winner's state. */
+  async patch(ops) {
+    const copy = copyArgument(ops);
+    return this.#serial(() => this.#commit((e) => e.patch(copy)));
+  }
+
+  /** As StateEmitter.applyEdits(), once committed: Promise<{ events, results }>. */
+  async applyEdits(edits, policy) {
+    const [e1, p1] = [copyArgument(edits), copyArgument(policy)];
+    return this.#serial(() => this.#commit((e) => e.applyEdits(e1, p1)));
+  }
+
+  /**
+   * The catch-up of docs/wire.md section 3 for `request` (as catchUp() in
+   * agui-state-sync/server, which calls this): first brought up to the
+   * store's line (another instance may have written), then answered from the
+   * log; a snapshot when the store is unreachable.
+   */
+  catchUp(request) {
+    return this.#serial(async () => {
+      if (this.#degraded) await this.#tryRecover();
+      if (this.#degraded) return snapshotCatchUp(this.#local, request);
+      try {
+        await this.#refresh();
+      } catch {
+        return snapshotCatchUp(this.#local, request); // cannot tell what the store holds now
+      }
+      return catchUp(this.#local, request);
+    });
+  }
+
+  /** @internal for catchUp() / writeCatchUp() in server.js */
+  [kStoreCatchUp](request) {
+    return this.catchUp(request);
+  }
+
+  /** A STATE_SNAPSHOT at `seq`, after the writes queued before it. */
+  snapshot() {
+    return this.#serial(async () => this.#local.snapshot());
+  }
+
+  /** Brings this emitter up to what other instances wrote to its key (catchUp() does it itself). */
+  refresh() {
+    return this.#serial(async () => {
+      if (this.#degraded) return this.#tryRecover(true);
+      return this.#refresh();
+    });
+  }
+
+  /** "id: <seq>\ndata: <JSON>\n\n", as StateEmitter.encode(). */
+  encode(event, options) {
+    this.#check();
+    return this.#local.encode(event, options);
+  }
+
+  /** ": hb <seq>\n\n" at `seq`. */
+  heartbeat() {
+    return `: hb ${this.seq}\n\n`;
+  }
+
+  /** The local emitters' counters (summed over reloads), and `store`: commits, conflicts, reloads, degradations, recoveries, degraded. */
+  stats() {
+    this.#check();
+    const stats = this.#local.stats();
+    for (const [name, value] of Object.entries(this.#carried)) stats[name] += value;
+    return { ...stats, store: { ...this.#counters, degraded: this.degraded } };
+  }
+
+  /** Frees the local engine object; pending writes fail with 'disposed'. The store keeps the key. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    clearInterval(this.#retryTimer);
+    this.#local.dispose();
+  }
+
+  // Runs fn after everything queued before it (one write or catch-up at a time).
+  #serial(fn) {
+    const run = this.#queue.then(() => {
+      this.#check();
+      return fn();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #check() {
+    if (this.#disposed) throw syncError('disposed', 'this DurableStateEmitter was disposed');
+  }
+
+  // apply(local) computes the events; they are returned once the store holds them.
+  async #commit(apply) {
+    for (let attempt = 1; ; attempt++) {
+      if (this.#degraded) await this.#tryRecover();
+      const out = apply(this.#local); // a refusal throws here, and nothing changed
+      const events = eventsOf(out);
+      if (events.length === 0 || this.#degraded) return out;
+      this.#inFlight = true;
+      try {
+        if (await this.#append(events)) return out;
+        this.#counters.conflicts++;
+        await this.#reload(); // the line that won; then recompute on it
+      } catch (error) {
+        return await this.#degrade(out, error);
+      } finally {
+        this.#inFlight = false;
+      }
+      if (attempt >= MAX_ATTEMPTS) {
+        throw syncError('run-active', `key ${JSON.stringify(this.#key)}: another writer won ${MAX_ATTEMPTS} times in a row; nothing was sent`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2)); // out of lockstep
+    }
+  }
+
+  // True when `events` (computed from #stored) landed; false when another writer got there first.
+  async #append(events) {
+    const line = lineOf(this.#local);
+    const { ok } = await this.#store.append(this.#key, {
+      baseSeq: this.#stored.seq, epoch: this.#stored.epoch, state: line.state, events: logRecords(events), ...this.#limits,
+    });
+    if (ok) {
+      this.#stored = line;
+      this.#counters.commits++;
+    }
+    return ok;
+  }
+
+  // Continues the store's line (the key expired meanwhile: starts it again from ours).
+  async #reload() {
+    this.#counters.reloads++;
+    let stored = await this.#store.load(this.#key);
+    if (stored === null && (await this.#store.init(this.#key, this.#stored)).ok) stored = { ...this.#stored, events: [] };
+    stored ??= await this.#store.load(this.#key);
+    if (stored === null) throw syncError('upstream-failed', 'the key vanished while it was being read');
+    const local = await buildLocal(this.#create, this.#options, stored);
+    this.#replaceLocal(local);
+    this.#stored = { epoch: stored.epoch, seq: stored.seq, state: stored.state };
+  }
+
+  // Reloads when the store's line moved past ours.
+  async #refresh() {
+    const head = await this.#store.head(this.#key);
+    if (head && head.seq === this.#stored.seq && head.epoch === this.#stored.epoch) return;
+    await this.#reload();
+  }
+
+  #replaceLocal(local) {
+    const old = this.#local;
+    for (const [name, value] of Object.entries(old.stats())) this.#carried[name] = (this.#carried[name] ?? 0) + value;
+    old.dispose();
+    this.#local = local;
+  }
+
+  // The store failed mid-write: go on alone under a fresh epoch, starting with a snapshot (out's events never left).
+  async #degrade(out, error) {
+    const old = this.#local;
+    const snapshot = old.snapshot(); // repeats the recent edit verdicts: they carry over
+    const epoch = freshEpoch();
+    const local = await this.#create({ ...this.#options, epoch, startSeq: old.seq, initialState: old.state });
+    local.adoptHistory([{ ...snapshot, metadata: { ...snapshot.metadata, epoch } }]);
+    this.#replaceLocal(local);
+    this.#degraded = { since: Date.now(), reason: error?.message ?? String(error) };
+    this.#counters.degradations++;
+    this.#log('warn', `store unreachable (${this.#degraded.reason}); going on alone at epoch ${epoch}, seq ${local.seq}: live events flow, catch-ups get snapshots`);
+    this.#retryTimer ??= setInterval(() => this.#serial(() => this.#tryRecover()).catch(() => {}), RETRY_MS);
+    this.#retryTimer.unref?.();
+    return withEvents(out, [local.snapshot()]);
+  }
+
+  // Makes this emitter's own line the stored one, if the store answers.
+  async #tryRecover(force = false) {
+    if (!this.#degraded || (!force && Date.now() < this.#nextTry)) return;
+    this.#nextTry = Date.now() + RETRY_MS;
+    const line = lineOf(this.#local);
+    let result;
+    try {
+      result = await this.#store.reset(this.#key, this.#stored, line);
+    } catch {
+      return; // still unreachable
+    }
+    if (result.ok) {
+      this.#stored = line;
+      return this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
+    }
+    // Written meanwhile (by another instance, or our write that timed out landed after all):
+    // continue the stored line, with this emitter's state on top (the last writer wins).
+    const mine = JSON.parse(line.state);
+    try {
+      await this.#reload();
+    } catch {
+      return;
+    }
+    this.#recovered(`store reachable again; the key was written meanwhile, continuing its epoch ${this.#stored.epoch} from seq ${this.#stored.seq} with this instance's state`);
+    try {
+      await this.#commit((e) => e.update(mine));
+    } catch (error) {
+      this.#log('warn', `this instance's state could not be written on top (${error.message}); the stored state stands`);
+    }
+  }
+
+  #recovered(message) {
+    this.#degraded = null;
+    clearInterval(this.#retryTimer);
+    this.#retryTimer = null;
+    this.#counters.recoveries++;
+    this.#log('info', message);
+  }
+
+  #log(level, message) {
+    this.#store.log?.(level, `key ${JSON.stringify(this.#key)}: ${message}`);
+  }
+}
+
+/**
+ * createStateEmitter({ store, key, ...options }): loads the key's line (state,
+ * seq, epoch, log) and continues it, or starts it from the options (epoch,
+ * startSeq, initialState count only for a new key). Rejects with
+ * 'upstream-failed' when the store is unreachable.
+ */
+export async function openStoreEmitter(options, create) {
+  const { store, key, ...rest } = options;
+  checkStore(store, 'createStateEmitter() option store');
+  checkKey(key, 'createStateEmitter() option key');
+  emitterOptions(rest); // a wrong option fails before any I/O
+  const { epoch, startSeq, initialState, ...base } = rest;
+  let stored = await store.load(key);
+  if (stored === null) {
+    const local = await create(rest);
+    const line = lineOf(local);
+    if ((await store.init(key, line)).ok) return new DurableStateEmitter({ store, key, create, options: base, local, stored: line });
+    local.dispose(); // another instance created it first
+    stored = await store.load(key);
+    if (stored === null) throw syncError('upstream-failed', `key ${JSON.stringify(key)} vanished while it was being created`);
+  }
+  const local = await buildLocal(create, base, stored);
+  return new DurableStateEmitter({ store, key, create, options: base, local, stored: { epoch: stored.epoch, seq: stored.seq, state: stored.state } });
+}
