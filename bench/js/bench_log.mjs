@@ -8,13 +8,19 @@
 // ~25-token assistant message and a tool call (~10 argument chunks and its
 // result), and changes the state ~15 times through a real StateEmitter
 // (sequenced deltas, a digest every 16th seq): counters replaced, items added
-// to and removed from a bounded list, a per-run step list, and one entry
-// appended to a thread-wide history of the last 20 runs. One run in ten branches from a
-// random earlier run (parentRunId): a new emitter, with a new epoch, starts
-// from that run's end state (as stateAt() would give it). Reported per size:
-// the medians of 5 timed compactions (after one warm-up) of wall and CPU
-// time, CPU µs per input event,
-// events and bytes before and after, and a replayEquivalent check (not timed).
+// to and removed from a bounded list, a per-run step list, and an entry in a
+// history of the last 20 runs. One run in ten branches from a random earlier
+// run (parentRunId): a new emitter, with a new epoch, starts from that run's
+// end state (as stateAt() would give it). Reported per size: the medians of 5
+// timed compactions (after one warm-up) of wall and CPU time, CPU µs per
+// input event, events and bytes before and after, and a replayEquivalent
+// check (not timed).
+//
+// The second table is the known limit: a state that grows with the log (one
+// list, one item more per state event; one timed run). The per-event cost then
+// grows with the list, because each delta copies the containers on its path
+// (the StateSync's JS mirror shares structure between versions), and each
+// run's folded snapshot and digest cost the state's size.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -146,3 +152,33 @@ console.log(`bench_log: compactEvents on thread logs (runs of ~60 events, 1 in 1
 console.table(rows);
 const perEvent = rows.map((r) => Number(r['CPU µs / event']));
 console.log(`CPU µs per event, largest / smallest log: ${(perEvent.at(-1) / perEvent[0]).toFixed(2)} (1.00 = linear)`);
+
+// A log whose state is one list that grows by an item per state event (every
+// fourth event), in runs of 60 events.
+function growingLog(size) {
+  const events = [{ type: 'RUN_STARTED', threadId: 't', runId: 'r0' }, { type: 'STATE_SNAPSHOT', snapshot: { log: [] }, metadata: { seq: 0, epoch: 'g' } }];
+  let seq = 0;
+  let run = 0;
+  while (events.length < size) {
+    if (events.length % 60 === 0) events.push({ type: 'RUN_FINISHED', threadId: 't', runId: `r${run}` }, { type: 'RUN_STARTED', threadId: 't', runId: `r${++run}` });
+    if (events.length % 4 === 0) {
+      seq++;
+      events.push({ type: 'STATE_DELTA', delta: [{ op: 'add', path: '/log/-', value: { seq } }], metadata: { seq, baseSeq: seq - 1, epoch: 'g' } });
+    } else events.push({ type: 'TEXT_MESSAGE_CONTENT', messageId: `m${run}`, delta: ' tok' });
+  }
+  return events;
+}
+
+const growing = [];
+for (const size of sizes) {
+  const events = growingLog(size);
+  await compactEvents(events.slice(0, 2000)); // warm-up
+  globalThis.gc?.();
+  const c0 = process.cpuUsage();
+  await compactEvents(events);
+  const used = process.cpuUsage(c0);
+  const cpuMs = (used.user + used.system) / 1000;
+  growing.push({ events: events.length, 'final list length': Math.floor(size / 4), 'CPU ms': cpuMs.toFixed(0), 'CPU µs / event': ((cpuMs * 1000) / events.length).toFixed(2) });
+}
+console.log('bench_log: the limit, a state that grows with the log (one list, +1 item per state event; one run each)');
+console.table(growing);

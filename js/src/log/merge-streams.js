@@ -59,8 +59,13 @@ export class StreamMerger {
   // Adds `event` to its open merge (true), or opens one at the event's place (false).
   #merge(s, event) {
     const id = event[STREAMS[s].id];
-    if (typeof id !== 'string' || typeof event.delta !== 'string') return false;
+    if (typeof id !== 'string') return false;
     const open = this.#open[s];
+    if (typeof event.delta !== 'string') {
+      // Not mergeable: later deltas of the id must not merge across it either.
+      if (open.has(id)) this.#close(s, id, open.get(id));
+      return false;
+    }
     const key = mergeKey(event, STREAMS[s].id);
     const group = open.get(id);
     if (group !== undefined && group.key === key) {

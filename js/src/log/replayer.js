@@ -60,11 +60,6 @@ export class LineageReplayer {
     return replayer;
   }
 
-  /** The run the replayer is in (ROOT before the first). */
-  get head() {
-    return this.#head;
-  }
-
   /** Where the replay stands: { state, seq, epoch, verified }. */
   position() {
     const sync = this.#sync;
