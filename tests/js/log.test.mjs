@@ -68,9 +68,10 @@ describe('serializeLog / parseLog / parseLogStream', () => {
     assert.deepEqual(parseLog(serializeLogHeader()), []);
   });
 
-  test('blank lines, CRLF and a header a restarted writer repeats are accepted', () => {
-    const text = `${serializeLogHeader()}\r\n${JSON.stringify(events[0])}\r\n\n${serializeLogHeader()}${JSON.stringify(events[1])}\n`;
+  test('a byte order mark, blank lines, CRLF and a header a restarted writer repeats are accepted', async () => {
+    const text = `\uFEFF${serializeLogHeader()}\r\n${JSON.stringify(events[0])}\r\n\n${serializeLogHeader()}${JSON.stringify(events[1])}\n`;
     assert.deepEqual(parseLog(text), events.slice(0, 2));
+    assert.deepEqual(await collect(parseLogStream([new TextEncoder().encode(text)])), events.slice(0, 2));
   });
 
   test('bad input fails naming its line', () => {

@@ -62,7 +62,8 @@ class LineReader {
 
   read(raw, torn) {
     const line = ++this.#line;
-    const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    let text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line === 1 && text.startsWith('\uFEFF')) text = text.slice(1); // a byte order mark some editors add
     if (text.trim() === '') return null;
     let value;
     try {
@@ -142,7 +143,8 @@ async function* chunksOf(source) {
   }
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: each line is decoded on its own, and only line 1 may start with a BOM (LineReader).
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function bytesOf(chunk) {
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
