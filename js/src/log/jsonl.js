@@ -3,12 +3,12 @@
 // file is writing serializeLogEvent(event): nothing before it has to change.
 //
 // Readers are strict, because a log that parses "mostly" replays wrong: a line
-// that is not JSON or not an event is an error naming its line. Two leniencies
-// exist for what appending writers really produce: blank lines are skipped,
-// and a header line repeated later (a writer that restarts and writes the
-// header again) is skipped. A last line without its newline that does not
-// parse is a torn append (the writer died mid-line): an error unless
-// { dropTornTail: true }.
+// that is not JSON or not an event is an error naming its line. The
+// leniencies are for what writers really produce: blank lines are skipped, a
+// header line repeated later (a writer that restarts and writes the header
+// again) is skipped, and so is a byte order mark before the header. A last
+// line without its newline that does not parse is a torn append (the writer
+// died mid-line): an error unless { dropTornTail: true }.
 import { describeThrown } from '../errors.js';
 import { argumentError, checkEvent, checkEventArray, logError } from './log-error.js';
 
