@@ -1,0 +1,70 @@
+// Shared by the store tests (not a test file): the two stores under test, a
+// seeded PRNG, and a real receiver engine to check what emitters sent.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { jsDir, pkg } from './support.mjs';
+import { RedisServer } from './redis-support.mjs';
+
+export const server = await import(join(jsDir, 'src', 'server.js'));
+export const { createStateEmitter, createStateSync } = pkg;
+
+/** mulberry32: a small seeded PRNG (the seed is in every failure message). */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A logger that keeps the lines ({ level, message }) instead of printing them. */
+export function captureLogger() {
+  const lines = [];
+  return { lines, warn: (m) => lines.push({ level: 'warn', message: m }), info: (m) => lines.push({ level: 'info', message: m }) };
+}
+
+/**
+ * The stores the suites run against: { name, open(options) -> store, setup(), teardown(), redis }.
+ * Each open() is another client (another "instance") of the same backing store.
+ */
+export function storeKinds() {
+  let shared = null;
+  const memory = {
+    name: 'memoryStore',
+    setup: async () => { shared = server.memoryStore({ logger: captureLogger() }); },
+    open: () => shared,
+    teardown: async () => {},
+  };
+  const redis = {
+    name: 'redisStore',
+    redis: null,
+    stores: [],
+    setup: async () => { redis.redis = await RedisServer.start(); },
+    open: (options = {}) => {
+      const store = server.redisStore({ url: redis.redis.url, prefix: 'test:', logger: captureLogger(), ...options });
+      redis.stores.push(store);
+      return store;
+    },
+    teardown: async () => {
+      for (const store of redis.stores.splice(0)) await store.close();
+      await redis.redis?.close();
+    },
+  };
+  return [memory, redis];
+}
+
+/** Feeds `events` (in order) to a fresh receiver; returns it (the caller disposes). */
+export async function receiverOf(events) {
+  const sync = await createStateSync();
+  const encoder = new TextEncoder();
+  for (const e of events) sync.feed(encoder.encode(`data: ${JSON.stringify(e)}\n\n`));
+  return sync;
+}
+
+/** Asserts that `events` carry consecutive seqs from `first`. */
+export function assertConsecutive(events, first, message) {
+  events.forEach((e, i) => assert.equal(e.metadata.seq, first + i, `${message}: event ${i}`));
+}

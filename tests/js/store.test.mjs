@@ -1,0 +1,122 @@
+// Store-bound emitters (issue 17, section 1) against memoryStore() and a real
+// redis-server: a new emitter on a key continues its state, seq, epoch, replay
+// log and edit ledger; two writers racing on one key never fork the seq
+// (seeded property test); the log is bounded; a thread expires.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds } from './store-support.mjs';
+
+const { catchUp } = server;
+const position = (lastSeq, epoch) => ({ forwardedProps: { stateSync: { lastSeq, epoch } } });
+const bigState = (n) => ({ n, text: 'x'.repeat(2000), list: [] }); // deltas stay far below a snapshot
+
+for (const kind of storeKinds()) {
+  describe(kind.name, () => {
+    before(() => kind.setup());
+    after(() => kind.teardown());
+
+    test('a new emitter on the key continues its epoch, seq, state and log: a client gets a replay', async () => {
+      const a = await createStateEmitter({ store: kind.open(), key: 'restart', initialState: bigState(0) });
+      const sent = [];
+      for (let i = 1; i <= 8; i++) sent.push(...(await a.update(bigState(i))));
+      assert.ok(sent.every((e) => e.type === 'STATE_DELTA'));
+      const { epoch, seq } = a;
+      a.dispose(); // the process is gone; the store keeps the key
+      const b = await createStateEmitter({ store: kind.open(), key: 'restart', initialState: { ignored: true }, epoch: 'ignored' });
+      assert.equal(b.epoch, epoch);
+      assert.equal(b.seq, seq);
+      assert.deepEqual(b.state, bigState(8));
+      const answer = await catchUp(b, position(3, epoch));
+      assert.equal(answer.mode, 'replay');
+      assert.deepEqual(answer.events, sent.slice(3), 'the missed deltas exactly as first sent');
+      assert.equal((await catchUp(b, position(8, epoch))).mode, 'current');
+      assert.equal((await catchUp(b, position(3, 'other'))).mode, 'snapshot');
+      const next = await b.update(bigState(9));
+      assert.deepEqual(next[0].metadata, { ...next[0].metadata, seq: seq + 1, baseSeq: seq, epoch });
+      b.dispose();
+    });
+
+    test('the edit ledger continues: an edit re-sent to the new emitter applies once', async () => {
+      const a = await createStateEmitter({ store: kind.open(), key: 'ledger', initialState: { items: [] } });
+      const edit = { editId: 'client-1:1', baseSeq: 0, ops: [{ op: 'add', path: '/items/-', value: 'mine' }] };
+      const first = await a.applyEdits([edit]);
+      assert.equal(first.results[0].status, 'applied');
+      a.dispose();
+      const b = await createStateEmitter({ store: kind.open(), key: 'ledger' });
+      const again = await b.applyEdits([edit]);
+      assert.equal(again.results[0].status, 'applied');
+      assert.equal(again.results[0].seq, first.results[0].seq, 'the first verdict, not a second application');
+      assert.deepEqual(b.state, { items: ['mine'] });
+      b.dispose();
+    });
+
+    test('two writers racing on one key never fork the seq; every write lands once (seeded)', async () => {
+      for (let seed = 1; seed <= 6; seed++) await raceOnce(kind, seed);
+    });
+
+    test('the log is trimmed by count and by bytes, and a snapshot empties it', async () => {
+      const store = kind.open();
+      const e = await createStateEmitter({ store, key: 'bounds', initialState: bigState(0), replayMaxEvents: 5 });
+      for (let i = 1; i <= 12; i++) await e.update(bigState(i));
+      let stored = await store.load('bounds');
+      assert.equal(stored.events.length, 5);
+      assertConsecutive(stored.events.map((t) => JSON.parse(t)), 8, 'the newest five');
+      const small = await createStateEmitter({ store, key: 'bytes', initialState: bigState(0), replayMaxBytes: 600 });
+      for (let i = 1; i <= 12; i++) await small.update(bigState(i));
+      stored = await store.load('bytes');
+      const bytes = stored.events.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
+      assert.ok(bytes <= 600 && stored.events.length >= 1, `${bytes} bytes in ${stored.events.length} events`);
+      await e.update({ replaced: 'whole' }); // far smaller than a delta: sent as a snapshot
+      stored = await store.load('bounds');
+      assert.equal(stored.events.length, 1);
+      assert.equal(JSON.parse(stored.events[0]).type, 'STATE_SNAPSHOT');
+      e.dispose();
+      small.dispose();
+    });
+  });
+}
+
+// Two emitters (two instances: each its own store client) write one key at
+// once: patches that append a unique item, edits, and (odd seeds) whole-state
+// updates. Whatever each got back was committed: the seqs of all returned
+// events are unique and consecutive, the store's log is exactly those events,
+// and a receiver fed them ends synced on the store's state. Without updates
+// (which replace the whole state: the last writer wins, as it should), every
+// returned patch is in that state exactly once: none lost, none applied twice.
+async function raceOnce(kind, seed) {
+  const random = prng(seed);
+  const key = `race-${seed}`;
+  const [a, b] = await Promise.all([0, 1].map(() => createStateEmitter({ store: kind.open(), key, initialState: { items: [], n: 0 } })));
+  const returned = [];
+  const appended = [];
+  const writes = [];
+  for (let i = 0; i < 40; i++) {
+    const emitter = random() < 0.5 ? a : b;
+    const item = `${seed}-${i}`;
+    const r = random();
+    let write;
+    const updates = seed % 2 === 1;
+    if (r < 0.5) write = emitter.patch([{ op: 'add', path: '/items/-', value: item }]).then((events) => { appended.push(item); return events; });
+    else if (r < 0.8 && updates) write = emitter.update({ ...emitter.state, n: i });
+    else write = emitter.applyEdits([{ editId: `c:${item}`, baseSeq: emitter.seq, ops: [{ op: 'replace', path: '/n', value: -i }] }], { onConflict: 'user-wins' }).then((out) => out.events);
+    writes.push(write.then((events) => returned.push(...events)));
+    if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, random() * 3));
+  }
+  await Promise.all(writes);
+  const msg = `${kind.name} seed ${seed}`;
+  returned.sort((x, y) => x.metadata.seq - y.metadata.seq);
+  assertConsecutive(returned, 1, msg);
+  assert.equal(new Set(returned.map((e) => e.metadata.epoch)).size, 1, msg);
+  const stored = await kind.open().load(key);
+  assert.equal(stored.seq, returned.at(-1).metadata.seq, msg);
+  const tail = returned.slice(returned.length - stored.events.length);
+  assert.deepEqual(stored.events.map((t) => JSON.parse(t)), tail, `${msg}: the log is what was returned`);
+  const sync = await receiverOf(returned);
+  assert.equal(sync.status, 'synced', msg);
+  assert.deepEqual(sync.state, JSON.parse(stored.state), msg);
+  if (seed % 2 === 0) for (const item of appended) assert.equal(sync.state.items.filter((x) => x === item).length, 1, `${msg}: ${item} once`);
+  assert.ok(a.stats().store.conflicts + b.stats().store.conflicts > 0, `${msg}: the writers did race`);
+  sync.dispose();
+  a.dispose();
+  b.dispose();
+}
