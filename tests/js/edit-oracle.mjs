@@ -39,6 +39,62 @@ export function writesOf(doc, ops) {
   return ops.filter((op) => op.op !== 'test').map((op) => writtenPath(doc, op.path));
 }
 
+const MAX_FINE_WRITES = 64;
+
+// Where `a` and `b` differ: member by member through objects, anything else
+// (arrays included) as a whole; null when more than `budget.left` pointers.
+function differences(a, b, path, out, budget) {
+  const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(a) || !isObject(b)) {
+    if (isDeepStrictEqual(a, b)) return true;
+    if (budget.left === 0) return false;
+    budget.left -= 1;
+    out.push(path);
+    return true;
+  }
+  for (const key of Object.keys(a)) {
+    if (Object.hasOwn(b, key)) {
+      if (!differences(a[key], b[key], [...path, key], out, budget)) return false;
+    } else {
+      if (budget.left === 0) return false;
+      budget.left -= 1;
+      out.push([...path, key]);
+    }
+  }
+  for (const key of Object.keys(b)) {
+    if (Object.hasOwn(a, key)) continue;
+    if (budget.left === 0) return false;
+    budget.left -= 1;
+    out.push([...path, key]);
+  }
+  return true;
+}
+
+/**
+ * The agent's writes as the change log keeps them (docs/wire.md section 9): in
+ * `before`, the state the ops apply to; a replace (or an add over an existing
+ * member) counts only the members whose values change.
+ */
+export function agentWritesOf(before, ops) {
+  const out = [];
+  for (const op of ops) {
+    if (op.op === 'test') continue;
+    const path = tokens(op.path);
+    const written = writtenPath(before, op.path);
+    const parent = parentOf(before, path);
+    const old = path.length === 0 ? before : parent !== null && typeof parent === 'object' && Object.hasOwn(parent, path.at(-1)) ? parent[path.at(-1)] : undefined;
+    if ((op.op === 'replace' || op.op === 'add') && written.length === path.length && old !== undefined) {
+      const fine = [];
+      if (differences(old, op.value, path, fine, { left: MAX_FINE_WRITES })) {
+        out.push(...fine);
+        continue;
+      }
+    }
+    out.push(written);
+  }
+  return out;
+}
+
 // --- a small RFC 6902 applier for the generated ops ---------------------------
 
 function index(array, token, forAdd) {
@@ -118,9 +174,10 @@ export class EditOracle {
 
   /** The agent's own write (emitter.patch): `ops` apply (the caller made sure). */
   agentPatch(ops) {
+    const writes = agentWritesOf(this.state, ops); // as the emitter records them: before, member by member
     const { doc } = applyOps(this.state, ops);
     this.state = doc;
-    this.#record('', writesOf(doc, ops)); // as the emitter records them: in the state after
+    this.#record('', writes);
   }
 
   #writtenSince(baseSeq, origin, paths) {
