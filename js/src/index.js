@@ -5,4 +5,5 @@ export { canonicalJson, stateDigest } from './canonical.js';
 export { verifyApproval } from './verify-approval.js';
 export { createStateEmitter } from './emitter.js';
 export { connectStateSync } from './connect.js';
+export { indexedDbStorage, memoryStorage } from './persist.js';
 export { AguiSyncError } from './errors.js';

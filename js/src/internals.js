@@ -8,3 +8,7 @@ export const kLocalEdit = Symbol('agui-state-sync.localEdit');
 export const kStateText = Symbol('agui-state-sync.stateText');
 // A store-bound emitter's catch-up (a promise), for catchUp() in server.js.
 export const kStoreCatchUp = Symbol('agui-state-sync.storeCatchUp');
+// StateSync's persistence hooks (persist.js): install the checkpoint sink, restore from a checkpoint, read its meta.
+export const kPersist = Symbol('agui-state-sync.persist');
+export const kRestore = Symbol('agui-state-sync.restore');
+export const kCheckpointMeta = Symbol('agui-state-sync.checkpointMeta');

@@ -4,6 +4,7 @@
 // may still refuse (initResult(); engine-link.js).
 import { checkEditPolicy } from './edit-policy.js';
 import { describeThrown, syncTypeError } from './errors.js';
+import { persistOptions } from './persist/options.js';
 
 // The wasm options every entry point takes (handled by loader.js, not the facades).
 const WASM_OPTIONS = ['wasmBinary', 'locateFile'];
@@ -12,7 +13,7 @@ const WASM_OPTIONS = ['wasmBinary', 'locateFile'];
 const SYNC_LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs'];
 const SYNC_GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
 const SYNC_EDIT_OPTIONS = ['ownership', 'onConflict', 'clientId'];
-const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', ...WASM_OPTIONS]);
+const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', 'persist', ...WASM_OPTIONS]);
 const MAX_CLIENT_ID_BYTES = 128; // the engine's limit (src/facade/sync_facade.cpp)
 const DEFAULT_MAX_EVENT_BYTES = 8 << 20; // Options::maxEventBytes (include/agui_sync/options.h)
 
@@ -127,7 +128,8 @@ function editOptions(options, out) {
 /**
  * createStateSync() options: { json: the SyncFacade's options JSON,
  * initialState: the JS state to start from, guard: guardOptions(),
- * maxEditBytes: the largest edit the engine takes (its maxEventBytes) }.
+ * maxEditBytes: the largest edit the engine takes (its maxEventBytes),
+ * persist: persistOptions() (null without) }.
  */
 export function syncOptions(options) {
   const checked = optionsObject(options, SYNC_OPTIONS);
@@ -144,7 +146,7 @@ export function syncOptions(options) {
     initialState = JSON.parse(stateJson);
   }
   const maxEditBytes = engineJson.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
-  return { json, initialState, guard: guardOptions(options), maxEditBytes };
+  return { json, initialState, guard: guardOptions(options), maxEditBytes, persist: persistOptions(checked.persist) };
 }
 
 // --- createStateEmitter -------------------------------------------------------

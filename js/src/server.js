@@ -107,7 +107,7 @@ export function catchUp(emitter, request) {
 /**
  * catchUp() written to a Node http.ServerResponse (or anything with write /
  * setHeader / headersSent): sets X-AGUI-State-Sync: <mode> if the headers are
- * not sent yet, then writes the events SSE-encoded. Returns what catchUp returned
+ * not sent yet, then writes the events SSE-encoded (for 'current', a heartbeat). Returns what catchUp returned
  * (a Promise for a store-bound emitter, resolved once written).
  */
 export function writeCatchUp(res, emitter, request) {
@@ -119,6 +119,9 @@ export function writeCatchUp(res, emitter, request) {
 function writeResult(res, emitter, result) {
   if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
   if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
+  // Nothing to send still answers: a heartbeat at the client's seq ends a
+  // restored client's resync (reason 'restored') now rather than at the next beat.
+  else if (result.mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
   return result;
 }
 

@@ -144,10 +144,11 @@ export class StateSyncHttpAgent extends HttpAgent {
   /**
    * A copy with its own engine, starting (unverified) from this agent's state
    * and messages, and with a client id of its own (editIds are unique per
-   * client; the agent applies each once), without this agent's pending edits.
+   * client; the agent applies each once), without this agent's pending edits
+   * and without `persist` (the checkpoint is this agent's).
    */
   clone() {
-    const { clientId, ...stateSync } = this.#options.raw;
+    const { clientId, persist, ...stateSync } = this.#options.raw;
     const copy = new this.constructor({
       url: this.url, headers: this.headers, fetch: this.fetch, agentId: this.agentId, description: this.description,
       threadId: this.threadId, initialMessages: this.messages, initialState: this.state, debug: this.debug,

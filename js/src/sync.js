@@ -12,8 +12,9 @@ import { ApprovalGuard } from './guard.js';
 import { loadEngine } from './loader.js';
 import { guardOptions, syncOptions } from './options.js';
 import { applyDelta } from './state-mirror.js';
-import { kInternals, kLocalEdit } from './internals.js';
+import { kCheckpointMeta, kInternals, kLocalEdit, kPersist, kRestore } from './internals.js';
 import { EditSteps, PendingEdits } from './pending-edits.js';
+import { attachPersistence } from './persist.js';
 
 // Chunks larger than this cross into the engine in slices, so the scratch
 // buffer in the WASM heap stays small (the engine accepts any chunking).
@@ -56,6 +57,7 @@ export class StateSync {
   #epoch = null;
   #now;
   #guard;
+  #persist = null; // the checkpoint sink (persist.js), with createStateSync({ persist })
 
   /** @internal use createStateSync() */
   constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined), maxEditBytes = 8 << 20) {
@@ -132,6 +134,7 @@ export class StateSync {
       this.#reloadVisible(); // the engine applied it: its visible state is the truth
     }
     // The agent's own state first (StateSyncHttpAgent), so subscribers that read it see the edit.
+    this.#persistIfMoved(before);
     this.#notifyEditListeners();
     this.#notifyIfChanged(before);
     this.#guard.refresh();
@@ -197,6 +200,7 @@ export class StateSync {
       if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
       this.#feedBytes(bytes, outcomes);
     }
+    this.#persistIfMoved(before);
     this.#notifyIfChanged(before);
     this.#guard.refresh();
     return outcomes;
@@ -209,6 +213,7 @@ export class StateSync {
     const outcomes = [];
     if (this.#highSurrogate) this.#flushHighSurrogate(outcomes);
     this.#absorb(this.#link.invoke((f) => f.end()), outcomes);
+    this.#persistIfMoved(before);
     this.#notifyIfChanged(before);
     this.#guard.refresh();
     return outcomes;
@@ -249,9 +254,31 @@ export class StateSync {
     };
   }
 
-  /** Frees the engine. Idempotent; any other call afterwards throws. */
+  /**
+   * With createStateSync({ persist }): what the restore found and how writing
+   * goes ({ key, restore, active, inactiveReason, error, outcomes, writes,
+   * coalesced, failures, storageError, behind }; a copy). null without persist. Usable
+   * after dispose().
+   */
+  get persistence() {
+    return this.#persist === null ? null : this.#persist.info;
+  }
+
+  /**
+   * Resolves once nothing is being written: the newest checkpoint is stored
+   * (persistence.behind is false), or its last attempt failed (behind stays
+   * true, persistence.storageError says why, and it is retried later).
+   * Resolves at once without persist. After dispose(): once the write that was
+   * in flight has ended.
+   */
+  flush() {
+    return this.#persist === null ? Promise.resolve() : this.#persist.flush();
+  }
+
+  /** Frees the engine and stops writing checkpoints. Idempotent; any other call afterwards throws. */
   dispose() {
     if (this.#link.released) return;
+    if (this.#persist !== null) this.#persist.stop();
     this.#listeners.clear();
     this.#editListeners.clear();
     this.#guard.dispose();
@@ -264,6 +291,41 @@ export class StateSync {
   [kInternals]() {
     const link = this.#link;
     return { engine: link.engine, facade: link.facade, call: (fn) => link.invoke(() => fn()) };
+  }
+
+  /** @internal persist.js: installs the checkpoint sink; `writeNow`: offer the current checkpoint at once. */
+  [kPersist](sink, writeNow = false) {
+    this.#persist = sink;
+    if (writeNow) sink.changed(this.#checkpointView());
+  }
+
+  /**
+   * @internal persist.js: restores a checkpoint (`body`: its JSON text, as
+   * SyncFacade.restore takes it; `checkpoint`: the same, parsed). Returns
+   * { outcomes } (the 'restored' resync first), or { failure } (the facade's
+   * {ok:false, code, message}: nothing changed).
+   */
+  [kRestore](body, checkpoint) {
+    this.#check();
+    const result = this.#link.parse(this.#link.invoke((f) => f.restore(body)));
+    if (result.ok === false) return { failure: result };
+    // The engine took the text the mirrors are parsed from: they start from it.
+    this.#confirmed = checkpoint.state;
+    this.#edits.reload(this.#link.callJson((f) => f.pendingEditsJson()));
+    try {
+      this.#state = this.#edits.replay(this.#confirmed);
+    } catch {
+      this.#reloadVisible();
+    }
+    const outcomes = [];
+    this.#absorb(JSON.stringify(result), outcomes);
+    this.#guard.refresh();
+    return { outcomes };
+  }
+
+  /** @internal persist.js: { clientId, editCounter, lastEventId } from the engine. */
+  [kCheckpointMeta]() {
+    return this.#link.callJson((f) => f.checkpointMetaJson());
   }
 
   /** @internal `listener()` after each successful edit() (StateSyncHttpAgent keeps agent.state with it). */
@@ -426,8 +488,26 @@ export class StateSync {
     }
   }
 
+  // What feed()/end()/edit() compare after the call, for subscribers and for checkpoints (O(1)).
   #snapshotForNotify() {
-    return { state: this.#state, status: this.#status, edits: this.#edits.list };
+    return {
+      state: this.#state, status: this.#status, edits: this.#edits.list,
+      confirmed: this.#confirmed, lastSeq: this.#lastSeq, epoch: this.#epoch, lastEventId: this.#lastEventId,
+    };
+  }
+
+  // What a checkpoint holds, as references (the state is never changed in
+  // place, the pending list is frozen): the writer serializes it later, off the hot path.
+  #checkpointView() {
+    return { state: this.#confirmed, lastSeq: this.#lastSeq, epoch: this.#epoch, lastEventId: this.#lastEventId, edits: this.#edits.list };
+  }
+
+  // One checkpoint per call that moved its content.
+  #persistIfMoved(before) {
+    if (this.#persist === null) return;
+    if (this.#confirmed === before.confirmed && this.#lastSeq === before.lastSeq && this.#epoch === before.epoch
+      && this.#lastEventId === before.lastEventId && this.#edits.list === before.edits) return;
+    this.#persist.changed(this.#checkpointView());
   }
 
   #notifyIfChanged(before) {
@@ -444,14 +524,25 @@ export class StateSync {
 }
 
 /**
- * Loads the WebAssembly engine (once) and creates a StateSync.
+ * Loads the WebAssembly engine (once) and creates a StateSync; with `persist`,
+ * restored from its last checkpoint (persist.js) before it is returned.
  * @param {object} [options] reorderWindow, reorderBytes, maxGapEvents, maxEventBytes,
  *   maxDepth, maxStateBytes, initialState, wasmBinary, locateFile; guard: staleAfterMs,
- *   trustUnsequenced, now, staleCheckMs; edits: ownership, onConflict, clientId
+ *   trustUnsequenced, now, staleCheckMs; edits: ownership, onConflict, clientId;
+ *   persist: { key, storage, lock, lockTimeoutMs }
  */
 export async function createStateSync(options) {
-  const { json, initialState, guard, maxEditBytes } = syncOptions(options);
+  const { json, initialState, guard, maxEditBytes, persist } = syncOptions(options);
   const engine = await loadEngine(options ?? {});
   const link = EngineLink.create(engine, 'SyncFacade', json, 'StateSync');
-  return new StateSync(link, initialState, guard, maxEditBytes);
+  const sync = new StateSync(link, initialState, guard, maxEditBytes);
+  if (persist !== null) {
+    try {
+      await attachPersistence(sync, persist);
+    } catch (error) {
+      sync.dispose();
+      throw error;
+    }
+  }
+  return sync;
 }

@@ -1,0 +1,96 @@
+// One writer per checkpoint key (issue 16, "two tabs"): a StateSync holds the
+// key's lock for as long as it persists. With the Web Locks API
+// (navigator.locks: every tab of the origin) that is a real cross-tab lock,
+// released by the browser when the tab goes away; elsewhere (Node, old
+// browsers) an in-process lock per storage adapter stands in for it, so two
+// StateSyncs sharing one adapter behave as two tabs would.
+//
+// Why a lock rather than last-writer-wins: a checkpoint carries the tab's
+// clientId and its editId counter. Two live tabs restoring the same one would
+// mint the same editIds, and the agent applies each editId once, so one tab's
+// edit would be silently taken for the other's. Only one holder may restore
+// and write a key.
+
+export const LOCK_PREFIX = 'agui-state-sync:checkpoint:';
+
+// In-process locks: storage adapter -> Map(key -> waiters; the first holds it).
+const localLocks = new WeakMap();
+
+function webLocks() {
+  const locks = globalThis.navigator?.locks;
+  return locks && typeof locks.request === 'function' ? locks : null;
+}
+
+/** True when the lock is the browser's cross-tab one (navigator.locks). */
+export function crossTabLocks() {
+  return webLocks() !== null;
+}
+
+// navigator.locks.request with a timeout: the release function, or null if
+// another holder kept it for `timeoutMs` (a reloaded page may ask before the
+// old page's lock is released, hence the wait).
+async function requestWebLock(locks, name, timeoutMs) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  let release;
+  const held = new Promise((resolve) => {
+    release = resolve;
+  });
+  try {
+    await new Promise((granted, refused) => {
+      locks.request(name, { signal: controller.signal }, () => {
+        granted();
+        return held; // kept until release()
+      }).catch(refused);
+    });
+    return () => release();
+  } catch (error) {
+    if (controller.signal.aborted) return null; // held elsewhere all that time
+    throw error; // the API refused (an opaque origin, say): the caller falls back
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The same semantics within one process: waiters queue per (adapter, key).
+function requestLocalLock(scope, key, timeoutMs) {
+  let byKey = localLocks.get(scope);
+  if (!byKey) localLocks.set(scope, (byKey = new Map()));
+  const queue = byKey.get(key) ?? [];
+  byKey.set(key, queue);
+  return new Promise((resolve) => {
+    const waiter = { grant: null, timer: null };
+    const release = () => {
+      queue.shift();
+      if (queue.length === 0) byKey.delete(key);
+      else queue[0].grant();
+    };
+    waiter.grant = () => {
+      clearTimeout(waiter.timer);
+      resolve(release);
+    };
+    queue.push(waiter);
+    if (queue.length === 1) return waiter.grant();
+    waiter.timer = setTimeout(() => {
+      queue.splice(queue.indexOf(waiter), 1);
+      resolve(null);
+    }, timeoutMs);
+  });
+}
+
+/**
+ * Takes the lock of checkpoint `key` (stored in `storage`), waiting at most
+ * `timeoutMs`. Resolves to a release function, or null when another holder
+ * kept it that long.
+ */
+export async function acquireCheckpointLock(storage, key, timeoutMs) {
+  const locks = webLocks();
+  if (locks) {
+    try {
+      return await requestWebLock(locks, LOCK_PREFIX + key, timeoutMs);
+    } catch {
+      // navigator.locks exists but refuses this document: the in-process lock still keeps its own StateSyncs apart
+    }
+  }
+  return requestLocalLock(storage, key, timeoutMs);
+}
