@@ -237,6 +237,68 @@ export interface StateSyncOptions<S = JsonValue> {
   onConflict?: 'agent-wins' | 'user-wins';
   /** The prefix of this client's editIds ("<clientId>:<n>"; at most 128 UTF-8 bytes). Default: a random id. */
   clientId?: string;
+  /**
+   * Survive reloads: restore from the checkpoint under `key` before
+   * createStateSync resolves, and write one after every feed()/edit()/end()
+   * call that changed it. See sync.persistence.
+   */
+  persist?: PersistOptions;
+}
+
+/**
+ * Where checkpoints are kept: any object with these three async methods. The
+ * package stores one string per key. memoryStorage() and indexedDbStorage() are two.
+ */
+export interface CheckpointStorage {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+export interface PersistOptions {
+  /** The checkpoint's name (non-empty, at most 512 characters): one per thread, say. */
+  key: string;
+  /** Default: IndexedDB (indexedDbStorage()) where the realm has it, else persistence is off ('unsupported'). */
+  storage?: CheckpointStorage;
+  /**
+   * Hold the key while persisting (default true): Web Locks across tabs, else
+   * an in-process lock per storage adapter. A second holder runs without
+   * persistence ('locked'). false: every holder writes, the last write wins.
+   */
+  lock?: boolean;
+  /** How long createStateSync waits for a held key (default 2000 ms; a reloaded page's predecessor may still hold it). */
+  lockTimeoutMs?: number;
+}
+
+/** What createStateSync found in storage. */
+export type RestoreResult = 'restored' | 'none' | 'discarded' | 'unreadable' | 'skipped';
+
+/** sync.persistence: how the restore went and how writing goes (a copy). */
+export interface PersistenceInfo<S = JsonValue> {
+  readonly key: string;
+  /**
+   * 'restored': state, position and pending edits came back (outcomes);
+   * 'none': nothing stored; 'discarded': a stored checkpoint was unusable and
+   * deleted (error); 'unreadable': storage.get failed (storageError);
+   * 'skipped': not read, persistence is off (inactiveReason).
+   */
+  readonly restore: RestoreResult;
+  /** Checkpoints are being written. */
+  readonly active: boolean;
+  /** Why not: another holder has the key, no crypto.subtle or storage here, or dispose(). null while active. */
+  readonly inactiveReason: 'locked' | 'unsupported' | 'disposed' | null;
+  /** Why a stored checkpoint was discarded: code 'invalid-checkpoint' (or the engine's 'limit-exceeded'). */
+  readonly error: AguiSyncError | null;
+  /** The restore's outcomes: the 'restored' resync, and 'edit-rejected' for stored edits the ownership rules now refuse. */
+  readonly outcomes: readonly Outcome<S>[];
+  /** Checkpoints written, replaced while queued, and failed writes. */
+  readonly writes: number;
+  readonly coalesced: number;
+  readonly failures: number;
+  /** What the storage adapter threw last (as thrown), or null. */
+  readonly storageError: unknown;
+  /** True while storage does not hold the newest checkpoint (being written, or waiting to retry a failed write). */
+  readonly behind: boolean;
 }
 
 /** A user edit the agent has not acknowledged yet (sync.pendingEdits()); frozen. */
@@ -395,7 +457,21 @@ export interface StateSync<S = JsonValue> {
    * and does not affect the engine or other listeners.
    */
   subscribe(listener: () => void): Unsubscribe;
-  /** Frees the engine. Idempotent; any other call afterwards throws an AguiSyncError 'disposed' (guard answers 'disposed'). */
+  /**
+   * With options.persist: what the restore found and how checkpoint writing
+   * goes; null without. Readable after dispose().
+   */
+  readonly persistence: PersistenceInfo<S> | null;
+  /**
+   * Resolves once nothing is being written: the newest checkpoint is stored, or
+   * its last attempt failed (persistence.behind; retried later). At once without persist.
+   */
+  flush(): Promise<void>;
+  /**
+   * Frees the engine and stops writing checkpoints (the write in flight ends on
+   * its own). Idempotent; any other call afterwards throws an AguiSyncError
+   * 'disposed' (guard answers 'disposed'; persistence and flush() still work).
+   */
   dispose(): void;
   /** The sender's epoch (metadata.epoch of the snapshot the state came from), or null. */
   readonly epoch: string | null;
@@ -403,8 +479,14 @@ export interface StateSync<S = JsonValue> {
   readonly guard: ApprovalGuard<S>;
 }
 
-/** Loads the WebAssembly engine (once per realm) and creates a StateSync. */
+/** Loads the WebAssembly engine (once per realm) and creates a StateSync (restored first, with options.persist). */
 export function createStateSync<S = JsonValue>(options?: StateSyncOptions<S>): Promise<StateSync<S>>;
+
+/** A CheckpointStorage over a Map (`entries`): tests, Node, or a checkpoint for the life of the realm. */
+export function memoryStorage(): CheckpointStorage & { readonly entries: Map<string, unknown> };
+
+/** The browsers' default CheckpointStorage: IndexedDB database `database` (default 'agui-state-sync'), store 'checkpoints'. */
+export function indexedDbStorage(options?: { database?: string }): CheckpointStorage;
 
 export interface EngineOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;

@@ -6,13 +6,19 @@ import {
   connectStateSync,
   createStateEmitter,
   createStateSync,
+  indexedDbStorage,
   initEngine,
+  memoryStorage,
   stateDigest,
   verifyApproval,
 } from 'agui-state-sync';
 import type {
   AppliedEdits,
   AppliedOutcome,
+  CheckpointStorage,
+  PersistenceInfo,
+  PersistOptions,
+  RestoreResult,
   Approval,
   ConflictOutcome,
   EditRefusal,
@@ -98,6 +104,32 @@ export async function editsUsage(): Promise<void> {
   sync.confirmedState = visible;
   // @ts-expect-error pending edits are read-only
   pending[0].editId = 'x';
+}
+
+// Checkpoints (issue 16): persist, sync.persistence, flush(), storage adapters.
+export async function persistUsage(): Promise<void> {
+  const storage: CheckpointStorage = memoryStorage();
+  const persist: PersistOptions = { key: 'thread-1', storage, lock: true, lockTimeoutMs: 1000 };
+  const sync = await createStateSync<AppState>({ persist, initialState: { todos: [], title: '' } });
+  const info: PersistenceInfo<AppState> | null = sync.persistence;
+  if (info !== null) {
+    const restore: RestoreResult = info.restore;
+    if (info.error !== null && info.error.code === 'invalid-checkpoint') void info.error.message;
+    if (info.inactiveReason === 'locked') void info.active;
+    for (const outcome of info.outcomes) if (outcome.kind === 'edit-rejected') void outcome.editId;
+    void restore, info.writes, info.behind, info.storageError;
+  }
+  await sync.flush();
+  const browser: CheckpointStorage = indexedDbStorage({ database: 'my-app' });
+  await createStateSync({ persist: { key: 'k', storage: browser } });
+  const custom: CheckpointStorage = { get: async (key) => key, set: async () => {}, delete: async () => {} };
+  void custom, memoryStorage().entries.size;
+  // @ts-expect-error persist needs a key
+  await createStateSync({ persist: { storage } });
+  // @ts-expect-error a storage adapter has get, set and delete
+  await createStateSync({ persist: { key: 'k', storage: { get: async () => null } } });
+  // @ts-expect-error persistence is read-only
+  sync.persistence = null;
 }
 
 export async function usage(): Promise<void> {
