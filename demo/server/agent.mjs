@@ -53,6 +53,7 @@ export class AgentRun {
     this.clientRuns = new Set(); // the runIds of the client's RunAgentInputs
     this.edits = new Map(); // editId -> the agent's verdict (applyEdits result)
     this.stats = { connections: 0, cuts: 0, bytesWritten: 0, catchUps: { current: 0, replay: 0, snapshot: 0 } };
+    this.connLog = []; // per connection: where the client said it was, and how it was caught up
     this.recordTruth();
     this.timer = null;
     this.hbTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
@@ -237,6 +238,8 @@ export class AgentRun {
     wire.control(': live\n\n');
     wire.control(this.emitter.heartbeat());
     this.log(`conn ${connNo}: client at seq ${since}${where.reason ? ` (${where.reason})` : ''} -> catch-up ${mode}${mode === 'replay' ? ` of ${catchUp.length} deltas` : ''} (agent at seq ${this.emitter.seq})`);
+    this.connLog.push({ connNo, t: Date.now() - this.startedAt, lastSeq: where.lastSeq, reason: where.reason, mode, events: catchUp.length, agentSeq: this.emitter.seq });
+    if (this.connLog.length > 100) this.connLog.shift();
 
     if (this.finished) {
       wire.send(frame(this.finishedEvent), `fin${connNo}`);
@@ -286,6 +289,7 @@ export class AgentRun {
       faults: this.faultLog.slice(-60),
       approvals: this.approvals,
       stats: this.stats,
+      connections: this.connLog,
     };
   }
 }

@@ -14,7 +14,8 @@
 //                        client says where it is (X-AGUI-State-Seq/-Epoch/-Resync-Reason or
 //                        Last-Event-ID headers, or forwardedProps.stateSync) and gets the
 //                        package's catchUp(): nothing, a replay of missed deltas, or a snapshot.
-//   GET  /truth?threadId the agent's own state digest (stateDigest), seq, recent digests, faults
+//   GET  /truth?threadId the agent's own state digest (stateDigest), seq, recent digests, faults,
+//                        and every connection's catch-up (where the client was, why, replay or snapshot)
 //   POST /approve        {threadId, approval, pane} -> verifyApproval(approval, agent state)
 //   GET  /faults         current fault settings and presets; POST /faults to change them live
 import { createReadStream, existsSync, statSync } from 'node:fs';

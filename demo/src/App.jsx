@@ -42,7 +42,7 @@ export function App() {
             Early in the run, type a budget limit in both panes: the agent lowers that limit midway.
           </p>
         </div>
-        <button className="restart" data-testid="restart" onClick={() => setGeneration((g) => g + 1)}>Restart run</button>
+        <button className="restart" data-testid="restart" onClick={() => { if (session) session.forget(); setGeneration((g) => g + 1); }}>Restart run</button>
       </header>
       <FaultPanel />
       {error && <pre className="error" data-testid="fatal">{error}</pre>}
@@ -228,6 +228,22 @@ function ReferencePane({ session }) {
   );
 }
 
+// What the checkpoint (createStateSync's persist, IndexedDB) did for this page.
+function CheckpointNote({ session }) {
+  const info = useStore(session.persistence);
+  let text;
+  if (info.inactiveReason === 'locked') text = 'off in this tab: another tab holds this thread\'s checkpoint';
+  else if (info.inactiveReason === 'unsupported') text = 'off: no IndexedDB or crypto.subtle here';
+  else if (info.restore === 'restored') text = `restored from IndexedDB after a reload, then caught up by the server's replay; ${info.writes} written since`;
+  else if (info.restore === 'discarded') text = `the stored one was discarded (${info.error.code}); ${info.writes} written since`;
+  else text = `written to IndexedDB after every update (${info.writes} so far): reload the page to try it`;
+  return (
+    <div className="muted small" data-testid="sync-persist" data-restore={info.restore} data-active={String(info.active)} data-reason={info.inactiveReason ?? ''}>
+      Checkpoint: {text}
+    </div>
+  );
+}
+
 function SyncPane({ session }) {
   const { sync } = session;
   const state = useAgentState(sync);
@@ -255,6 +271,7 @@ function SyncPane({ session }) {
           <MatchBadge judgement={judgement} testid="sync-match" />
         </div>
       </div>
+      <CheckpointNote session={session} />
       <StateView state={state || {}} />
       <SyncLimitEditor session={session} state={state || {}} />
       <ProposalCard pane="sync" proposal={state && state.proposal} canApprove={Boolean(guard && guard.ok)} blockReason={guard && guard.reason} onApprove={onApprove} verdict={approvals.sync}

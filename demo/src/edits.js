@@ -67,5 +67,12 @@ export function trackSyncEdits(sync, pointer, now) {
       update(o.editId, () => ({ status: 'rejected', reason: o.reason }));
     }
   }
-  return { last, edit, onOutcome };
+  // After a reload: the restored pending edit of this field (the last one), marked pending again.
+  function restore(pending) {
+    const edit = pending.findLast((e) => e.ops.some((op) => op.op === 'replace' && op.path === pointer));
+    if (!edit) return;
+    const op = edit.ops.findLast((o) => o.path === pointer);
+    last.set({ editId: edit.editId, value: op.value, t: now(), status: 'pending', restored: true });
+  }
+  return { last, edit, onOutcome, restore };
 }

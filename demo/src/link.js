@@ -13,16 +13,20 @@ const STALL_MS = 3500; // heartbeats come every second
 const newRunId = () => `run-${Math.random().toString(36).slice(2, 8)}`;
 const FIRST_MESSAGE = { id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' };
 
-export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy }) {
+// `saved`: the run this tab was in before a reload ({ runId, messages,
+// sendEdits }, from session.js), so the reloaded page rejoins it rather than
+// starting another; `onSave` hears every change of it.
+export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy, saved = null, onSave }) {
   let loop = null;
   let stopped = false;
   let connections = 0;
   let finishedRun = null;
-  let runId = newRunId();
-  const messages = [FIRST_MESSAGE];
+  let runId = saved?.runId ?? newRunId();
+  const messages = saved?.messages ?? [FIRST_MESSAGE];
   // The first run carries no edits: pending edits travel with the app's next
   // RunAgentInput (a new run), not with a reconnect inside the current one.
-  let sendEdits = false;
+  let sendEdits = saved?.sendEdits ?? false;
+  const save = () => onSave && onSave({ runId, messages, sendEdits });
   const log = (kind, text) => onLog && onLog({ kind, text });
 
   async function teeFetch(url, init) {
@@ -65,6 +69,7 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
 
   function start() {
     if (stopped || loop) return;
+    save();
     loop = connectStateSync(sync, {
       url: '/agent',
       fetch: teeFetch,
@@ -125,6 +130,7 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       runId = newRunId();
       messages.push({ id: `user-${messages.length + 1}`, role: 'user', content: text });
       sendEdits = true;
+      save();
       start();
       return true;
     },

@@ -1,3 +1,3 @@
 // The package, exactly as an app imports it ('agui-state-sync' is file:../js).
-export { connectStateSync, createStateSync, stateDigest } from 'agui-state-sync';
+export { connectStateSync, createStateSync, indexedDbStorage, stateDigest } from 'agui-state-sync';
 export { useAgentState } from 'agui-state-sync/react';

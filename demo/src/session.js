@@ -4,7 +4,7 @@
 import { EDIT_POLICY, LIMIT_PATH } from './edit-policy.js';
 import { trackReferenceEdits, trackSyncEdits } from './edits.js';
 import { createLink } from './link.js';
-import { createStateSync, stateDigest } from './pkg.js';
+import { createStateSync, indexedDbStorage, stateDigest } from './pkg.js';
 import { createReferenceHandler } from './reference.js';
 import { store } from './store.js';
 import { createWireMeter } from './wire.js';
@@ -25,8 +25,41 @@ export function judge(digest, seq, truth) {
   return { state: 'drift' };
 }
 
+// The thread this tab follows is in the URL (#thread=<id>), so a reload
+// rejoins it, and its checkpoint; a page without one, or Restart, starts a new thread.
+function threadFromUrl() {
+  const m = /^#thread=([\w-]+)$/.exec(location.hash);
+  return m ? m[1] : null;
+}
+
+// The run this tab is in (runId, messages, whether edits travel), kept per tab
+// across reloads (sessionStorage), so the reloaded page rejoins the same run.
+function savedRun(key) {
+  try {
+    return JSON.parse(sessionStorage.getItem(key) ?? 'null');
+  } catch {
+    return null;
+  }
+}
+
+// What the sync pane's log says about the checkpoint at load.
+function describeRestore(sync) {
+  const info = sync.persistence;
+  if (info.restore === 'restored') {
+    const n = sync.pendingEdits().length;
+    return `page reloaded: restored from its checkpoint at seq ${sync.lastSeq} with ${n} pending edit${n === 1 ? '' : 's'}; resyncing until the server's catch-up`;
+  }
+  if (info.restore === 'discarded') return `checkpoint discarded (${info.error.code}): ${info.error.message}`;
+  if (info.inactiveReason === 'locked') return 'another tab holds this thread\'s checkpoint: this tab runs without one';
+  if (info.inactiveReason === 'unsupported') return 'no IndexedDB or crypto.subtle here: running without checkpoints';
+  return null;
+}
+
 export async function createSession({ syncOptions = {} } = {}) {
-  const threadId = `thread-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  const threadId = threadFromUrl() ?? `thread-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  history.replaceState(null, '', `#thread=${threadId}`);
+  const checkpointKey = `agui-demo:${threadId}`;
+  const runKey = `agui-demo-run:${threadId}`;
   const t0 = performance.now();
   const now = () => Math.round(performance.now() - t0);
 
@@ -35,10 +68,16 @@ export async function createSession({ syncOptions = {} } = {}) {
   // staleCheckMs: re-evaluate the guard every second, so Approve also locks
   // when the stream goes quiet for longer than staleAfterMs (15 s).
   // EDIT_POLICY: the same ownership and conflict rule as the server's applyEdits.
-  const sync = await createStateSync({ reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...EDIT_POLICY, ...syncOptions });
+  // persist: a checkpoint per thread in IndexedDB (the default storage), so a
+  // reload comes back with the state and the pending edit, and catches up by replay.
+  const sync = await createStateSync({
+    reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...EDIT_POLICY, persist: { key: checkpointKey }, ...syncOptions,
+  });
   const reference = createReferenceHandler({ now });
   const refEdits = trackReferenceEdits(reference, LIMIT_PATH, now);
   const syncEdits = trackSyncEdits(sync, LIMIT_PATH, now);
+  syncEdits.restore(sync.pendingEdits()); // a reloaded page's pending edit is marked again
+  const persistence = store(sync.persistence);
   const running = store(false); // a run is streaming (a follow-up run waits for it)
   const transcript = store({ messages: [], interrupt: null });
   const syncLog = store([]);
@@ -114,11 +153,17 @@ export async function createSession({ syncOptions = {} } = {}) {
     }
   }
 
+  const restoreNote = describeRestore(sync);
+  if (restoreNote) pushLog(syncLog, { kind: 'restore', text: restoreNote });
+  onOutcomes(sync.persistence.outcomes); // the restore's: the 'restored' resync, and any edit it could not keep
+
   const link = createLink({
     threadId,
     sync,
     reference,
     meter,
+    saved: savedRun(runKey),
+    onSave: (run) => { try { sessionStorage.setItem(runKey, JSON.stringify(run)); } catch { /* storage full or off */ } },
     onLog: (e) => { pushLog(linkLog, e); if (e.kind !== 'resync') pushLog(syncLog, e); if (e.kind === 'drop') mark('drop'); },
     onOutcomes,
     onFinished: () => finished.set(true),
@@ -161,6 +206,7 @@ export async function createSession({ syncOptions = {} } = {}) {
       if (res.ok) {
         const tr = await res.json();
         truth.set(tr);
+        persistence.set(sync.persistence);
         // Nothing to compare until a pane has received its first state.
         const j = {
           reference: reference.version > 0 ? judge(refDigest(), null, tr) : { state: 'unknown' },
@@ -183,16 +229,28 @@ export async function createSession({ syncOptions = {} } = {}) {
     return verdict;
   }
 
+  let forgotten = false;
   return {
     threadId, sync, reference, meter, link,
     transcript, syncLog, linkLog, truth, judgement, samples, events, approvals, finished, guard, guardTimeline,
-    refEdits, syncEdits, running, continueRun,
+    refEdits, syncEdits, running, continueRun, persistence,
     now, stateDigest, approve,
     start() { link.start(); poll(); },
+    // Restart: the next session starts a new thread; this one's checkpoint and run go at dispose().
+    forget() {
+      forgotten = true;
+      history.replaceState(null, '', location.pathname + location.search);
+    },
     dispose() {
       stopped = true; clearTimeout(polling); link.stop(); refEdits.dispose();
       if (typeof unwatch === 'function') unwatch();
       if (typeof unsubscribe === 'function') unsubscribe();
-      if (typeof sync.dispose === 'function') sync.dispose(); },
+      sync.dispose();
+      if (forgotten) {
+        sessionStorage.removeItem(runKey);
+        // After the write in flight, so that it cannot bring the checkpoint back.
+        sync.flush().then(() => indexedDbStorage().delete(checkpointKey)).catch(() => {});
+      }
+    },
   };
 }

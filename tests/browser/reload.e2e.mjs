@@ -1,0 +1,185 @@
+// Reloads in the demo (issue 16, section 1), in headless Chromium: the right
+// pane keeps a checkpoint in IndexedDB (createStateSync's persist). The page
+// is reloaded in the middle of a faulty run, after the user typed a budget
+// limit that the agent has not seen yet:
+//  - the right pane comes back with its state and its pending edit (same editId);
+//  - until the catch-up has answered, it is resyncing and Approve stays off;
+//  - the server's connection log shows the reloaded page's catch-up: a replay
+//    from the checkpoint's seq (reason 'restored'), not a snapshot;
+//  - the pane then matches the agent, and the restored edit, sent with the
+//    next run, is applied by the agent once.
+// A second tab on the same thread (same URL) runs without a checkpoint and
+// says why ('locked': the Web Locks API keeps the key to the first tab), and
+// the first tab's checkpoint is untouched.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DEMO = path.join(ROOT, 'demo');
+const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+const require = createRequire(path.join(DEMO, 'package.json'));
+const { chromium } = require('playwright-core');
+
+// Drops, duplicates and reorders (no cuts: those depend on timing).
+const FAULTS = { seed: 31, drop: 0.08, duplicate: 0.08, reorder: 0.1, latencyMs: 20, jitterMs: 30 };
+const STEP_MS = 150;
+const MINE = 18000;
+// Reloaded in a stretch of state updates (the second day's section and a
+// budget line), well before the agent writes the limit itself.
+const RELOAD_AT_SEQ = 13;
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+function startServer() {
+  const args = ['server/server.mjs', '--port', '0', '--host', '127.0.0.1', '--step-ms', String(STEP_MS), '--seed', String(FAULTS.seed),
+    '--drop', String(FAULTS.drop), '--duplicate', String(FAULTS.duplicate), '--reorder', String(FAULTS.reorder),
+    '--latency-ms', String(FAULTS.latencyMs), '--jitter-ms', String(FAULTS.jitterMs)];
+  const child = spawn(process.execPath, args, { cwd: DEMO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /demo: (http:\/\/\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
+  });
+  return { child, url, log: () => out };
+}
+
+const truthOf = (page, threadId) => page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), threadId);
+const waitData = (page, testid, key, value, timeout) => page.waitForFunction(([id, k, v]) => {
+  const el = document.querySelector(`[data-testid="${id}"]`);
+  return el && el.dataset[k] === v;
+}, [testid, key, value], { timeout });
+const eur = (n) => `${n.toLocaleString('en-US')} EUR`;
+
+// What the page shows and holds right now.
+const pageView = (page) => page.evaluate(() => {
+  const { sync } = window.__demo;
+  return {
+    threadId: window.__demo.threadId, lastSeq: sync.lastSeq, status: sync.status, persistence: { ...sync.persistence, error: sync.persistence.error?.code ?? null, outcomes: undefined },
+    pending: sync.pendingEdits().map((e) => ({ editId: e.editId, ops: e.ops })), limit: sync.state.budget?.limit, confirmedLimit: sync.confirmedState.budget?.limit,
+    timeline: window.__demo.guardTimeline,
+  };
+});
+
+test('demo: a reload mid-run restores the right pane from IndexedDB, catches up by replay, and keeps the pending edit', { timeout: 120000 }, async (t) => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const server = startServer();
+  t.after(() => server.child.kill('SIGTERM'));
+  const url = await server.url;
+  const profile = mkdtempSync(path.join(tmpdir(), 'agui-reload-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 1500 },
+  });
+  t.after(async () => { await browser.close(); rmSync(profile, { recursive: true, force: true }); });
+  const page = browser.pages()[0] || (await browser.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+  await page.goto(url);
+  await page.waitForFunction(() => window.__demo && /\d/.test(document.querySelector('[data-testid="sync-limit"]')?.textContent ?? ''), null, { timeout: 15000 });
+  const first = await pageView(page);
+  assert.equal(first.persistence.restore, 'none');
+  assert.equal(first.persistence.active, true, 'IndexedDB and Web Locks are there: the pane persists');
+  await page.getByTestId('sync-limit-input').fill(String(MINE));
+  await page.getByTestId('sync-limit-save').click();
+  await waitData(page, 'sync-edit-status', 'status', 'pending', 2000);
+
+  // Mid-run, with a pending edit: reload, at whatever point the stream is.
+  await page.waitForFunction((seq) => window.__demo.sync.lastSeq >= seq, RELOAD_AT_SEQ, { timeout: 30000, polling: 50 });
+  const before = await pageView(page); // (it goes on receiving until the reload)
+  assert.equal(before.pending.length, 1);
+  assert.notEqual(before.confirmedLimit, MINE);
+  // The reloaded page's first request waits until the agent has moved on by
+  // two state events: a page that missed nothing gets 'current' and a
+  // heartbeat, and one that missed much may get a snapshot because it is
+  // cheaper (the emitter's snapshotRatio), which is not what this test is about.
+  // It also waits for `looked`: the test reads the restored page before any catch-up.
+  let letThrough;
+  const looked = new Promise((resolve) => { letThrough = resolve; });
+  const agentSeq = async () => (await (await fetch(new URL(`/truth?threadId=${before.threadId}`, url))).json()).seq;
+  await page.route('**/agent', async (route) => {
+    await looked;
+    for (let tries = 0; tries < 200 && (await agentSeq()) < before.lastSeq + 2; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await route.continue();
+  }, { times: 1 });
+  // Where the page really was when it went away.
+  await page.evaluate(() => addEventListener('pagehide', () => sessionStorage.setItem('test:lastSeqAtUnload', String(window.__demo.sync.lastSeq))));
+  const reloadStarted = Date.now();
+  await page.reload();
+  await page.waitForFunction(() => window.__demo && window.__demo.sync, null, { timeout: 15000 });
+  const after = await pageView(page);
+  const reloadMs = Date.now() - reloadStarted;
+  const atUnload = Number(await page.evaluate(() => sessionStorage.getItem('test:lastSeqAtUnload')));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'reload-restored.png'), fullPage: true });
+
+  // The pane came back: same thread, its state, its pending edit.
+  assert.equal(after.threadId, before.threadId, 'the URL keeps the thread');
+  assert.equal(after.persistence.restore, 'restored', JSON.stringify(after.persistence));
+  assert.equal(after.persistence.active, true);
+  assert.deepEqual(after.pending, before.pending, 'the pending edit, with its editId');
+  assert.equal(after.limit, MINE, 'the user\'s value on top');
+  assert.ok(after.lastSeq !== null && after.lastSeq <= atUnload && after.lastSeq >= Math.min(before.lastSeq, atUnload - 3),
+    `the checkpoint's seq ${after.lastSeq} (the page was at ${atUnload} when it went away: at most the last calls are lost)`);
+  await waitData(page, 'sync-persist', 'restore', 'restored', 5000);
+  await waitData(page, 'sync-edit-status', 'status', 'pending', 5000);
+  assert.equal(await page.getByTestId('sync-limit').textContent(), eur(MINE));
+  // Until the catch-up answered: resyncing, Approve off.
+  assert.equal(after.status, 'resyncing');
+  assert.deepEqual(after.timeline.map((e) => [e.status, e.enabled, e.reason]), [['resyncing', false, 'resyncing']]);
+  letThrough();
+
+  // The server's log: the reloaded page asked from its checkpoint, and got a replay.
+  let truth = await truthOf(page, after.threadId);
+  for (const started = Date.now(); !truth.connections.some((c) => c.reason === 'restored'); truth = await truthOf(page, after.threadId)) {
+    assert.ok(Date.now() - started < 10000, `the reloaded page never reconnected: ${JSON.stringify(truth.connections)}`);
+    await page.waitForTimeout(100);
+  }
+  const restoredConn = truth.connections.find((c) => c.reason === 'restored');
+  assert.equal(restoredConn.lastSeq, after.lastSeq, 'it said where its checkpoint was');
+  assert.equal(restoredConn.mode, 'replay', `a replay, not a snapshot: ${JSON.stringify(truth.connections)}`);
+  assert.ok(restoredConn.events > 0, 'the agent had moved on during the reload');
+  assert.ok(truth.connections.filter((c) => c.connNo > 1).every((c) => c.mode !== 'snapshot'), JSON.stringify(truth.connections));
+
+  // A second tab on the same thread: no checkpoint for it, and it says why.
+  const second = await browser.newPage();
+  await second.goto(page.url());
+  await second.waitForFunction(() => window.__demo && window.__demo.sync, null, { timeout: 15000 });
+  const other = await pageView(second);
+  assert.equal(other.threadId, after.threadId);
+  assert.deepEqual([other.persistence.restore, other.persistence.active, other.persistence.inactiveReason], ['skipped', false, 'locked']);
+  assert.deepEqual(other.pending, [], 'it did not take the first tab\'s edit');
+  await waitData(second, 'sync-persist', 'reason', 'locked', 5000);
+  await second.close();
+
+  // The run goes on: the pane heals and matches the agent.
+  await page.getByTestId('interrupt').waitFor({ timeout: 60000 });
+  await page.waitForFunction(() => window.__demo.finished.get() && document.querySelector('[data-testid="sync-match"]').dataset.state === 'match',
+    null, { timeout: 30000 });
+  const end = await pageView(page);
+  assert.equal(end.status, 'synced');
+  assert.deepEqual(end.pending.map((e) => e.editId), before.pending.map((e) => e.editId), 'still pending: it goes with the next run');
+  assert.equal(await page.evaluate(() => window.__demo.sync.metrics().snapshots), 0, 'the reloaded page never needed a snapshot');
+  for (const e of end.timeline.filter((x) => x.status !== 'synced')) assert.equal(e.enabled, false, JSON.stringify(e));
+
+  // The restored edit reaches the agent with the next run, once.
+  await page.getByTestId('sync-continue').click();
+  await waitData(page, 'sync-edit-status', 'status', 'acked', 20000);
+  const acked = await truthOf(page, after.threadId);
+  assert.equal(acked.limit, MINE);
+  assert.deepEqual(acked.edits.map((r) => [r.editId, r.status]), [[before.pending[0].editId, 'applied']]);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'reload-final.png'), fullPage: true });
+  t.diagnostic(`reload to restored page: ${reloadMs} ms; checkpoint at seq ${after.lastSeq} (page was at ${atUnload}); replay of ${restoredConn.events} events; ${before.persistence.writes} checkpoints written before it`);
+  assert.deepEqual(pageErrors, [], 'the page logged errors');
+});
