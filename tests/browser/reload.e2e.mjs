@@ -10,7 +10,9 @@
 //    next run, is applied by the agent once.
 // A second tab on the same thread (same URL) runs without a checkpoint and
 // says why ('locked': the Web Locks API keeps the key to the first tab), and
-// the first tab's checkpoint is untouched.
+// the first tab's checkpoint is untouched. Finally, one byte of the stored
+// checkpoint is changed in IndexedDB: the next load discards it, says why
+// (invalid-checkpoint), and starts from the server's snapshot.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -53,6 +55,26 @@ function startServer() {
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
   });
   return { child, url, log: () => out };
+}
+
+// In the page: changes one digit of the stored checkpoint's lastSeq (its digest no longer matches).
+async function tamperCheckpoint(key) {
+  const db = await new Promise((resolve, reject) => {
+    const open = indexedDB.open('agui-state-sync');
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+  const tx = db.transaction('checkpoints', 'readwrite');
+  const store = tx.objectStore('checkpoints');
+  const text = await new Promise((resolve) => {
+    const get = store.get(key);
+    get.onsuccess = () => resolve(get.result);
+  });
+  if (typeof text !== 'string') return false;
+  store.put(text.replace(/"lastSeq":(\d)/, (_, d) => `"lastSeq":${(Number(d) + 1) % 10}`), key);
+  await new Promise((resolve) => { tx.oncomplete = resolve; });
+  db.close();
+  return true;
 }
 
 const truthOf = (page, threadId) => page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), threadId);
@@ -180,6 +202,22 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   assert.equal(acked.limit, MINE);
   assert.deepEqual(acked.edits.map((r) => [r.editId, r.status]), [[before.pending[0].editId, 'applied']]);
   await page.screenshot({ path: path.join(ARTIFACTS, 'reload-final.png'), fullPage: true });
+
+  // Tampered storage: the run is over (nothing writes any more); one byte of
+  // the stored checkpoint changes; the next load discards it and says why.
+  await page.getByTestId('interrupt').waitFor({ timeout: 20000 });
+  await page.waitForFunction(() => window.__demo.finished.get() && !window.__demo.sync.persistence.behind, null, { timeout: 20000 });
+  const tampered = await page.evaluate(tamperCheckpoint, `agui-demo:${after.threadId}`);
+  assert.ok(tampered, 'the checkpoint was in IndexedDB');
+  await page.reload();
+  await page.waitForFunction(() => window.__demo && window.__demo.sync, null, { timeout: 15000 });
+  const fresh = await pageView(page);
+  assert.deepEqual([fresh.persistence.restore, fresh.persistence.error, fresh.persistence.active], ['discarded', 'invalid-checkpoint', true]);
+  assert.deepEqual([fresh.lastSeq, fresh.pending], [null, []], 'it starts from nothing');
+  await waitData(page, 'sync-persist', 'restore', 'discarded', 5000);
+  const told = await page.evaluate(() => window.__demo.syncLog.get().map((e) => e.text).join('\n'));
+  assert.match(told, /checkpoint discarded \(invalid-checkpoint\).*digest does not match/);
+  await page.waitForFunction(() => document.querySelector('[data-testid="sync-match"]').dataset.state === 'match', null, { timeout: 20000 });
   t.diagnostic(`reload to restored page: ${reloadMs} ms; checkpoint at seq ${after.lastSeq} (page was at ${atUnload}); replay of ${restoredConn.events} events; ${before.persistence.writes} checkpoints written before it`);
   assert.deepEqual(pageErrors, [], 'the page logged errors');
 });
