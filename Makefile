@@ -128,6 +128,7 @@ bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_memory.mjs
 	node --expose-gc bench/js/bench_proxy.mjs
 	node --expose-gc bench/js/bench_log.mjs
+	node --expose-gc bench/js/bench_persist.mjs
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace
 # through seeded faulty links (bench/sim/, the agui_sim library); writes docs/tax-study.md + .svg.
