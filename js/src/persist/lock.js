@@ -5,11 +5,11 @@
 // browsers) an in-process lock per storage adapter stands in for it, so two
 // StateSyncs sharing one adapter behave as two tabs would.
 //
-// Why a lock rather than last-writer-wins: a checkpoint carries the tab's
-// clientId and its editId counter. Two live tabs restoring the same one would
-// mint the same editIds, and the agent applies each editId once, so one tab's
-// edit would be silently taken for the other's. Only one holder may restore
-// and write a key.
+// Why a lock rather than last-writer-wins: a checkpoint carries one client's
+// pending edits. Two live tabs restoring the same one would both send and
+// settle them, and each tab's later checkpoints would drop the other's edits
+// (and with an explicit clientId, continue the same editId counter). Only one
+// holder may restore and write a key.
 
 export const LOCK_PREFIX = 'agui-state-sync:checkpoint:';
 
