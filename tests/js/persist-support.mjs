@@ -70,6 +70,15 @@ export async function turns(n = 3) {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Event-loop turns until `predicate()` holds (the writer's digest runs on another thread: its time varies). */
+export async function until(predicate, what = 'the condition') {
+  const deadline = Date.now() + 5000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await turns(1);
+  }
+}
+
 /**
  * Lets `sync`'s writer run until storage holds its newest checkpoint (or it
  * was disposed and its last write ended), settling every set() it makes with

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ControlledStorage, corruptions, drain, KEY, readStored, sealed, turns } from './persist-support.mjs';
+import { ControlledStorage, corruptions, drain, KEY, readStored, sealed, turns, until } from './persist-support.mjs';
 import { jsDir, kInternals, pkg, plain, rng } from './support.mjs';
 
 const { AguiSyncError, connectStateSync, createStateEmitter, createStateSync, memoryStorage } = pkg;
@@ -291,18 +291,20 @@ describe('persist: writing', () => {
     assert.equal(readStored(storage.entries.get(KEY)).lastSeq, 0);
     // A failed attempt ends flush(); the writer is behind and retries later.
     feedAll(sync, emitter, grow(emitter, 1));
-    await turns();
+    await until(() => storage.pending.length === 1, 'the write');
     storage.settle('fail');
     await sync.flush();
     assert.equal(sync.persistence.behind, true);
     assert.equal(storage.pending.length, 0, 'the retry waits');
-    advance(50);
+    advance(49);
     await turns();
-    assert.equal(storage.pending.length, 1, 'retried after 50 ms');
+    assert.equal(storage.pending.length, 0, 'not before 50 ms');
+    advance(1);
+    await until(() => storage.pending.length === 1, 'the retry after 50 ms');
     storage.settle('fail');
     // A newer checkpoint replaces the one waiting for its retry.
     feedAll(sync, emitter, grow(emitter, 1));
-    await turns();
+    await until(() => storage.pending.length === 1, 'the newer write');
     assert.equal(readStored(storage.pending[0].value).lastSeq, 2);
     const more = ['fail', 'fail', 'fail', 'fail', 'commit'];
     await drain(sync, storage, () => more.shift(), advance);
@@ -318,8 +320,7 @@ describe('persist: writing', () => {
     const emitter = await agent();
     const sync = await createStateSync(persist(storage));
     feedAll(sync, emitter, [emitter.snapshot(), ...grow(emitter, 1)]);
-    await turns();
-    assert.equal(storage.pending.length, 1, 'a write in flight');
+    await until(() => storage.pending.length === 1, 'a write in flight');
     feedAll(sync, emitter, grow(emitter, 1)); // queued behind it
     sync.dispose();
     assert.deepEqual([sync.persistence.active, sync.persistence.inactiveReason], [false, 'disposed']);

@@ -21,28 +21,27 @@ function webLocks() {
   return locks && typeof locks.request === 'function' ? locks : null;
 }
 
-/** True when the lock is the browser's cross-tab one (navigator.locks). */
-export function crossTabLocks() {
-  return webLocks() !== null;
-}
-
 // navigator.locks.request with a timeout: the release function, or null if
 // another holder kept it for `timeoutMs` (a reloaded page may ask before the
-// old page's lock is released, hence the wait).
+// old page's lock is released, hence the wait). A free lock is taken at once
+// (ifAvailable), so a timeout of 0 never loses a race with its own timer.
 async function requestWebLock(locks, name, timeoutMs) {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
   let release;
   const held = new Promise((resolve) => {
     release = resolve;
   });
+  const attempt = (options) => new Promise((granted, refused) => {
+    locks.request(name, options, (lock) => {
+      granted(lock !== null);
+      return lock === null ? undefined : held; // kept until release()
+    }).catch(refused);
+  });
+  if (await attempt({ ifAvailable: true })) return () => release();
+  if (!(timeoutMs > 0)) return null;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    await new Promise((granted, refused) => {
-      locks.request(name, { signal: controller.signal }, () => {
-        granted();
-        return held; // kept until release()
-      }).catch(refused);
-    });
+    await attempt({ signal: controller.signal });
     return () => release();
   } catch (error) {
     if (controller.signal.aborted) return null; // held elsewhere all that time
