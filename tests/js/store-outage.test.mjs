@@ -61,7 +61,8 @@ describe('redis-server stopped and started under an emitter', () => {
     assert.equal(sync.status, 'synced');
     assert.equal((await catchUp(e, position(e.seq - 1, e.epoch))).mode, 'replay', 'the log vouches again');
     // Another instance continues the line the recovered emitter wrote.
-    const other = await createStateEmitter({ store: redisStore({ url: redis.url, logger: captureLogger() }), key: 'outage' });
+    const otherStore = redisStore({ url: redis.url, logger: captureLogger() });
+    const other = await createStateEmitter({ store: otherStore, key: 'outage' });
     assert.equal(other.epoch, e.epoch);
     assert.equal(other.seq, e.seq);
     assert.deepEqual(other.state, state(7));
@@ -71,6 +72,7 @@ describe('redis-server stopped and started under an emitter', () => {
     e.dispose();
     other.dispose();
     await store.close();
+    await otherStore.close();
   });
 
   test('a store unreachable at creation rejects with upstream-failed', async () => {

@@ -79,7 +79,13 @@ class RedisStore {
     const client = this.#client;
     this.#client = null;
     this.#connecting = null;
-    if (client && !this.#options.client && client.isOpen) await client.close();
+    if (!client || this.#options.client) return;
+    try {
+      if (client.isReady) await client.close();
+      else client.destroy(); // connecting or reconnecting: stop trying
+    } catch {
+      // already closed
+    }
   }
 
   #claimKey(scope, id) {
