@@ -8,7 +8,8 @@ SHELL := /bin/bash
 JOBS ?= 2
 NATIVE_BUILD := build/native
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver
+# redis-server: the store tests start their own, on a free port (tests/js/redis-support.mjs).
+APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver redis-server
 
 .PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test conformance
 

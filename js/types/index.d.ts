@@ -614,9 +614,72 @@ export interface StateEmitter<S = JsonValue> {
   /** The current state, parsed once per change; treat as read-only. */
   readonly state: S;
   stats(): EmitterStats;
+  /**
+   * Continues a log another process wrote (a restart, another instance): create the emitter with the
+   * stored state, startSeq and epoch, then pass the log's latest events, oldest first, the last at
+   * `seq`. They become the replay ring and the edit ledger. Returns how many were adopted.
+   */
+  adoptHistory(events: readonly StateEvent<S>[]): number;
   dispose(): void;
 }
 
+/**
+ * Where store-bound emitters keep a key's line (agui-state-sync/server: memoryStore(), redisStore()).
+ * Every method rejects only when the store is unreachable; a lost race is `{ ok: false }`.
+ */
+export interface EmitterStore {
+  load(key: string): Promise<{ epoch: string; seq: number; state: string; events: string[] } | null>;
+  init(key: string, line: { epoch: string; seq: number; state: string }): Promise<{ ok: boolean }>;
+  append(key: string, write: {
+    baseSeq: number; epoch: string; state: string;
+    events: { seq: number; text: string; snapshot: boolean }[];
+    maxEvents: number; maxBytes: number;
+  }): Promise<{ ok: boolean }>;
+  head(key: string): Promise<{ epoch: string; seq: number } | null>;
+  reset(key: string, expect: { epoch: string; seq: number }, line: { epoch: string; seq: number; state: string }): Promise<{ ok: boolean }>;
+  claim(scope: string, id: string, value: string, ttlMs?: number): Promise<{ ok: true } | { ok: false; existing: string }>;
+  peek(scope: string, id: string): Promise<string | null>;
+  /** The store's logger (recoveries and outages are reported through it). */
+  log?(level: 'warn' | 'info', message: string): void;
+  close?(): Promise<void>;
+}
+
+/** EmitterStats plus what the store did. */
+export interface DurableEmitterStats extends EmitterStats {
+  store: { commits: number; conflicts: number; reloads: number; degradations: number; recoveries: number; degraded: boolean };
+}
+
+/**
+ * An emitter bound to one key of a store (createStateEmitter({ store, key })): every event is
+ * committed (with the seq and state, atomically, only if no other writer got there first) before it
+ * is returned, so writes are async. A lost race re-reads the winner's line and recomputes; after 16
+ * in a row it rejects with 'run-active'. While the store is unreachable it goes on alone under a
+ * fresh epoch (starting with a snapshot), answers catch-ups with snapshots, and recovers by itself.
+ */
+export interface DurableStateEmitter<S = JsonValue> {
+  readonly key: string;
+  update(newState: S): Promise<StateEvent<S>[]>;
+  patch(ops: JsonPatchOperation[]): Promise<StateEvent<S>[]>;
+  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy): Promise<AppliedEdits<S>>;
+  /** The catch-up of docs/wire.md section 3, after catching up with the store (what catchUp() calls). */
+  catchUp(request: unknown): Promise<{ mode: 'current' | 'replay' | 'snapshot'; events: StateEvent<S>[] }>;
+  snapshot(): Promise<StateSnapshotEvent<S>>;
+  /** Catches up with what other instances wrote to the key. */
+  refresh(): Promise<void>;
+  encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;
+  heartbeat(): string;
+  /** Of the last event returned. */
+  readonly seq: number;
+  readonly epoch: string;
+  readonly state: S;
+  /** True while the store is unreachable. */
+  readonly degraded: boolean;
+  stats(): DurableEmitterStats;
+  dispose(): void;
+}
+
+/** With `store` and `key`: an emitter that continues that key's state, seq and epoch (options other than these count only for a new key). */
+export function createStateEmitter<S = JsonValue>(options: StateEmitterOptions<S> & { store: EmitterStore; key: string }): Promise<DurableStateEmitter<S>>;
 export function createStateEmitter<S = JsonValue>(options?: StateEmitterOptions<S>): Promise<StateEmitter<S>>;
 
 /** Where a client is, as sent on reconnect (forwardedProps.stateSync, or the headers). */

@@ -1,5 +1,10 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
-import type { AguiSyncError, EditPolicy, EditRequest, EditResult, JsonValue, StateEmitter, StateEvent, StateSyncPosition } from './index.js';
+import type {
+  AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, StateEmitter, StateEvent,
+  StateSyncPosition,
+} from './index.js';
+
+export type { DurableStateEmitter, EmitterStore } from './index.js';
 
 export type CatchUpMode = 'current' | 'replay' | 'snapshot';
 
@@ -32,7 +37,8 @@ export function formatHeld(held: readonly number[]): string;
 /** Where the client says it is. */
 export function readResyncRequest(request: CatchUpRequest): StateSyncPosition & { lastEventId: string | null };
 
-/** What to send a (re)connecting client before live events. */
+/** What to send a (re)connecting client before live events (a Promise for a store-bound emitter). */
+export function catchUp<S>(emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[] }>;
 export function catchUp<S>(emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
 
 /** Minimal writable response (Node http.ServerResponse fits). */
@@ -47,6 +53,7 @@ export interface SseResponse {
 }
 
 /** catchUp() written to `res` (sets X-AGUI-State-Sync if headers are not sent yet). */
+export function writeCatchUp<S>(res: SseResponse, emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[] }>;
 export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
 
 /**
@@ -55,7 +62,7 @@ export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, requ
  */
 export function startHeartbeat(
   res: SseResponse,
-  emitter: StateEmitter<any>,
+  emitter: StateEmitter<any> | DurableStateEmitter<any>,
   intervalMs?: number,
   options?: { write?: (line: string) => void },
 ): () => void;
@@ -88,3 +95,60 @@ export function applyRunEdits<S = JsonValue>(
   policy?: EditPolicy,
   options?: { maxDepth?: number },
 ): { events: StateEvent<S>[]; results: EditResult[]; state: S } | null;
+
+export interface StoreLogger {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
+/** The in-process store (the default behaviour, plus continuity for emitters re-created on a key). */
+export function memoryStore(options?: { ttlMs?: number; now?: () => number; logger?: StoreLogger }): EmitterStore;
+
+export interface RedisStoreOptions {
+  /** 'redis://host:port' (default: the client's default, redis://127.0.0.1:6379). */
+  url?: string;
+  /** A node-redis client of your own (then url is not used, and close() leaves it open). */
+  client?: unknown;
+  /** Key prefix (default 'agui:'); a thread's keys are <prefix>{<key>}:meta|state|log. */
+  prefix?: string;
+  /** A thread not written for this long expires (default 1 day). */
+  ttlMs?: number;
+  /** consumeApproval's records expire after this (default 7 days). */
+  approvalTtlMs?: number;
+  /** Per command, and how long an operation waits for a connection (default 2000). */
+  timeoutMs?: number;
+  logger?: StoreLogger;
+}
+
+/** The Redis store (needs the npm package `redis`): Streams for the log, keys for seq, epoch and state. */
+export function redisStore(options?: RedisStoreOptions): EmitterStore & {
+  readonly prefix: string;
+  /** The connected node-redis client, for an app's own commands next to the store's. */
+  client(): Promise<any>;
+  close(): Promise<void>;
+};
+
+export interface ConsumedApproval {
+  /** Act only when true. */
+  ok: boolean;
+  decision: 'approved' | 'refused';
+  /** The first decision, recorded earlier (a re-sent resume, another instance, a restart). */
+  replayed: boolean;
+  /** The effect's idempotency key (null when refused). */
+  effectKey: string | null;
+  /** Why it was refused: 'changed' (not verified), 'invalid-token', 'unknown-interrupt' (consumed by another approval). */
+  reason?: 'changed' | 'invalid-token' | 'unknown-interrupt';
+}
+
+/**
+ * Verifies `approval` as verifyApproval does and records it once per (threadId, interruptId) in
+ * `store`. Rejects with 'upstream-failed' when the store is unreachable (nothing decided).
+ */
+export function consumeApproval(
+  approval: Approval | unknown,
+  agentState: unknown,
+  options: { store: EmitterStore; threadId: string; interruptId?: string },
+): Promise<ConsumedApproval>;
+
+/** A stable idempotency key (64 hex digits) for the effect `approval` authorizes. Needs a loaded engine. */
+export function effectKey(approval: Approval, context?: { threadId?: string | null; interruptId?: string | null }): string;

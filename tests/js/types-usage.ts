@@ -562,3 +562,28 @@ async function logUsage(events: AguiEvent[], chunks: AsyncIterable<Uint8Array>) 
   parseLog(new Uint8Array(0));
 }
 void logUsage;
+
+// ---- stores (issue 17): store-bound emitters, consumeApproval, effectKey
+import { consumeApproval, effectKey, memoryStore, redisStore } from 'agui-state-sync/server';
+import type { ConsumedApproval, DurableStateEmitter, EmitterStore } from 'agui-state-sync/server';
+
+async function storeUsage(res: SseResponse, approval: Approval) {
+  const store: EmitterStore = Math.random() < 0.5 ? memoryStore({ ttlMs: 60_000 }) : redisStore({ url: 'redis://127.0.0.1:6379', prefix: 'app:' });
+  const durable: DurableStateEmitter<{ count: number }> = await createStateEmitter({ store, key: 'thread-1', initialState: { count: 0 } });
+  const events: StateEvent<{ count: number }>[] = await durable.update({ count: 1 });
+  const result = await writeCatchUp(res, durable, { headers: {} });
+  const mode: CatchUpMode = result.mode;
+  const plain = await createStateEmitter({ initialState: { count: 0 } });
+  const adopted: number = plain.adoptHistory(events);
+  const sync: CatchUpMode = catchUp(plain, null).mode; // still synchronous without a store
+  const consumed: ConsumedApproval = await consumeApproval(approval, durable.state, { store, threadId: 'thread-1', interruptId: 'i1' });
+  const key: string | null = consumed.ok ? consumed.effectKey : effectKey(approval, { threadId: 'thread-1' });
+  const degraded: boolean = durable.degraded || durable.stats().store.degraded;
+  void mode, adopted, sync, key, degraded;
+  // @ts-expect-error a store-bound emitter's writes are promises
+  const wrong: StateEvent<{ count: number }>[] = durable.update({ count: 2 });
+  // @ts-expect-error consumeApproval needs a threadId
+  await consumeApproval(approval, {}, { store });
+  void wrong;
+}
+void storeUsage;
