@@ -114,6 +114,7 @@ export function applyRunEdits(emitter, input, policy, { maxDepth } = {}) {
   }
   const edits = readRunEdits(input, { maxDepth });
   if (edits === null) return null;
-  const { events, results } = judgeEdits(emitter, edits, clientEpoch(input), policy);
-  return { events, results, state: structuredClone(emitter.state) };
+  const judged = judgeEdits(emitter, edits, clientEpoch(input), policy);
+  const answer = ({ events, results }) => ({ events, results, state: structuredClone(emitter.state) });
+  return typeof judged?.then === 'function' ? judged.then(answer) : answer(judged); // a store-bound emitter: a Promise
 }

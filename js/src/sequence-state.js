@@ -35,9 +35,15 @@ import { syncTypeError } from './errors.js';
 import { emitterOptions } from './options.js';
 import { clientEpoch, judgeEdits, readRunEdits } from './run-edits.js';
 import { catchUp } from './server.js';
+import { checkStore } from './store/contract.js';
 
 const DEFAULT_MAX_THREADS = 1000;
 const DEFAULT_IDLE_TTL_MS = 30 * 60 * 1000;
+
+// fn(value), or once `value` resolves when it is a promise (a store-bound emitter's writes are).
+function after(value, fn) {
+  return typeof value?.then === 'function' ? value.then(fn) : fn(value);
+}
 
 function once(fn) {
   let done = false;
@@ -58,7 +64,7 @@ function middlewareOptions(options) {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw syncTypeError('invalid-options', 'sequenceState() options must be an object');
   }
-  const { maxThreads, idleTtlMs, emitter = {}, edits, onInconsistent, ...rest } = options ?? {};
+  const { maxThreads, idleTtlMs, emitter = {}, edits, onInconsistent, store, ...rest } = options ?? {};
   const unknown = Object.keys(rest);
   if (unknown.length) throw syncTypeError('invalid-options', `unknown sequenceState() option ${JSON.stringify(unknown[0])}`);
   if (emitter === null || typeof emitter !== 'object') throw syncTypeError('invalid-options', 'sequenceState() emitter must be an object');
@@ -77,6 +83,8 @@ function middlewareOptions(options) {
     emitter,
     edits: checkEditPolicy(edits, 'sequenceState() edits'),
     onInconsistent,
+    // Each thread's emitter bound to its threadId in this store: restarts and other instances continue it.
+    store: store === undefined ? undefined : checkStore(store, 'sequenceState() store'),
   };
 }
 
@@ -102,7 +110,9 @@ class ThreadEmitters {
     const fresh = entry === undefined;
     if (entry) this.#entries.delete(threadId); // re-inserted below: most recently used
     else {
-      const ready = createStateEmitter({ ...this.#options.emitter, initialState: initialState ?? {} });
+      const { emitter, store } = this.#options;
+      const bound = store === undefined ? {} : { store, key: threadId };
+      const ready = createStateEmitter({ ...emitter, ...bound, initialState: initialState ?? {} });
       entry = { ready, emitter: null, users: 0, lastUsed: Date.now() };
     }
     this.#entries.set(threadId, entry);
@@ -184,8 +194,8 @@ class RunStamper {
   /** The events to send for one event of the agent. The catch-up follows its RUN_STARTED. */
   handle(event) {
     if (this.#started) return this.#events(event);
-    if (event?.type === 'RUN_STARTED') return [event, ...this.#prelude()];
-    return [...this.#prelude(), ...this.#events(event)];
+    if (event?.type === 'RUN_STARTED') return after(this.#prelude(), (prelude) => [event, ...prelude]);
+    return after(this.#prelude(), (prelude) => after(this.#events(event), (events) => [...prelude, ...events]));
   }
 
   #events(event) {
@@ -201,17 +211,22 @@ class RunStamper {
   #prelude() {
     this.#started = true;
     const input = this.#input;
+    const refused = (error) => {
+      this.#suspended = true; // the agent's deltas will be relative to a state the emitter could not take
+      this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
+    };
+    let moved;
     if (input.state !== undefined) {
       try {
-        this.#emitter.update(input.state);
+        moved = this.#emitter.update(input.state);
+        if (typeof moved?.then === 'function') moved = moved.catch(refused);
       } catch (error) {
-        this.#suspended = true; // the agent's deltas will be relative to a state the emitter could not take
-        this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
+        refused(error);
       }
     }
     const asked = input.forwardedProps?.stateSync;
-    if (asked === null || typeof asked !== 'object') return [];
-    return catchUp(this.#emitter, input).events;
+    if (asked === null || typeof asked !== 'object') return after(moved, () => []);
+    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => answer.events));
   }
 
   // The emitter's events for one agent state event, carrying the agent's other fields.
@@ -220,10 +235,19 @@ class RunStamper {
     try {
       stamped = apply(this.#emitter);
     } catch (error) {
-      this.#suspended = true;
-      this.#report(event, error);
-      return [];
+      return this.#refused(event, error);
     }
+    if (typeof stamped?.then === 'function') return stamped.then((s) => this.#carry(event, s), (error) => this.#refused(event, error));
+    return this.#carry(event, stamped);
+  }
+
+  #refused(event, error) {
+    this.#suspended = true;
+    this.#report(event, error);
+    return [];
+  }
+
+  #carry(event, stamped) {
     if (event.type === 'STATE_SNAPSHOT') this.#suspended = false;
     // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along.
     const { type, snapshot, delta, metadata, seq, base_seq: baseSeq, ...rest } = event;
@@ -263,9 +287,13 @@ export class SequenceStateMiddleware extends Middleware {
       this.#threads.acquire(threadId, input?.state).then(({ entry, fresh }) => {
         release = once(() => this.#threads.release(entry));
         if (closed) return release();
-        try {
-          const runInput = this.#withEdits(input, edits, entry.emitter, fresh);
+        const start = (runInput) => {
+          if (closed) return;
           inner = this.#relay(next.run(runInput), new RunStamper(entry.emitter, runInput, this.#reporter(input)), subscriber);
+        };
+        try {
+          const started = after(this.#withEdits(input, edits, entry.emitter, fresh), start);
+          if (typeof started?.then === 'function') started.catch((error) => subscriber.error(error));
         } catch (error) {
           subscriber.error(error); // the edits could not be judged, or the agent's run() threw
         }
@@ -300,30 +328,41 @@ export class SequenceStateMiddleware extends Middleware {
   // state, which holds them already: they are not judged.
   #withEdits(input, edits, emitter, fresh) {
     if (edits === null) return input;
-    let state = input.state;
-    if (!fresh) {
-      judgeEdits(emitter, edits, clientEpoch(input), this.#edits);
-      state = structuredClone(emitter.state); // the agent's to mutate
-    }
-    const stateSync = { ...input.forwardedProps.stateSync };
-    delete stateSync.edits;
-    return { ...input, state, forwardedProps: { ...input.forwardedProps, stateSync } };
+    const judged = fresh ? undefined : judgeEdits(emitter, edits, clientEpoch(input), this.#edits);
+    return after(judged, () => {
+      const state = fresh ? input.state : structuredClone(emitter.state); // the agent's to mutate
+      const stateSync = { ...input.forwardedProps.stateSync };
+      delete stateSync.edits;
+      return { ...input, state, forwardedProps: { ...input.forwardedProps, stateSync } };
+    });
   }
 
   // The agent's events through the stamper to `subscriber`; returns the subscription.
+  // With a store-bound emitter stamping is async: from the first such event on,
+  // every event (and the end) waits its turn in `queue`, so the order holds.
   #relay(events$, stamper, subscriber) {
+    let queue = null;
+    const emit = (out) => {
+      for (const e of out) subscriber.next(e);
+    };
+    const handle = (event) => {
+      let out;
+      try {
+        out = stamper.handle(event);
+      } catch (error) {
+        return subscriber.error(error);
+      }
+      if (typeof out?.then === 'function') return out.then(emit, (error) => subscriber.error(error));
+      return emit(out);
+    };
+    const turn = (fn) => {
+      if (queue) queue = queue.then(fn);
+      else if (typeof (queue = fn())?.then !== 'function') queue = null;
+    };
     return events$.subscribe({
-      next: (event) => {
-        let out;
-        try {
-          out = stamper.handle(event);
-        } catch (error) {
-          return subscriber.error(error);
-        }
-        for (const e of out) subscriber.next(e);
-      },
-      error: (error) => subscriber.error(error),
-      complete: () => subscriber.complete(),
+      next: (event) => turn(() => handle(event)),
+      error: (error) => turn(() => subscriber.error(error)),
+      complete: () => turn(() => subscriber.complete()),
     });
   }
 
@@ -345,7 +384,9 @@ export class SequenceStateMiddleware extends Middleware {
  * per thread, answers forwardedProps.stateSync and judges its edits. options:
  * maxThreads (1000), idleTtlMs (30 min), emitter (createStateEmitter options
  * but epoch / initialState), edits ({ ownership, onConflict }: the policy
- * clients' edits are judged by), onInconsistent({ threadId, runId, event, error, reason }).
+ * clients' edits are judged by), onInconsistent({ threadId, runId, event, error, reason }),
+ * store (memoryStore() / redisStore() from agui-state-sync/server: each thread's emitter is bound to
+ * its threadId there, so a restart or another instance continues the thread's seq and epoch).
  */
 export function sequenceState(options) {
   return new SequenceStateMiddleware(options);
