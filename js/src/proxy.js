@@ -20,6 +20,7 @@ import { Registry } from './proxy/registry.js';
 import { Relay } from './proxy/relay.js';
 import { resumePreamble } from './proxy/resume.js';
 import { Run } from './proxy/run.js';
+import { after } from './proxy/thread.js';
 import { newStreamKey } from './proxy/sse-out.js';
 import { openUpstream } from './proxy/upstream.js';
 
@@ -92,11 +93,14 @@ function resumeTarget(registry, { input, eventId }) {
 }
 
 function resume(ctx, res, { run, n }, position) {
-  const { text, mode } = resumePreamble(run, n, position);
-  ctx.counters.resumes[mode]++;
-  res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode });
-  res.flushHeaders();
-  run.attach(res, text);
+  // The preamble and the attach in one step: no event may fall between them.
+  return run.thread.withCatchUp((catchUpEvents) => {
+    const { text, mode } = resumePreamble(run, n, position, catchUpEvents);
+    ctx.counters.resumes[mode]++;
+    res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode });
+    res.flushHeaders();
+    run.attach(res, text);
+  });
 }
 
 async function startRun(ctx, req, res, request) {
@@ -106,7 +110,8 @@ async function startRun(ctx, req, res, request) {
   let run;
   let forwarded;
   try {
-    forwarded = forwardedInput(input, applyEdits(ctx, thread, request));
+    const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
+    forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
       hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
@@ -154,17 +159,18 @@ async function startRun(ctx, req, res, request) {
 function applyEdits(ctx, thread, { edits, position }) {
   if (edits === null) return undefined;
   const before = thread.emitter.seq;
-  const outcome = thread.applyClientEdits(edits, position.epoch, ctx.config.edits);
-  if (outcome === null) return undefined;
-  for (const result of outcome.results) ctx.counters.edits[result.status]++;
-  for (const run of thread.runs) {
-    if (run.finished || run.seq !== before) continue;
-    for (const event of outcome.events) {
-      run.send(event, true);
-      ctx.counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
+  return after(thread.applyClientEdits(edits, position.epoch, ctx.config.edits), (outcome) => {
+    if (outcome === null) return undefined;
+    for (const result of outcome.results) ctx.counters.edits[result.status]++;
+    for (const run of thread.runs) {
+      if (run.finished || run.seq !== before) continue;
+      for (const event of outcome.events) {
+        run.send(event, true);
+        ctx.counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
+      }
     }
-  }
-  return thread.state;
+    return thread.state;
+  });
 }
 
 /**
@@ -183,15 +189,25 @@ function upstreamBase(thread, input) {
 // The upstream's response is over (error: null after a complete one).
 function endRun(ctx, run, relay, error) {
   if (run.finished) return;
+  let ended = null; // the relay's pending outcomes (a store-bound thread's writes are async) go out first
   let failure = error;
   if (failure === null) {
     try {
-      relay.end();
+      ended = relay.end();
     } catch (thrown) {
       failure = thrown;
     }
+  } else ended = relay.settled();
+  if (typeof ended?.then === 'function') {
+    ended.then(() => finishRun(ctx, run, relay, failure), (thrown) => finishRun(ctx, run, relay, failure ?? thrown));
+    return;
   }
+  finishRun(ctx, run, relay, failure);
+}
+
+function finishRun(ctx, run, relay, failure) {
   relay.dispose();
+  if (run.finished) return;
   let terminal = null;
   if (failure) {
     ctx.report(failure);

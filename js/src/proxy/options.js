@@ -2,6 +2,7 @@
 // also a TypeError, for a wrong one) and frozen into the proxy's configuration.
 import { checkEditPolicy } from '../edit-policy.js';
 import { syncTypeError } from '../errors.js';
+import { checkStore } from '../store/contract.js';
 
 const MiB = 1024 * 1024;
 
@@ -33,7 +34,7 @@ const EMITTER_PASSTHROUGH = new Set([
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -107,5 +108,7 @@ export function proxyOptions(options) {
     throw syncTypeError('invalid-options', 'createStateSyncProxy() option onError must be a function');
   }
   config.onError = options.onError ?? null;
+  // Thread emitters bound to their threadId in this store (memoryStore(), redisStore()): restarts and other instances continue them.
+  config.store = options.store === undefined ? null : checkStore(options.store, 'createStateSyncProxy() option store');
   return Object.freeze(config);
 }

@@ -61,7 +61,7 @@ export class Registry {
     if (!entry) {
       this.#makeRoomForThread();
       entry = { waiters: 0, promise: null };
-      entry.promise = Thread.create(threadId, this.#config.emitter).then(
+      entry.promise = Thread.create(threadId, this.#config.emitter, this.#config.store).then(
         (thread) => this.#created(threadId, thread, entry.waiters),
         (error) => {
           this.#creating.delete(threadId);

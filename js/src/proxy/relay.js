@@ -9,6 +9,7 @@
 //    UPSTREAM_INCONSISTENT; the next upstream snapshot releases the hold
 //    (UPSTREAM_CONSISTENT). Nothing derived from the inconsistent stream is sent.
 import { customEvent, TERMINAL_TYPES, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
+import { after } from './thread.js';
 
 export class Relay {
   #run;
@@ -17,6 +18,7 @@ export class Relay {
   #onError;
   #cursor; // { inStep, seq }: whether the emitter holds exactly the engine's state (thread.restamp)
   #held = false;
+  #queue = null; // outcomes waiting for a store-bound emitter's write: later ones wait their turn
 
   constructor({ run, engine, cursor, counters, onError }) {
     this.#run = run;
@@ -29,12 +31,29 @@ export class Relay {
   /** One chunk of the upstream's body. */
   feed(chunk) {
     this.#counters.upstreamBytes += chunk.length;
-    for (const outcome of this.#engine.feed(chunk)) this.#outcome(outcome);
+    for (const outcome of this.#engine.feed(chunk)) this.#turn(outcome);
   }
 
-  /** The upstream's body ended: a pending gap in its numbering becomes a hold. */
+  /** The upstream's body ended: a pending gap in its numbering becomes a hold. Returns settled(). */
   end() {
-    for (const outcome of this.#engine.end()) this.#outcome(outcome);
+    for (const outcome of this.#engine.end()) this.#turn(outcome);
+    return this.settled();
+  }
+
+  /** Nothing (all outcomes handled), or a Promise of the pending ones being handled. */
+  settled() {
+    return this.#queue ?? undefined;
+  }
+
+  // One outcome, now or after the pending ones (a failure of a queued one is reported, the run goes on).
+  #turn(outcome) {
+    const report = (error) => this.#onError(error);
+    if (this.#queue) {
+      this.#queue = this.#queue.then(() => this.#outcome(outcome)).catch(report);
+      return;
+    }
+    const pending = this.#outcome(outcome);
+    if (typeof pending?.then === 'function') this.#queue = pending.catch(report);
   }
 
   dispose() {
@@ -44,14 +63,11 @@ export class Relay {
   #outcome(outcome) {
     switch (outcome.kind) {
       case 'event':
-        this.#event(outcome.event);
-        break;
+        return this.#event(outcome.event);
       case 'applied':
-        this.#applied(outcome);
-        break;
+        return this.#applied(outcome);
       case 'resync':
-        this.#hold(outcome.reason, outcome.detail);
-        break;
+        return this.#hold(outcome.reason, outcome.detail);
       case 'error':
         // An event that is not JSON or not an object: there is nothing to pass
         // on (if it may have been a state event, a resync outcome follows).
@@ -67,33 +83,50 @@ export class Relay {
     if (event.type === 'RUN_STARTED') {
       run.sawTerminal = false; // another run in the same stream reopens it
       run.send(event);
-      run.writeCatchUp();
-      return;
+      return run.writeCatchUp();
     }
-    run.writeCatchUp();
-    run.send(event);
-    if (TERMINAL_TYPES.has(event.type)) run.sawTerminal = true;
+    return after(run.writeCatchUp(), () => {
+      run.send(event);
+      if (TERMINAL_TYPES.has(event.type)) run.sawTerminal = true;
+    });
   }
 
   #applied(outcome) {
+    return after(this.#run.writeCatchUp(), () => {
+      if (this.#held && outcome.type !== 'STATE_SNAPSHOT') {
+        // Only a snapshot re-anchors a held stream; the emitter keeps the vouched state.
+        this.#cursor.inStep = false;
+        return undefined;
+      }
+      let events;
+      try {
+        events = this.#run.thread.restamp(outcome, this.#cursor);
+      } catch (error) {
+        return this.#restampFailed(error);
+      }
+      return after(events, (stamped) => this.#sendApplied(stamped), (error) => this.#restampFailed(error));
+    });
+  }
+
+  #restampFailed(error) {
+    this.#onError(error);
+    this.#cursor.inStep = false;
+    return this.#hold('engine-failed', error.message);
+  }
+
+  #sendApplied(stamped) {
     const run = this.#run;
-    run.writeCatchUp();
-    if (this.#held && outcome.type !== 'STATE_SNAPSHOT') {
-      // Only a snapshot re-anchors a held stream; the emitter keeps the vouched state.
-      this.#cursor.inStep = false;
-      return;
-    }
-    let events;
-    try {
-      events = run.thread.restamp(outcome, this.#cursor);
-    } catch (error) {
-      this.#onError(error);
-      this.#cursor.inStep = false;
-      this.#hold('engine-failed', error.message);
-      return;
-    }
     // A stream with no position yet starts with a snapshot, never a delta.
-    if (run.seq === null) events = [run.thread.emitter.snapshot()];
+    if (run.seq === null) {
+      const first = run.thread.emitter.snapshot();
+      if (typeof first?.then === 'function') return first.then((snapshot) => this.#sendStates([snapshot]));
+      return this.#sendStates([first]);
+    }
+    return this.#sendStates(stamped);
+  }
+
+  #sendStates(events) {
+    const run = this.#run;
     for (const event of events) {
       run.send(event, true);
       this.#counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
@@ -105,10 +138,11 @@ export class Relay {
   }
 
   #hold(reason, detail) {
-    this.#run.writeCatchUp();
-    if (this.#held) return;
-    this.#held = true;
-    this.#counters.upstreamInconsistent++;
-    this.#run.send(customEvent(UPSTREAM_INCONSISTENT, { reason, detail, seq: this.#run.seq }));
+    return after(this.#run.writeCatchUp(), () => {
+      if (this.#held) return;
+      this.#held = true;
+      this.#counters.upstreamInconsistent++;
+      this.#run.send(customEvent(UPSTREAM_INCONSISTENT, { reason, detail, seq: this.#run.seq }));
+    });
   }
 }

@@ -32,14 +32,17 @@ function fitsExactly(run, n, position) {
   return typeof seq === 'number' && seq === lastSeq && epoch === run.thread.emitter.epoch;
 }
 
-/** The text that brings a client resuming after event `n` of `run` up to date: { text, mode }. */
-export function resumePreamble(run, n, position) {
+/**
+ * The text that brings a client resuming after event `n` of `run` up to date:
+ * { text, mode }. catchUpEvents(position): the thread's (thread.withCatchUp).
+ */
+export function resumePreamble(run, n, position, catchUpEvents = (p) => run.thread.catchUpEvents(p)) {
   const entries = run.log.after(n);
   if (entries !== null && fitsExactly(run, n, position)) {
     return { text: withTerminal(run, entries, entries.map((e) => e.text)), mode: 'exact' };
   }
   const rest = entries ?? run.log.all();
-  const catchUp = catchUpParts(run, n, position, entries === null);
+  const catchUp = catchUpParts(run, n, position, entries === null, catchUpEvents);
   // AG-UI clients take nothing before RUN_STARTED: a client that has not seen
   // it yet gets it first, its catch-up right after.
   const parts = rest.some((entry) => entry.n === run.startedN) ? [] : catchUp;
@@ -54,13 +57,13 @@ export function resumePreamble(run, n, position) {
 // The catch-up (and, when events were trimmed, the EVENTS_LOST notice) for a
 // resuming client, framed with its own resume id. Before the upstream's
 // RUN_STARTED there is nothing to write yet: the run writes it after that event.
-function catchUpParts(run, n, position, lost) {
+function catchUpParts(run, n, position, lost, catchUpEvents) {
   const id = formatEventId(run.key, n);
   let parts = [];
   if (run.startedN === 0) {
     run.deferCatchUp(position);
   } else {
-    parts = run.thread.catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
+    parts = catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
     run.skipCatchUp();
   }
   if (lost) parts.push(frameEvent(id, JSON.stringify(customEvent(EVENTS_LOST, { after: n, resumedAt: run.log.firstN }))));

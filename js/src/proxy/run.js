@@ -7,6 +7,7 @@
 import { LogEntry, EventLog } from './event-log.js';
 import { runError, TERMINAL_TYPES } from './events.js';
 import { formatEventId, frameEvent, heartbeatLine } from './sse-out.js';
+import { after } from './thread.js';
 
 export class Run {
   key; // the stream key in every event id
@@ -65,9 +66,12 @@ export class Run {
     const position = this.#pendingPosition;
     if (position === undefined) return;
     this.#pendingPosition = undefined;
-    if (!this.thread.vouched) return;
-    for (const event of this.thread.catchUpEvents(position)) this.send(event, true);
-    this.seq = this.thread.emitter.seq;
+    if (!this.thread.vouched) return undefined;
+    return after(this.thread.catchUpEvents(position), (events) => { // a Promise for a store-bound thread
+      for (const event of events) this.send(event, true);
+      // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
+      this.seq = this.thread.durable ? (events.at(-1)?.metadata.seq ?? position.lastSeq) : this.thread.emitter.seq;
+    });
   }
 
   /**

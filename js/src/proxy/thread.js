@@ -7,6 +7,11 @@ import { createStateEmitter } from '../emitter.js';
 import { judgeEdits } from '../run-edits.js';
 import { catchUp } from '../server.js';
 
+// fn(value), or once `value` resolves (a store-bound emitter's answers are promises).
+export function after(value, fn, onError) {
+  return typeof value?.then === 'function' ? value.then(fn, onError) : fn(value);
+}
+
 export class Thread {
   id;
   emitter;
@@ -21,10 +26,20 @@ export class Thread {
     this.emitter = emitter;
   }
 
-  static async create(id, emitterOptions) {
+  static async create(id, emitterOptions, store = null) {
     // The emitter's initial {} is a placeholder, never sent: until the upstream
-    // has described a state (vouched), runs start without a catch-up.
-    return new Thread(id, await createStateEmitter({ ...emitterOptions }));
+    // has described a state (vouched), runs start without a catch-up. With a
+    // store, a thread that already has events there is vouched: its state is
+    // what this proxy (or another instance) last sent for it.
+    if (store === null) return new Thread(id, await createStateEmitter({ ...emitterOptions }));
+    const thread = new Thread(id, await createStateEmitter({ ...emitterOptions, store, key: id }));
+    if (thread.emitter.seq > 0) thread.#state = thread.emitter.state;
+    return thread;
+  }
+
+  /** The emitter is bound to a store: its writes and catch-ups are promises. */
+  get durable() {
+    return typeof this.emitter.refresh === 'function';
   }
 
   /** True once the upstream has described a state of this thread. */
@@ -44,7 +59,18 @@ export class Thread {
    */
   catchUpEvents(position) {
     if (!this.vouched) return [];
-    return catchUp(this.emitter, { forwardedProps: { stateSync: position } }).events;
+    return after(catchUp(this.emitter, { forwardedProps: { stateSync: position } }), (answer) => answer.events);
+  }
+
+  /**
+   * Runs fn(catchUpEvents) with a synchronous catchUpEvents(position) (as
+   * above) that stays true until fn returns: at once, or for a store-bound
+   * emitter once no write is under way (a Promise).
+   */
+  withCatchUp(fn) {
+    if (!this.durable) return fn((position) => this.catchUpEvents(position));
+    const request = (position) => ({ forwardedProps: { stateSync: position } });
+    return this.emitter.withCatchUp((answer) => fn((position) => (this.vouched ? answer(request(position)).events : [])));
   }
 
   /**
@@ -57,6 +83,15 @@ export class Thread {
    * is what turns a snapshot-only upstream into deltas.
    */
   restamp(outcome, cursor) {
+    const done = (events) => {
+      this.#state = outcome.state;
+      cursor.inStep = true;
+      cursor.seq = this.emitter.seq;
+      this.lastActive = Date.now();
+      return events;
+    };
+    // Store-bound: always the new state, which a retry after another instance's write diffs again.
+    if (this.durable) return this.emitter.update(outcome.state).then(done);
     let events = null;
     if (outcome.type === 'STATE_DELTA' && cursor.inStep && this.emitter.seq === cursor.seq) {
       try {
@@ -65,12 +100,7 @@ export class Thread {
         events = null; // cannot happen when in step; update() below is correct either way
       }
     }
-    events ??= this.emitter.update(outcome.state);
-    this.#state = outcome.state;
-    cursor.inStep = true;
-    cursor.seq = this.emitter.seq;
-    this.lastActive = Date.now();
-    return events;
+    return done(events ?? this.emitter.update(outcome.state));
   }
 
   /**
@@ -85,12 +115,13 @@ export class Thread {
    */
   applyClientEdits(edits, epoch, policy) {
     if (!this.vouched) return null;
-    const outcome = judgeEdits(this.emitter, edits, epoch, policy);
-    if (outcome.events.length) {
-      this.#state = this.emitter.state; // vouched: the upstream's state with edits the proxy accepted
-      this.lastActive = Date.now();
-    }
-    return outcome;
+    return after(judgeEdits(this.emitter, edits, epoch, policy), (outcome) => {
+      if (outcome.events.length) {
+        this.#state = this.emitter.state; // vouched: the upstream's state with edits the proxy accepted
+        this.lastActive = Date.now();
+      }
+      return outcome;
+    });
   }
 
   /** No run and no request setting one up: the registry may forget it. */

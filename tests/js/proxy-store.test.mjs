@@ -1,0 +1,70 @@
+// The proxy with a store (issue 17, section 1): createStateSyncProxy({ store })
+// binds each thread's emitter to its threadId, so a proxy that restarts (a new
+// proxy on the same store: memoryStore(), or a real redis-server) continues
+// the thread's epoch and seq, and a client's next run is caught up without a
+// snapshot. Without a store the same client pays one (the control).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { buildScript, startUpstream } from '../support/upstreams.mjs';
+import { plain } from './support.mjs';
+import { connectClient, createStateSyncProxy, runInput, serve } from './proxy-support.mjs';
+import { storeKinds } from './store-support.mjs';
+
+const T = { timeout: 30000 };
+const bigState = (n) => ({ title: 'plan', counter: 0, items: Array.from({ length: n }, (_, i) => ({ id: `i${i}`, label: `item ${i}`.padEnd(120, '.') })) });
+
+// Two runs of thread t1, each through a new proxy (the first one is closed: a restart).
+async function runTwiceAcrossRestart(upstream, proxyOptions) {
+  const first = createStateSyncProxy({ upstream: upstream.url, ...proxyOptions() });
+  const firstServer = await serve(first);
+  const client = await connectClient(firstServer.url(), runInput('t1', 'r1'));
+  await client.done;
+  const epoch = client.sync.epoch;
+  const seq = client.sync.lastSeq;
+  first.close();
+  await firstServer.close();
+  const second = createStateSyncProxy({ upstream: upstream.url, ...proxyOptions() });
+  const secondServer = await serve(second);
+  const again = await connectClient(secondServer.url(), runInput('t1', 'r2'), { sync: client.sync });
+  await again.done;
+  const result = { sync: client.sync, epoch, seq, stats: second.stats() };
+  second.close();
+  await secondServer.close();
+  return result;
+}
+
+for (const kind of storeKinds()) {
+  describe(`proxy with ${kind.name}`, () => {
+    before(() => kind.setup());
+    after(() => kind.teardown());
+
+    test('a restarted proxy continues the thread: the next run is caught up without a snapshot', T, async () => {
+      const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 4, steps: 10, toolCall: false }), stepMs: 1, initialState: bigState(40) });
+      try {
+        const store = kind.open();
+        const { sync, epoch, seq } = await runTwiceAcrossRestart(upstream, () => ({ store }));
+        assert.equal(sync.status, 'synced');
+        assert.deepEqual(plain(sync.state), upstream.state('t1'));
+        assert.equal(sync.epoch, epoch, 'the same epoch after the restart');
+        assert.ok(sync.lastSeq > seq);
+        assert.equal(sync.metrics().snapshots, 1, 'only the first run started with a snapshot');
+        sync.dispose();
+      } finally {
+        await upstream.close();
+      }
+    });
+  });
+}
+
+test('control: without a store, the restarted proxy has a new epoch and the client pays a snapshot', T, async () => {
+  const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 4, steps: 10, toolCall: false }), stepMs: 1, initialState: bigState(40) });
+  try {
+    const { sync, epoch } = await runTwiceAcrossRestart(upstream, () => ({}));
+    assert.equal(sync.status, 'synced');
+    assert.notEqual(sync.epoch, epoch);
+    assert.equal(sync.metrics().snapshots, 2);
+    sync.dispose();
+  } finally {
+    await upstream.close();
+  }
+});
