@@ -120,3 +120,50 @@ async function raceOnce(kind, seed) {
   a.dispose();
   b.dispose();
 }
+
+describe('threads expire after ttlMs without a write', () => {
+  test('memoryStore: by its clock', async () => {
+    let now = 1000;
+    const store = server.memoryStore({ ttlMs: 500, now: () => now });
+    const e = await createStateEmitter({ store, key: 'ttl', initialState: { a: 1 } });
+    await e.update({ a: 2 });
+    now += 400;
+    await e.update({ a: 3 }); // a write renews it
+    now += 400;
+    assert.equal((await store.head('ttl')).seq, 2);
+    now += 200;
+    assert.equal(await store.load('ttl'), null);
+    const fresh = await createStateEmitter({ store, key: 'ttl', initialState: { a: 0 } });
+    assert.notEqual(fresh.epoch, e.epoch);
+    assert.equal(fresh.seq, 0);
+    e.dispose();
+    fresh.dispose();
+  });
+
+  test('redisStore: PEXPIRE on the meta, state and log keys', async () => {
+    const { RedisServer } = await import('./redis-support.mjs');
+    const redis = await RedisServer.start();
+    const store = server.redisStore({ url: redis.url, prefix: 'ttl:', ttlMs: 400 });
+    try {
+      const e = await createStateEmitter({ store, key: 'k', initialState: bigState(0) });
+      await e.update(bigState(1));
+      const client = await store.client();
+      for (const suffix of ['meta', 'state', 'log']) {
+        const ttl = await client.sendCommand(['PTTL', `ttl:{k}:${suffix}`]);
+        assert.ok(ttl > 0 && ttl <= 400, `${suffix}: ${ttl}`);
+      }
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(await client.sendCommand(['EXISTS', 'ttl:{k}:meta', 'ttl:{k}:state', 'ttl:{k}:log']), 0);
+      const fresh = await createStateEmitter({ store, key: 'k', initialState: bigState(0) });
+      assert.notEqual(fresh.epoch, e.epoch);
+      // The old emitter's next write finds the key gone: it starts the key again from its own line.
+      const events = await e.update(bigState(2));
+      assert.equal(events[0].metadata.epoch, fresh.epoch, 'it continues the line that now exists');
+      e.dispose();
+      fresh.dispose();
+    } finally {
+      await store.close();
+      await redis.close();
+    }
+  });
+});
