@@ -41,16 +41,44 @@ std::optional<Failure> readString(const json& opts, const char* name, std::strin
   return std::nullopt;
 }
 
+// untrusted: an array of pointers, or "auto" (RenderOptions::untrustedAuto).
+std::optional<Failure> readUntrusted(const json& opts, RenderOptions& o) {
+  auto it = opts.find("untrusted");
+  if (it != opts.end() && it->is_string()) {
+    if (*it != "auto") return invalid("option 'untrusted' must be an array of strings or \"auto\"");
+    o.untrustedAuto = true;
+    return std::nullopt;
+  }
+  return readPointers(opts, "untrusted", o.untrusted);
+}
+
+// ownership: {pointer: "user" | "agent" | "shared"}.
+std::optional<Failure> readOwnership(const json& opts, RenderOptions& o) {
+  auto it = opts.find("ownership");
+  if (it == opts.end() || it->is_null()) return std::nullopt;
+  const auto* rules = it->get_ptr<const json::object_t*>();
+  if (rules == nullptr) return invalid("option 'ownership' must be an object of pointers to owners");
+  for (const auto& [pointer, owner] : *rules) {
+    const auto* name = owner.get_ptr<const std::string*>();
+    if (name != nullptr && *name == "user") o.ownership.push_back({pointer, Owner::User});
+    else if (name != nullptr && *name == "agent") o.ownership.push_back({pointer, Owner::Agent});
+    else if (name != nullptr && *name == "shared") o.ownership.push_back({pointer, Owner::Shared});
+    else return invalid("option 'ownership' must map pointers to \"user\", \"agent\" or \"shared\"");
+  }
+  return std::nullopt;
+}
+
 std::optional<Failure> readRenderOptions(const std::string& optionsJson, RenderOptions& o) {
   json opts = json::object();
   if (!optionsJson.empty()) {
     if (auto failure = parseBounded(optionsJson, kOptionsDepth, opts)) return failure;
   }
   if (!opts.is_object()) return invalid("options must be a JSON object");
-  std::pair<const char*, std::vector<std::string>*> lists[] = {
-      {"include", &o.include}, {"exclude", &o.exclude}, {"untrusted", &o.untrusted}};
+  std::pair<const char*, std::vector<std::string>*> lists[] = {{"include", &o.include}, {"exclude", &o.exclude}};
   for (auto& [name, target] : lists)
     if (auto failure = readPointers(opts, name, *target)) return failure;
+  if (auto failure = readUntrusted(opts, o)) return failure;
+  if (auto failure = readOwnership(opts, o)) return failure;
   std::pair<const char*, size_t*> numbers[] = {{"maxBytes", &o.maxBytes},
                                                {"maxStringBytes", &o.maxStringBytes},
                                                {"maxArrayItems", &o.maxArrayItems},

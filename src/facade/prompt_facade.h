@@ -3,10 +3,11 @@
 // prompt_render.h) for the bindings. Plain C++, exception-free.
 //
 //   renderPromptJson(stateJson, optionsJson)
-//     optionsJson: {include, exclude, untrusted: [pointer, ...], maxBytes,
-//                   maxStringBytes, maxArrayItems, maxDepth: positive integers,
-//                   datamark, tag: strings}; "" = all defaults; unknown keys are
-//                   ignored, null means the default.
+//     optionsJson: {include, exclude: [pointer, ...], untrusted: [pointer, ...]
+//                   or "auto", ownership: {pointer: "user" | "agent" | "shared"}
+//                   (only with "auto"), maxBytes, maxStringBytes, maxArrayItems,
+//                   maxDepth: positive integers, datamark, tag: strings}; "" = all
+//                   defaults; unknown keys are ignored, null means the default.
 //     -> {"ok":true,"text":s,"bytes":n,
 //         "truncated":[{"path":s,"reason":s,"droppedBytes":n},...],
 //         "untrustedPaths":[s,...],

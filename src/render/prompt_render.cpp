@@ -449,16 +449,24 @@ std::optional<std::string> checkLimits(const RenderOptions& o) {
   if (!validTag(o.tag)) return std::string("tag must match [a-z][a-z0-9_-]* (at most 64 bytes)");
   if (!o.datamark.empty() && !validDatamark(o.datamark, kMaxDatamarkBytes))
     return std::string("datamark must be 1 to 16 bytes of UTF-8 without whitespace or escaped characters");
+  if (!o.untrustedAuto && !(o.ownership.empty() && o.userWritten.empty()))
+    return std::string("ownership is read only with untrusted 'auto'");
   if (o.maxBytes < minRenderBytes(o.tag))
     return "maxBytes must be at least " + std::to_string(minRenderBytes(o.tag)) + " for this tag";
   return std::nullopt;
 }
 
-std::optional<std::string> makePlan(const RenderOptions& o, Plan& plan) {
+std::optional<std::string> makePlan(const json& state, const RenderOptions& o, Plan& plan) {
   if (auto problem = checkLimits(o)) return problem;
   if (auto problem = addPointers(o.include, "include", PathTrie::Include, plan.trie)) return problem;
   if (auto problem = addPointers(o.exclude, "exclude", PathTrie::Exclude, plan.trie)) return problem;
   if (auto problem = addPointers(o.untrusted, "untrusted", PathTrie::Untrusted, plan.trie)) return problem;
+  if (o.untrustedAuto) {
+    std::vector<std::string> owned;
+    Failure failure;
+    if (!autoUntrustedPaths(state, o.ownership, o.userWritten, owned, &failure)) return failure.message;
+    if (auto problem = addPointers(owned, "auto", PathTrie::Untrusted, plan.trie)) return problem;
+  }
   plan.options = &o;
   plan.configured = {o.maxStringBytes, o.maxArrayItems, 0, o.maxDepth};
   plan.mark = o.datamark.empty() ? nullptr : &o.datamark;
@@ -528,7 +536,7 @@ size_t minRenderBytes(const std::string& tag) {
 
 bool renderStateForPrompt(const json& state, const RenderOptions& options, RenderResult& out, Failure* failure) {
   Plan plan;
-  if (auto problem = makePlan(options, plan)) {
+  if (auto problem = makePlan(state, options, plan)) {
     if (failure) *failure = Failure{Code::InvalidOptions, "renderStateForPrompt: " + *problem, {}};
     return false;
   }
