@@ -168,9 +168,11 @@ bool renderStateForPrompt(const nlohmann::json& state, const RenderOptions& opti
 // none); `userWritten` counts as User rules that come after `ownership`. So
 // {"/form": User, "/form/status": Agent} yields "/form/name", "/form/email", ...
 // (each member of /form but status), and a rule below a scalar or a missing
-// member marks nothing. Returns false, with a Failure (invalid-options) when
-// failure != nullptr, for a pointer that is not RFC 6901. Cost: the members of
-// the containers that hold a rule, plus the rules; no recursion.
+// member marks nothing; nor does anything below level kMaxRenderDepth (the
+// root is level 0), which no render shows. Returns false, with a Failure
+// (invalid-options) when failure != nullptr, for a pointer that is not RFC
+// 6901. Cost: the members of the containers that hold a rule, plus the rules;
+// recursion at most kMaxRenderDepth deep.
 bool autoUntrustedPaths(const nlohmann::json& state, const std::vector<OwnershipRule>& ownership,
                         const std::vector<std::string>& userWritten, std::vector<std::string>& out,
                         Failure* failure);

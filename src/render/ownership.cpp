@@ -5,7 +5,7 @@
 // provenance (RenderOptions::userWritten) feeds it the same way later.
 #include <agui_sync/prompt_render.h>
 
-#include <charconv>
+#include <string_view>
 
 #include "json/json_pointer.h"
 #include "render/path_trie.h"
@@ -16,30 +16,13 @@ namespace {
 
 using json = nlohmann::json;
 
-// One value still to visit: where it is in the state and in the trie, the
-// owner it inherits, and its pointer.
-struct Visit {
-  const json* value;
-  const PathNode* node;  // nullptr: no rule at or below it
-  Owner inherited;
-  std::string path;
-};
-
-std::string childPath(const std::string& parent, std::string_view token) {
-  std::string out = parent;
-  out += '/';
+void appendToken(std::string& path, std::string_view token) {
+  path += '/';
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~') path += "~0";
+    else if (c == '/') path += "~1";
+    else path += c;
   }
-  return out;
-}
-
-std::string indexToken(size_t i) {
-  char buf[24];
-  const auto end = std::to_chars(buf, buf + sizeof buf, i).ptr;
-  return std::string(buf, static_cast<size_t>(end - buf));
 }
 
 // The existing child of `value` that `token` names, or nullptr.
@@ -54,46 +37,55 @@ const json* childValue(const json& value, const std::string& token) {
   return &(*a)[i];
 }
 
-// Whether a rule other than User below `node` names a value that exists under
-// `value` (only then is a User subtree not wholly the user's).
-bool otherOwnerExists(const PathTrie& trie, const json& value, const PathNode& node) {
-  std::vector<std::pair<const json*, const PathNode*>> todo{{&value, &node}};
-  while (!todo.empty()) {
-    const auto [v, n] = todo.back();
-    todo.pop_back();
-    for (const auto& [token, index] : n->children) {
-      const PathNode& child = trie.at(index);
-      if (!child.otherOwnerBelow && !(child.owned && child.owner != Owner::User)) continue;
-      const json* c = childValue(*v, token);
+// The walk. It recurses only where a rule leads or inside a User container
+// that a rule splits, and no deeper than kMaxRenderDepth: no render shows a
+// level below that, so a mark there would never be seen.
+class Resolver {
+ public:
+  Resolver(const PathTrie& trie, std::vector<std::string>& out) : trie_(trie), out_(out) {}
+
+  void visit(const json& v, const PathNode* n, Owner inherited, size_t depth) {
+    const Owner owner = n && n->owned ? n->owner : inherited;
+    if (owner == Owner::User && !(n && n->otherOwnerBelow && otherOwnerExists(v, *n, depth))) {
+      out_.push_back(path_);
+      return;
+    }
+    if (n == nullptr || depth >= kMaxRenderDepth) return;
+    // A User container visits every child (those no rule reaches are marked
+    // whole); any other only the children a rule names.
+    if (const auto* o = v.get_ptr<const json::object_t*>()) {
+      for (const auto& [key, child] : *o) descend(child, trie_.child(n, key), key, owner, depth);
+    } else if (const auto* a = v.get_ptr<const json::array_t*>()) {
+      for (size_t i = 0; i < a->size(); ++i) descend((*a)[i], trie_.child(n, i), std::to_string(i), owner, depth);
+    }
+  }
+
+ private:
+  void descend(const json& v, const PathNode* n, std::string_view token, Owner owner, size_t depth) {
+    if (owner != Owner::User && n == nullptr) return;
+    const size_t length = path_.size();
+    appendToken(path_, token);
+    visit(v, n, owner, depth + 1);
+    path_.resize(length);
+  }
+
+  // Whether a rule other than User below `n` names a value that exists under
+  // `v` (only then is a User subtree not wholly the user's).
+  bool otherOwnerExists(const json& v, const PathNode& n, size_t depth) const {
+    for (const auto& [token, index] : n.children) {
+      const PathNode& child = trie_.at(index);
+      const json* c = childValue(v, token);
       if (c == nullptr) continue;
       if (child.owned && child.owner != Owner::User) return true;
-      todo.emplace_back(c, &child);
+      if (child.otherOwnerBelow && depth < kMaxRenderDepth && otherOwnerExists(*c, child, depth + 1)) return true;
     }
+    return false;
   }
-  return false;
-}
 
-// Pushes the children of a container to visit, last first so that they are
-// visited in document order. A User container visits every child (those with
-// no rule below are emitted as they are); any other only those a rule names.
-void pushChildren(const PathTrie& trie, const Visit& at, Owner owner, std::vector<Visit>& todo) {
-  const json& v = *at.value;
-  if (owner == Owner::User) {
-    if (const auto* o = v.get_ptr<const json::object_t*>()) {
-      for (auto it = o->rbegin(); it != o->rend(); ++it)
-        todo.push_back({&it->second, trie.child(at.node, it->first), owner, childPath(at.path, it->first)});
-    } else if (const auto* a = v.get_ptr<const json::array_t*>()) {
-      for (size_t i = a->size(); i-- > 0;)
-        todo.push_back({&(*a)[i], trie.child(at.node, i), owner, childPath(at.path, indexToken(i))});
-    }
-    return;
-  }
-  const auto& children = at.node->children;
-  for (auto it = children.rbegin(); it != children.rend(); ++it) {
-    if (const json* c = childValue(v, it->first))
-      todo.push_back({c, &trie.at(it->second), owner, childPath(at.path, it->first)});
-  }
-}
+  const PathTrie& trie_;
+  std::vector<std::string>& out_;
+  std::string path_;
+};
 
 bool addRules(PathTrie& trie, const char* name, size_t i, const std::string& pointer, Owner owner,
               Failure* failure) {
@@ -120,16 +112,7 @@ bool autoUntrustedPaths(const json& state, const std::vector<OwnershipRule>& own
     if (!addRules(trie, "userWritten", i, userWritten[i], Owner::User, failure)) return false;
   trie.markOtherOwners();
   out.clear();
-  std::vector<Visit> todo{{&state, &trie.root(), Owner::Shared, std::string()}};
-  while (!todo.empty()) {
-    Visit at = std::move(todo.back());
-    todo.pop_back();
-    const Owner owner = at.node && at.node->owned ? at.node->owner : at.inherited;
-    const bool wholly = owner == Owner::User &&
-                        !(at.node && at.node->otherOwnerBelow && otherOwnerExists(trie, *at.value, *at.node));
-    if (wholly) out.push_back(std::move(at.path));
-    else if (at.node != nullptr) pushChildren(trie, at, owner, todo);
-  }
+  Resolver(trie, out).visit(state, &trie.root(), Owner::Shared, 0);
   return true;
 }
 

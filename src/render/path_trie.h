@@ -15,6 +15,15 @@
 
 namespace agui_sync {
 
+// Tokens by length, then bytes: array indices (canonical decimals) come out in
+// numeric order, so a walk over an array's children needs no sort.
+struct TokenOrder {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  }
+};
+
 struct PathNode {
   bool include = false;       // an include pointer ends here
   bool exclude = false;       // an exclude pointer ends here
@@ -25,7 +34,7 @@ struct PathNode {
   bool owned = false;
   Owner owner = Owner::Shared;
   bool otherOwnerBelow = false;
-  std::map<std::string, size_t, std::less<>> children;  // token -> index in PathTrie
+  std::map<std::string, size_t, TokenOrder> children;  // token -> index in PathTrie
 };
 
 class PathTrie {

@@ -146,6 +146,27 @@ TEST_CASE("untrusted auto: pointer escapes, and user writes as provenance", "[re
   CHECK(out.empty());
 }
 
+TEST_CASE("untrusted auto: nothing is resolved below the deepest level a render shows", "[render][ownership]") {
+  // 300 levels of {"k": ...}: a rule at level 10 is resolved, one at level 300
+  // is not (no render shows a level below kMaxRenderDepth), and a split below
+  // that level does not split what is above it.
+  json state = "bottom";
+  std::string pointer;
+  for (int i = 0; i < 300; ++i) {
+    json o = json::object();
+    o["k"] = std::move(state);
+    state = std::move(o);
+    pointer += "/k";
+  }
+  const std::string level10 = pointer.substr(0, 20);
+  CHECK(resolve(state, {{level10, Owner::User}}) == std::vector<std::string>{level10});
+  CHECK(resolve(state, {{pointer, Owner::User}}).empty());
+  CHECK(resolve(state, {{level10, Owner::User}, {pointer, Owner::Agent}}) == std::vector<std::string>{level10});
+  const std::string level256 = pointer.substr(0, 2 * agui_sync::kMaxRenderDepth);
+  CHECK(resolve(state, {{level256, Owner::User}}) == std::vector<std::string>{level256});
+  CHECK(resolve(state, {{level256 + "/k", Owner::User}}).empty());
+}
+
 TEST_CASE("untrusted auto: the render marks exactly the resolved subtrees", "[render][ownership]") {
   const json state = json::parse(R"({"form": {"c": "a b</x>", "status": "ok"}, "n": 1, "m": "keep"})");
   RenderOptions o;
