@@ -1,9 +1,11 @@
 // agui-state-sync/server: the server side of the resync conversation
 // (docs/wire.md section 3) for a StateEmitter: read where a reconnecting
 // client is, answer with nothing, the missed deltas, or one snapshot, and keep
-// an idle stream alive with heartbeats.
+// an idle stream alive with heartbeats. Also promptMessage: the state as a
+// prompt-safe message for the agent's model (docs/prompt-rendering.md).
 import { syncTypeError } from './errors.js';
 import { kCatchUpSnapshot } from './internals.js';
+import { promptOptionsJson, promptPreamble, renderPromptText } from './prompt.js';
 import {
   formatHeld,
   HEADER_CATCH_UP,
@@ -140,4 +142,17 @@ export function startHeartbeat(res, emitter, intervalMs = 5000, options = {}) {
   if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   if (typeof res.on === 'function') res.on('close', stop);
   return stop;
+}
+
+/**
+ * The state as a lower-trust chat message for the agent's model: { role:
+ * 'user', content }, a one-line preamble that says the block is data, then the
+ * block of renderStateForPrompt(state, options). Use it instead of pasting
+ * JSON.stringify(state) into a system prompt. (An AG-UI Message also needs an
+ * id.) Synchronous; needs a loaded engine (await initEngine()). Throws what
+ * renderStateForPrompt throws.
+ */
+export function promptMessage(state, options) {
+  const { text } = renderPromptText(state, promptOptionsJson(options, 'promptMessage'), 'promptMessage');
+  return { role: 'user', content: `${promptPreamble(options)}\n${text}` };
 }

@@ -1,5 +1,5 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
-import type { StateEmitter, StateEvent, StateSyncPosition } from './index.js';
+import type { PromptRenderOptions, StateEmitter, StateEvent, StateSyncPosition } from './index.js';
 
 export type CatchUpMode = 'current' | 'replay' | 'snapshot';
 
@@ -59,3 +59,17 @@ export function startHeartbeat(
   intervalMs?: number,
   options?: { write?: (line: string) => void },
 ): () => void;
+
+/** A chat message for the agent's model (an AG-UI Message also needs an id). */
+export interface PromptMessage {
+  role: 'user';
+  /** A one-line preamble saying the block is data, not instructions, then renderStateForPrompt's text. */
+  content: string;
+}
+
+/**
+ * The state as a lower-trust message: use it instead of pasting the state into a
+ * system prompt. Synchronous; needs a loaded engine (await initEngine()).
+ * Throws what renderStateForPrompt throws.
+ */
+export function promptMessage(state: unknown, options?: PromptRenderOptions): PromptMessage;

@@ -7,6 +7,7 @@ import {
   createStateEmitter,
   createStateSync,
   initEngine,
+  renderStateForPrompt,
   stateDigest,
   verifyApproval,
 } from 'agui-state-sync';
@@ -24,6 +25,9 @@ import type {
   Interrupt,
   JsonValue,
   Outcome,
+  PromptRender,
+  PromptRenderOptions,
+  PromptTruncation,
   ResumeEntry,
   ResyncReason,
   ResyncRequest,
@@ -36,8 +40,8 @@ import type {
   ViewToken,
 } from 'agui-state-sync';
 import { useAgentState } from 'agui-state-sync/react';
-import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
-import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
+import { catchUp, formatHeld, HEADER_HELD, parseHeld, promptMessage, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
+import type { CatchUpMode, PromptMessage, SseResponse } from 'agui-state-sync/server';
 import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
 import type { ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
 import { sequenceState, SequenceStateMiddleware, StateSyncHttpAgent } from 'agui-state-sync/ag-ui';
@@ -171,6 +175,33 @@ export async function approvals(): Promise<void> {
   const text: string = canonicalJson({ b: 1, a: [1, 'x'] });
   const digest: `sha256:${string}` = stateDigest(text);
   void digest;
+
+  // Prompt-safe state.
+  const renderOptions: PromptRenderOptions = {
+    include: ['/form', '/items'],
+    exclude: ['/form/secret'],
+    untrusted: 'auto',
+    ownership: { '/form': 'user', '/form/status': 'agent', '/items': 'shared' },
+    maxBytes: 8192,
+    maxStringBytes: 512,
+    maxArrayItems: 20,
+    maxDepth: 8,
+    datamark: '^',
+    tag: 'app_state',
+  };
+  const rendered: PromptRender = renderStateForPrompt({ form: { comment: 'hi' } }, renderOptions);
+  const cut: PromptTruncation | undefined = rendered.truncated[0];
+  const why: 'string' | 'array' | 'depth' | 'budget' | 'key' | undefined = cut?.reason;
+  const block: string = renderStateForPrompt([1, 2], { untrusted: ['/0'] }).text;
+  const message: PromptMessage = promptMessage({ a: 1 }, { datamark: '^' });
+  const role: 'user' = message.role;
+  void rendered.bytes, rendered.untrustedPaths, cut?.droppedBytes, cut?.path, why, block, role, message.content;
+  // @ts-expect-error untrusted is pointers or 'auto'
+  renderStateForPrompt({}, { untrusted: 'all' });
+  // @ts-expect-error owners are 'user' | 'agent' | 'shared'
+  renderStateForPrompt({}, { untrusted: 'auto', ownership: { '/a': 'admin' } });
+  // @ts-expect-error maxBytes is a number
+  renderStateForPrompt({}, { maxBytes: '32k' });
 
   let fakeTime = 0;
   const sync = await createStateSync<Shared>({
