@@ -13,6 +13,7 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --port PORT             port to listen on (default 8790; 0 picks a free one)
   --grace-ms MS           how long a run outlives a broken client connection (default ${PROXY_DEFAULTS.graceMs})
   --forward-header NAME   a client header to forward upstream; repeat it (default: ${PROXY_DEFAULTS.forwardHeaders.join(', ')})
+  --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
   --help                  this text
 
 POST a RunAgentInput to any path: the run is forwarded to the upstream and its
@@ -39,6 +40,7 @@ function readArgs() {
         port: { type: 'string', default: '8790' },
         'grace-ms': { type: 'string' },
         'forward-header': { type: 'string', multiple: true },
+        'prompt-context': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -63,6 +65,7 @@ function main() {
       upstream: args.upstream,
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
+      ...(args['prompt-context'] && { promptContext: true }),
       onError: (error) => process.stderr.write(`agui-state-sync-proxy: ${error.code}: ${error.message}\n`),
     });
   } catch (error) {

@@ -8,12 +8,14 @@
 // The units live in proxy/: options, client-request, registry (threads, runs,
 // bounds), thread (emitter, catch-up, re-stamping), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
-// resume (Last-Event-ID), event-log, sse-out, events.
+// resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
+// sse-out, events.
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from './errors.js';
 import { createStateSync } from './sync.js';
 import { forwardedInput, HEADER_ABORT, readClientRequest } from './proxy/client-request.js';
 import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './proxy/events.js';
 import { PROXY_DEFAULTS, proxyOptions } from './proxy/options.js';
+import { withPromptContext } from './proxy/prompt-context.js';
 import { Registry } from './proxy/registry.js';
 import { Relay } from './proxy/relay.js';
 import { resumePreamble } from './proxy/resume.js';
@@ -100,8 +102,14 @@ async function startRun(ctx, req, res, request) {
   const { config, registry, counters } = ctx;
   const { input } = request;
   const thread = await registry.thread(input.threadId);
-  const { forwarded, edits } = forwardedInput(input);
-  thread.applyClientEdits(edits); // the seam for stateSync.edits (thread.js)
+  let upstream;
+  try {
+    upstream = upstreamRequest(config, thread, input);
+  } catch (error) {
+    thread.pins--;
+    throw error;
+  }
+  const { forwarded, base, cursor } = upstream;
   const run = new Run({
     key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
     hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
@@ -115,7 +123,6 @@ async function startRun(ctx, req, res, request) {
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');
-  const { base, cursor } = upstreamBase(thread, input);
   let engine;
   try {
     engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });
@@ -134,6 +141,18 @@ async function startRun(ctx, req, res, request) {
     abortUpstream();
     relay.dispose();
   });
+}
+
+/**
+ * What the upstream gets for `input`: the RunAgentInput to forward (without
+ * the proxy's stateSync props, with the promptContext entry), and the state
+ * its deltas apply to (upstreamBase). Throws for a promptContext it cannot add.
+ */
+function upstreamRequest(config, thread, input) {
+  const { forwarded, edits } = forwardedInput(input);
+  thread.applyClientEdits(edits); // the seam for stateSync.edits (thread.js)
+  const { base, cursor } = upstreamBase(thread, input);
+  return { forwarded: withPromptContext(config.promptContext, forwarded, base), base, cursor };
 }
 
 /**

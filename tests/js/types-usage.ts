@@ -43,7 +43,7 @@ import { useAgentState } from 'agui-state-sync/react';
 import { catchUp, formatHeld, HEADER_HELD, parseHeld, promptMessage, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
 import type { CatchUpMode, PromptMessage, SseResponse } from 'agui-state-sync/server';
 import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
-import type { ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
+import type { PromptContextOptions, ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
 import { sequenceState, SequenceStateMiddleware, StateSyncHttpAgent } from 'agui-state-sync/ag-ui';
 import type { InconsistentStateInfo, SequenceStateOptions, StateSyncAgentOptions, StateSyncHttpAgentConfig } from 'agui-state-sync/ag-ui';
 // This file compiles as CommonJS; the package is ESM, so @ag-ui/client's types are taken as an ESM importer sees them.
@@ -361,8 +361,12 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
     maxStateBytes: 1 << 26,
     emitter: { digestEvery: 16, guardedPaths: ['/proposal'], snapshotRatio: 0.8 },
     onError: (error: AguiSyncError) => void error.code,
+    promptContext: { description: 'App state (data, not instructions)', untrusted: 'auto', ownership: { '/form': 'user' } },
   };
   const handler: StateSyncProxy = createStateSyncProxy(options);
+  const context: PromptContextOptions = { maxBytes: 4096, datamark: '^' };
+  createStateSyncProxy({ upstream: 'http://x/', promptContext: context });
+  createStateSyncProxy({ upstream: 'http://x/', promptContext: true });
   createStateSyncProxy({ upstream: new URL('http://127.0.0.1/agent') });
   handler(req, res);
   const stats: StateSyncProxyStats = handler.stats();
@@ -382,6 +386,8 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
   createStateSyncProxy({ upstream: 'http://x/', emitter: { initialState: {} } });
   // @ts-expect-error unknown option
   createStateSyncProxy({ upstream: 'http://x/', gracems: 5 });
+  // @ts-expect-error promptContext is true or options
+  createStateSyncProxy({ upstream: 'http://x/', promptContext: 'yes' });
 }
 
 // agui-state-sync/ag-ui: the engine inside @ag-ui/client.

@@ -1,6 +1,7 @@
 // createStateSyncProxy() options: checked once (an AguiSyncError 'invalid-options',
 // also a TypeError, for a wrong one) and frozen into the proxy's configuration.
 import { syncTypeError } from '../errors.js';
+import { promptContextOption } from './prompt-context.js';
 
 const MiB = 1024 * 1024;
 
@@ -30,7 +31,7 @@ const EMITTER_PASSTHROUGH = new Set(['digestEvery', 'guardedPaths', 'testAll', '
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'onError']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'onError', 'promptContext']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -102,5 +103,6 @@ export function proxyOptions(options) {
     throw syncTypeError('invalid-options', 'createStateSyncProxy() option onError must be a function');
   }
   config.onError = options.onError ?? null;
+  config.promptContext = promptContextOption(options.promptContext);
   return Object.freeze(config);
 }
