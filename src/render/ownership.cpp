@@ -16,15 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-void appendToken(std::string& path, std::string_view token) {
-  path += '/';
-  for (char c : token) {
-    if (c == '~') path += "~0";
-    else if (c == '/') path += "~1";
-    else path += c;
-  }
-}
-
 // The existing child of `value` that `token` names, or nullptr.
 const json* childValue(const json& value, const std::string& token) {
   if (const auto* o = value.get_ptr<const json::object_t*>()) {
@@ -64,7 +55,7 @@ class Resolver {
   void descend(const json& v, const PathNode* n, std::string_view token, Owner owner, size_t depth) {
     if (owner != Owner::User && n == nullptr) return;
     const size_t length = path_.size();
-    appendToken(path_, token);
+    appendPointerToken(path_, token);
     visit(v, n, owner, depth + 1);
     path_.resize(length);
   }

@@ -31,15 +31,6 @@ bool reservedKey(const std::string& key) {
   return word == "untrusted" || word == "truncated";
 }
 
-void appendPointerToken(std::string& out, std::string_view token) {
-  out += '/';
-  for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-}
-
 }  // namespace
 
 std::string Renderer::pointer() const {

@@ -16,6 +16,7 @@
 #include "facade/prompt_facade.h"
 #include "json/json_pointer.h"
 #include "prompt_oracle.h"
+#include "prompt_render_support.h"
 #include "random_state.h"
 
 using agui_sync::Owner;
@@ -36,14 +37,7 @@ std::vector<std::string> resolve(const json& state, const std::vector<OwnershipR
   return out;
 }
 
-RenderResult render(const json& state, const RenderOptions& o) {
-  RenderResult r;
-  agui_sync::Failure failure;
-  const bool ok = agui_sync::renderStateForPrompt(state, o, r, &failure);
-  INFO(failure.message);
-  REQUIRE(ok);
-  return r;
-}
+using prompt_test::render;
 
 // The reference: the owner of `path` is the last-declared among the longest
 // rules that are a prefix of it.
