@@ -17,6 +17,7 @@ import { jsDir, pkg, repoRoot, rng } from './support.mjs';
 
 const { AguiSyncError, initEngine, renderStateForPrompt } = pkg;
 const { promptMessage } = await import(join(jsDir, 'src', 'server.js'));
+const { readyEngine } = await import(join(jsDir, 'src', 'loader.js'));
 
 const corpus = JSON.parse(readFileSync(join(repoRoot, 'tests', 'vectors', 'prompt_injection.json'), 'utf8'));
 const nativeCli = join(repoRoot, 'build', 'native', 'agui-sync-render');
@@ -274,6 +275,31 @@ describe('renderStateForPrompt: options and errors', () => {
     }
     // NaN and Infinity are what JSON.stringify makes of them: null.
     assert.match(renderStateForPrompt({ n: NaN, i: -Infinity }).text, /\{"i":null,"n":null\}/);
+  });
+});
+
+describe('renderStateForPrompt: memory', () => {
+  test("the binding's buffers are reused, and a large state's are freed", () => {
+    const engine = readyEngine();
+    const small = corpus.cases[0].state;
+    const large = { text: 'x'.repeat(3 << 20), items: Array.from({ length: 2000 }, (_, i) => ({ i })) };
+    const renderSmall = () => renderStateForPrompt(small, { untrusted: [''], datamark: '^' });
+    const renderLarge = () => renderStateForPrompt(large, { maxBytes: 8 << 20, maxStringBytes: 8 << 20 });
+    // Buffers grow to the largest render up to 1 MiB and stay; larger ones are
+    // freed (the input at once, the result by the next call). A large render
+    // first leaves only what the small one sizes.
+    renderLarge();
+    renderSmall();
+    const before = engine.heapBytesInUse();
+    for (let i = 0; i < 200; i++) renderSmall();
+    assert.equal(engine.heapBytesInUse(), before, 'small renders');
+    renderLarge();
+    const held = engine.heapBytesInUse() - before;
+    // The result (~3 MB of text) is held until the next call; the input buffer
+    // (3 bytes per UTF-16 unit of the ~3 MB JSON: ~9 MB) is already gone.
+    assert.ok(held > 3 << 20 && held < 8 << 20, `${held} bytes held after a large render`);
+    renderSmall();
+    assert.equal(engine.heapBytesInUse(), before, 'after a large render');
   });
 });
 
