@@ -117,8 +117,9 @@ tests/copilotkit/node_modules/.package-lock.json: tests/copilotkit/package.json 
 copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
 	node --test tests/copilotkit/copilotkit.e2e.mjs
 
-# Benchmarks (not tests): native per-delta and emitter costs, then the JS
-# consumers side by side (@ag-ui/client, the docs handler, the floor, ours).
+# Benchmarks (not tests): native per-delta, emitter and prompt-render costs, then
+# the JS consumers side by side (@ag-ui/client, the docs handler, the floor,
+# ours), the proxy, and the prompt renderer in WASM next to JSON.stringify.
 bench/js/node_modules/.package-lock.json: bench/js/package.json bench/js/package-lock.json | deps
 	cd bench/js && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -130,6 +131,7 @@ bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_proxy.mjs
 	node --expose-gc bench/js/bench_log.mjs
 	node --expose-gc bench/js/bench_persist.mjs
+	node bench/js/bench_render.mjs
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace
 # through seeded faulty links (bench/sim/, the agui_sim library); writes docs/tax-study.md + .svg.

@@ -2,8 +2,10 @@
 // (cmake/wasm.cmake) so that browsers never download the sender:
 //   agui_sync     (AGUI_BIND_SYNC)    the receiver SyncFacade (src/facade/sync_facade.h), browser + Node
 //   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), servers
-// Both export canonicalize/verify (SyncFacade's static helpers), so canonicalJson,
-// stateDigest and verifyApproval work with whichever module is loaded.
+// Both export canonicalize/verify (SyncFacade's static helpers) and the prompt
+// renderer (renderPromptInput, src/facade/prompt_facade.h), so canonicalJson,
+// stateDigest, verifyApproval and renderStateForPrompt work with whichever
+// module is loaded.
 //
 // Every method returns a string, a number, a bool or nothing; a failure is a
 // JSON string {"ok":false,"code","message"} (src/facade/facade_json.h); the core is
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "facade/emitter_facade.h"
+#include "facade/prompt_facade.h"
 #include "facade/sync_facade.h"
 
 using agui_sync::EmitterFacade;
@@ -29,6 +32,12 @@ namespace {
 template <typename T>
 std::string initResult(const T& f) {
   return f.initResult();
+}
+
+// The prompt renderer's buffers, for the wrapper's encodeInto and TextDecoder (prompt_facade.h).
+uintptr_t promptInputBuffer(size_t n) { return reinterpret_cast<uintptr_t>(agui_sync::promptInputBuffer(n)); }
+uintptr_t renderPromptInput(size_t n, const std::string& optionsJson) {
+  return reinterpret_cast<uintptr_t>(agui_sync::renderPromptInput(n, optionsJson));
 }
 
 // Internal (tests only): bytes currently allocated by malloc, to prove that
@@ -92,5 +101,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
 EMSCRIPTEN_BINDINGS(agui_state_common) {
   emscripten::function("canonicalize", &SyncFacade::canonicalize);
   emscripten::function("verify", &SyncFacade::verify);
+  emscripten::function("promptInputBuffer", &promptInputBuffer);
+  emscripten::function("renderPromptInput", &renderPromptInput);
   emscripten::function("heapBytesInUse", &heapBytesInUse);
 }

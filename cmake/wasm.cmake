@@ -99,6 +99,33 @@ if(AGUI_WASM_SINGLE_FILE)
   list(APPEND AGUI_WASM_LINK_OPTIONS -sSINGLE_FILE=1)
 endif()
 
+# Code size of the prompt renderer (renderStateForPrompt, bound in both modules).
+# The browser engine's budget is 100 KiB gzipped, wasm + glue, as
+# tests/js/package.test.mjs measures it (Node's zlib, level 9): 90,389 B before
+# the renderer; at -O3 the renderer made it ~111 KB. Paths that do not run per
+# event are therefore built for size; the receiver's per-event path (framing,
+# decoding, JSON reader, patch, pointers, result JSON, feedInput) keeps -O3:
+#  - -Oz: the renderer's driver, options, trie, ownership and facade; the guard,
+#    metrics, codes and outcome names; RFC 8785 + SHA-256 (digests, checked every
+#    digestEvery events and on approvals, dominated by the JSON parse);
+#  - -Os: the render walk, its character writer, ECMAScript numbers, UTF-16 key
+#    order and the measure of what a render left out (where a render spends its
+#    time: ~20% slower than -O3, against ~30% for -Oz).
+# Result: 90,059 B wasm + 11,784 B glue = 101,843 B (99.5 KiB), 557 B under the
+# budget (make wasm prints GNU gzip's figures, about 1 KB lower for the wasm).
+set(AGUI_WASM_SIZE_SOURCES render/prompt_render.cpp render/path_trie.cpp render/ownership.cpp
+    facade/prompt_facade.cpp facade/facade_json.cpp receive/approval_guard.cpp receive/metrics.cpp
+    receive/outcome.cpp wire/codes.cpp json/canonical_json.cpp json/sha256.cpp
+    # user edits and checkpoints: per edit or per reload, never per event unless an edit is pending
+    edit/edit_layer.cpp edit/edit_paths.cpp edit/edit_acks.cpp edit/edit_ledger.cpp facade/edit_json.cpp
+    emit/edit_intake.cpp)
+set(AGUI_WASM_SMALL_HOT_SOURCES render/renderer.cpp render/prompt_text.cpp json/ecma_number.cpp
+    json/utf16_order.cpp json/json_measure.cpp)
+list(TRANSFORM AGUI_WASM_SIZE_SOURCES PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/")
+list(TRANSFORM AGUI_WASM_SMALL_HOT_SOURCES PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/")
+set_source_files_properties(${AGUI_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Oz)
+set_source_files_properties(${AGUI_WASM_SMALL_HOT_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
+
 function(agui_wasm_module target output_name export_name define)
   add_executable(${target}
     ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp

@@ -89,6 +89,16 @@
 
 namespace agui_sync {
 
+// Who writes the value at a path, for `untrusted: auto` (RenderOptions).
+enum class Owner { Shared, User, Agent };
+
+// One ownership declaration: the subtree at `pointer` (RFC 6901) belongs to
+// `owner`, except where a longer pointer declares another owner.
+struct OwnershipRule {
+  std::string pointer;
+  Owner owner = Owner::Shared;
+};
+
 // Upper bound of RenderOptions::maxDepth: the render recurses once per level.
 constexpr size_t kMaxRenderDepth = 256;
 // Upper bound of the datamark's length, in bytes.
@@ -103,6 +113,16 @@ struct RenderOptions {
   size_t maxArrayItems = 100;                 // elements kept of one array (>= 1)
   size_t maxDepth = 16;                       // container levels rendered (1..kMaxRenderDepth)
   std::vector<std::string> untrusted;         // pointers to subtrees the user wrote
+  // untrusted: 'auto'. Marks, besides `untrusted`, every subtree that
+  // autoUntrustedPaths() finds for `ownership` and `userWritten`. Without it
+  // both lists must be empty (a declaration that would silently do nothing is
+  // refused).
+  bool untrustedAuto = false;
+  std::vector<OwnershipRule> ownership;  // the app's declaration; later rules win at equal pointers
+  // Write provenance: pointers last written by a client edit. Nothing fills it
+  // yet; once the emitter records which edits came from the client, it feeds
+  // them here, and 'auto' marks them without any declaration.
+  std::vector<std::string> userWritten;
   // "" = off; else 1..kMaxDatamarkBytes of valid UTF-8 whose characters are
   // neither escaped (above) nor White_Space, e.g. "^" or "\u02c6" (modifier
   // circumflex, as in Hines et al. 2024).
@@ -141,6 +161,21 @@ struct RenderResult {
 // give the same bytes.
 bool renderStateForPrompt(const nlohmann::json& state, const RenderOptions& options, RenderResult& out,
                           Failure* failure);
+
+// What `untrusted: auto` marks in `state`: the pointers of the largest subtrees
+// whose every path is owned by Owner::User, in document order. The owner of a
+// path is that of the longest rule whose pointer is a prefix of it (Shared when
+// none); `userWritten` counts as User rules that come after `ownership`. So
+// {"/form": User, "/form/status": Agent} yields "/form/name", "/form/email", ...
+// (each member of /form but status), and a rule below a scalar or a missing
+// member marks nothing; nor does anything below level kMaxRenderDepth (the
+// root is level 0), which no render shows. Returns false, with a Failure
+// (invalid-options) when failure != nullptr, for a pointer that is not RFC
+// 6901. Cost: the members of the containers that hold a rule, plus the rules;
+// recursion at most kMaxRenderDepth deep.
+bool autoUntrustedPaths(const nlohmann::json& state, const std::vector<OwnershipRule>& ownership,
+                        const std::vector<std::string>& userWritten, std::vector<std::string>& out,
+                        Failure* failure);
 
 // The smallest maxBytes accepted for `tag`: the size of the "state too large" block.
 size_t minRenderBytes(const std::string& tag);

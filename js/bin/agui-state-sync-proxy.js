@@ -18,6 +18,7 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
                           repeat it (default: everything shared; docs/wire.md section 9)
   --on-conflict POLICY    agent-wins (default) or user-wins: whose write stands when a client's
                           edit and the agent's meet on a shared path
+  --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
   --help                  this text
 
 POST a RunAgentInput to any path: the run is forwarded to the upstream and its
@@ -46,6 +47,7 @@ function readArgs() {
         'forward-header': { type: 'string', multiple: true },
         own: { type: 'string', multiple: true },
         'on-conflict': { type: 'string' },
+        'prompt-context': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -82,6 +84,7 @@ function main() {
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
       edits: editPolicy(args),
+      ...(args['prompt-context'] && { promptContext: true }),
       onError: (error) => process.stderr.write(`agui-state-sync-proxy: ${error.code}: ${error.message}\n`),
     });
   } catch (error) {

@@ -2,6 +2,7 @@
 export { createStateSync } from './sync.js';
 export { initEngine } from './init-engine.js';
 export { canonicalJson, stateDigest } from './canonical.js';
+export { renderStateForPrompt } from './prompt.js';
 export { verifyApproval } from './verify-approval.js';
 export { createStateEmitter } from './emitter.js';
 export { connectStateSync } from './connect.js';

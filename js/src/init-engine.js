@@ -1,7 +1,7 @@
 // initEngine() and the synchronous access to a loaded engine that
-// canonicalJson / stateDigest / verifyApproval need. Any engine will do: the
-// receiver (initEngine, createStateSync) and the sender (createStateEmitter)
-// both carry the core's canonicalize / verify.
+// canonicalJson / stateDigest / verifyApproval / renderStateForPrompt need. Any
+// engine will do: the receiver (initEngine, createStateSync) and the sender
+// (createStateEmitter) both carry the core's canonicalize / verify / renderPrompt.
 import { EngineLink } from './engine-link.js';
 import { syncError } from './errors.js';
 import { loadEngine, readyEngine } from './loader.js';

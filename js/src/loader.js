@@ -3,7 +3,8 @@
 //  - agui_emitter (js/wasm/agui_emitter.mjs + .wasm): the sender, for
 //    createStateEmitter() (emitter.js), imported dynamically so that browser
 //    bundles that do not use it never contain or download it.
-// Both export canonicalize/verify (canonicalJson, stateDigest, verifyApproval).
+// Both export canonicalize/verify (canonicalJson, stateDigest, verifyApproval)
+// and renderPrompt (renderStateForPrompt).
 // Each .wasm ships as a separate file:
 //  - browsers and bundlers: the Emscripten glue finds it with the bundler-friendly
 //    `new URL('agui_sync.wasm', import.meta.url)` and streams it;
@@ -21,6 +22,8 @@ const SYNC_MODULE = { wasmFile: 'agui_sync.wasm', factory: async () => createAgu
 // nor emit the .wasm a second time (the glue's own `new URL` already does).
 const WASM_DIR = ['..', 'wasm', ''].join('/');
 const NODE_FS = ['node', 'fs/promises'].join(':');
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
 
 /** One instantiated WebAssembly module, shared by every StateSync (or StateEmitter) made from it. */
 export class Engine {
@@ -47,6 +50,20 @@ export class Engine {
   /** SyncFacade::verify(approvalJson, stateJson) -> bool. */
   verify(approvalJson, stateJson) {
     return this.module.verify(approvalJson, stateJson);
+  }
+
+  /**
+   * renderPromptParts (src/facade/prompt_facade.h) of `stateJson`, copied into
+   * the heap with encodeInto: '{"ok":true,...}\n' + text | '{"ok":false,"code","message"}'.
+   */
+  renderPrompt(stateJson, optionsJson) {
+    const capacity = stateJson.length * 3; // UTF-16 -> UTF-8: at most 3 bytes per code unit
+    const ptr = this.module.promptInputBuffer(capacity);
+    const { written } = textEncoder.encodeInto(stateJson, this.module.HEAPU8.subarray(ptr, ptr + capacity));
+    const result = this.module.renderPromptInput(written, optionsJson);
+    const heap = this.module.HEAPU8; // re-read: rendering may have grown memory
+    const length = (heap[result] | (heap[result + 1] << 8) | (heap[result + 2] << 16) | (heap[result + 3] << 24)) >>> 0;
+    return textDecoder.decode(heap.subarray(result + 4, result + 4 + length));
   }
 
   /** The current heap view; re-read after every call that may grow memory. */

@@ -10,12 +10,14 @@
 // The units live in proxy/: options, client-request, registry (threads, runs,
 // bounds), thread (emitter, catch-up, re-stamping, edits), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
-// resume (Last-Event-ID), event-log, sse-out, events.
+// resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
+// sse-out, events.
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from './errors.js';
 import { createStateSync } from './sync.js';
 import { forwardedInput, HEADER_ABORT, readClientRequest } from './proxy/client-request.js';
 import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './proxy/events.js';
 import { PROXY_DEFAULTS, proxyOptions } from './proxy/options.js';
+import { withPromptContext } from './proxy/prompt-context.js';
 import { Registry } from './proxy/registry.js';
 import { Relay } from './proxy/relay.js';
 import { resumePreamble } from './proxy/resume.js';
@@ -109,9 +111,12 @@ async function startRun(ctx, req, res, request) {
   const thread = await registry.thread(input.threadId);
   let run;
   let forwarded;
+  let upstream;
   try {
     const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
     forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
+    upstream = upstreamBase(thread, forwarded);
+    forwarded = withPromptContext(config.promptContext, forwarded, upstream.base); // throws for one it cannot add
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
       hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
@@ -124,7 +129,7 @@ async function startRun(ctx, req, res, request) {
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');
-  const { base, cursor } = upstreamBase(thread, forwarded);
+  const { base, cursor } = upstream;
   let engine;
   try {
     engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });

@@ -2,9 +2,12 @@
 // (docs/wire.md section 3) for a StateEmitter: read where a reconnecting
 // client is, answer with nothing, the missed deltas, or one snapshot, and keep
 // an idle stream alive with heartbeats. And the agent side of user edits
-// (section 9; run-edits.js): judge a RunAgentInput's stateSync.edits before the run.
+// (section 9; run-edits.js): judge a RunAgentInput's stateSync.edits before the
+// run. Also promptMessage: the state as a prompt-safe message for the agent's
+// model (docs/prompt-rendering.md).
 import { syncTypeError } from './errors.js';
 import { kCatchUpSnapshot, kStoreCatchUp } from './internals.js';
+import { promptOptionsJson, promptPreamble, renderPromptText } from './prompt.js';
 import {
   formatHeld,
   HEADER_CATCH_UP,
@@ -159,4 +162,17 @@ export function startHeartbeat(res, emitter, intervalMs = 5000, options = {}) {
   if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();
   if (typeof res.on === 'function') res.on('close', stop);
   return stop;
+}
+
+/**
+ * The state as a lower-trust chat message for the agent's model: { role:
+ * 'user', content }, a one-line preamble that says the block is data, then the
+ * block of renderStateForPrompt(state, options). Use it instead of pasting
+ * JSON.stringify(state) into a system prompt. (An AG-UI Message also needs an
+ * id.) Synchronous; needs a loaded engine (await initEngine()). Throws what
+ * renderStateForPrompt throws.
+ */
+export function promptMessage(state, options) {
+  const { text } = renderPromptText(state, promptOptionsJson(options, 'promptMessage'), 'promptMessage');
+  return { role: 'user', content: `${promptPreamble(options)}\n${text}` };
 }

@@ -506,6 +506,68 @@ export function stateDigest(value: unknown): `sha256:${string}`;
 /** True only if `agentState` at approval.path has approval.digest. False for any malformed input. */
 export function verifyApproval(approval: unknown, agentState: unknown): boolean;
 
+/** Who writes a part of the state, for `untrusted: 'auto'`. */
+export type StateOwner = 'user' | 'agent' | 'shared';
+
+/** Options of renderStateForPrompt (docs/prompt-rendering.md); every one is optional. */
+export interface PromptRenderOptions {
+  /** JSON Pointers of the subtrees to show (default: the whole state). */
+  include?: string[];
+  /** JSON Pointers of subtrees to leave out (wins over include). */
+  exclude?: string[];
+  /**
+   * Subtrees the user wrote, wrapped as {"$untrusted": ...}: JSON Pointers, or
+   * 'auto' for every subtree `ownership` gives to 'user'.
+   */
+  untrusted?: string[] | 'auto';
+  /**
+   * With untrusted: 'auto': who owns which subtree; the longest matching pointer
+   * wins, a path none covers is 'shared'. E.g. { '/form': 'user', '/form/status': 'agent' }.
+   */
+  ownership?: Record<string, StateOwner>;
+  /** Hard cap on `text` in bytes (default 32768; at least the size of the "state too large" block). */
+  maxBytes?: number;
+  /** UTF-8 bytes kept of one string (default 2048). */
+  maxStringBytes?: number;
+  /** Elements kept of one array (default 100). */
+  maxArrayItems?: number;
+  /** Container levels shown (default 16, at most 256). */
+  maxDepth?: number;
+  /** Marker interleaved in untrusted strings (spotlighting), e.g. '^'; 1-16 bytes, no whitespace. */
+  datamark?: string;
+  /** The element name, [a-z][a-z0-9_-]* (default 'shared_state'). */
+  tag?: string;
+}
+
+/** Something renderStateForPrompt left out, and why. */
+export interface PromptTruncation {
+  /** JSON Pointer into the source state. */
+  path: string;
+  reason: 'string' | 'array' | 'depth' | 'budget' | 'key';
+  /** Bytes left out (the RFC 8785 text of what was omitted; for a string its UTF-8 bytes). */
+  droppedBytes: number;
+}
+
+export interface PromptRender {
+  /** One data block: `<tag format="json">`, the JSON, `</tag>`; nothing in the state can end it. */
+  text: string;
+  /** UTF-8 bytes of `text` (<= maxBytes). */
+  bytes: number;
+  /** In output order. */
+  truncated: PromptTruncation[];
+  /** The pointers wrapped as {"$untrusted": ...}, in output order. */
+  untrustedPaths: string[];
+}
+
+/**
+ * The state as one prompt-safe data block (synchronous, needs a loaded engine):
+ * escaped, in canonical key order, size-capped, user-written parts marked. The
+ * same bytes as the C++ core's renderStateForPrompt. AguiSyncError
+ * 'invalid-options' (a TypeError) for a bad option, 'invalid-argument' for a
+ * state JSON cannot represent, 'limit-exceeded' for one nested deeper than 512.
+ */
+export function renderStateForPrompt(state: unknown, options?: PromptRenderOptions): PromptRender;
+
 export interface StateEmitterOptions<S = JsonValue> extends EngineOptions {
   /** seq of the initial state (default 0). */
   startSeq?: number;

@@ -1,5 +1,5 @@
 // Type declarations for agui-state-sync/proxy (written by hand; see src/proxy.js).
-import type { AguiSyncError, EditPolicy, StateEmitterOptions } from './index.js';
+import type { AguiSyncError, EditPolicy, PromptRenderOptions, StateEmitterOptions } from './index.js';
 
 /** The parts of a Node http.IncomingMessage the proxy reads. */
 export interface ProxyRequest {
@@ -60,6 +60,20 @@ export interface StateSyncProxyOptions {
   edits?: EditPolicy;
   /** Called with every failure the proxy meets (an upstream error, an engine failure); never with client mistakes. */
   onError?: (error: AguiSyncError) => void;
+  /**
+   * Adds the run's state (RunAgentInput.state, or the thread's last vouched state
+   * when the request has none), rendered by renderStateForPrompt, as one more
+   * RunAgentInput.context entry { description, value } of the run forwarded
+   * upstream. `true`: default render options and description. Options only the
+   * engine can judge (a pointer's syntax, the tag) are checked at the first run:
+   * a refusal is answered 500 and reported to onError, and nothing is forwarded.
+   */
+  promptContext?: true | PromptContextOptions;
+}
+
+export interface PromptContextOptions extends PromptRenderOptions {
+  /** The entry's description (default: a line saying the block is data, not instructions, and what its markers mean). */
+  description?: string;
 }
 
 export interface StateSyncProxyStats {
@@ -100,7 +114,7 @@ export interface StateSyncProxy {
 export function createStateSyncProxy(options: StateSyncProxyOptions): StateSyncProxy;
 
 /** The defaults of every numeric limit, and forwardHeaders. */
-export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders'>> & { forwardHeaders: readonly string[] }>;
+export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders' | 'promptContext'>> & { forwardHeaders: readonly string[] }>;
 
 /** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
 export const HEADER_ABORT: string;

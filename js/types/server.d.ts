@@ -1,6 +1,7 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
 import type {
-  AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, StateEmitter, StateEvent,
+  AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, PromptRenderOptions,
+  StateEmitter, StateEvent,
   StateSyncPosition,
 } from './index.js';
 
@@ -152,3 +153,16 @@ export function consumeApproval(
 
 /** A stable idempotency key (64 hex digits) for the effect `approval` authorizes. Needs a loaded engine. */
 export function effectKey(approval: Approval, context?: { threadId?: string | null; interruptId?: string | null }): string;
+/** A chat message for the agent's model (an AG-UI Message also needs an id). */
+export interface PromptMessage {
+  role: 'user';
+  /** A one-line preamble saying the block is data, not instructions, then renderStateForPrompt's text. */
+  content: string;
+}
+
+/**
+ * The state as a lower-trust message: use it instead of pasting the state into a
+ * system prompt. Synchronous; needs a loaded engine (await initEngine()).
+ * Throws what renderStateForPrompt throws.
+ */
+export function promptMessage(state: unknown, options?: PromptRenderOptions): PromptMessage;

@@ -16,7 +16,7 @@ std::string failureJson(Code code, const std::string& message, std::optional<siz
 
 std::string failureJson(const Failure& failure) { return failureJson(failure.code, failure.message, failure.opIndex); }
 
-std::optional<Failure> parseBounded(const std::string& text, size_t maxDepth, nlohmann::json& out) {
+std::optional<Failure> parseBounded(std::string_view text, size_t maxDepth, nlohmann::json& out) {
   bool tooDeep = false;
   std::string error;
   if (JsonReader::parse(text, maxDepth, out, &error, &tooDeep)) return std::nullopt;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,7 @@ inline std::string okJson() { return "{\"ok\":true}"; }
 
 // Parses `text` with the depth limit checked while reading, so a hostile value
 // cannot exhaust the stack. On failure: code invalid-json or limit-exceeded.
-std::optional<Failure> parseBounded(const std::string& text, size_t maxDepth, nlohmann::json& out);
+std::optional<Failure> parseBounded(std::string_view text, size_t maxDepth, nlohmann::json& out);
 
 // Reads a positive integer option; leaves `target` alone when absent or null.
 // On a bad value: an invalid-options failure naming the option.

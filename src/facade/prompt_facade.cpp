@@ -1,5 +1,8 @@
 #include "facade/prompt_facade.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <optional>
 
 #include <agui_sync/prompt_render.h>
@@ -41,16 +44,44 @@ std::optional<Failure> readString(const json& opts, const char* name, std::strin
   return std::nullopt;
 }
 
+// untrusted: an array of pointers, or "auto" (RenderOptions::untrustedAuto).
+std::optional<Failure> readUntrusted(const json& opts, RenderOptions& o) {
+  auto it = opts.find("untrusted");
+  if (it != opts.end() && it->is_string()) {
+    if (*it != "auto") return invalid("option 'untrusted' must be an array of strings or \"auto\"");
+    o.untrustedAuto = true;
+    return std::nullopt;
+  }
+  return readPointers(opts, "untrusted", o.untrusted);
+}
+
+// ownership: {pointer: "user" | "agent" | "shared"}.
+std::optional<Failure> readOwnership(const json& opts, RenderOptions& o) {
+  auto it = opts.find("ownership");
+  if (it == opts.end() || it->is_null()) return std::nullopt;
+  const auto* rules = it->get_ptr<const json::object_t*>();
+  if (rules == nullptr) return invalid("option 'ownership' must be an object of pointers to owners");
+  for (const auto& [pointer, owner] : *rules) {
+    const auto* name = owner.get_ptr<const std::string*>();
+    if (name != nullptr && *name == "user") o.ownership.push_back({pointer, Owner::User});
+    else if (name != nullptr && *name == "agent") o.ownership.push_back({pointer, Owner::Agent});
+    else if (name != nullptr && *name == "shared") o.ownership.push_back({pointer, Owner::Shared});
+    else return invalid("option 'ownership' must map pointers to \"user\", \"agent\" or \"shared\"");
+  }
+  return std::nullopt;
+}
+
 std::optional<Failure> readRenderOptions(const std::string& optionsJson, RenderOptions& o) {
   json opts = json::object();
   if (!optionsJson.empty()) {
     if (auto failure = parseBounded(optionsJson, kOptionsDepth, opts)) return failure;
   }
   if (!opts.is_object()) return invalid("options must be a JSON object");
-  std::pair<const char*, std::vector<std::string>*> lists[] = {
-      {"include", &o.include}, {"exclude", &o.exclude}, {"untrusted", &o.untrusted}};
+  std::pair<const char*, std::vector<std::string>*> lists[] = {{"include", &o.include}, {"exclude", &o.exclude}};
   for (auto& [name, target] : lists)
     if (auto failure = readPointers(opts, name, *target)) return failure;
+  if (auto failure = readUntrusted(opts, o)) return failure;
+  if (auto failure = readOwnership(opts, o)) return failure;
   std::pair<const char*, size_t*> numbers[] = {{"maxBytes", &o.maxBytes},
                                                {"maxStringBytes", &o.maxStringBytes},
                                                {"maxArrayItems", &o.maxArrayItems},
@@ -70,39 +101,116 @@ void appendStrings(std::string& out, const std::vector<std::string>& list) {
   out += ']';
 }
 
-std::string resultJson(const RenderResult& r) {
-  std::string out = "{\"ok\":true,\"text\":";
-  appendJsonString(out, r.text);
-  out += ",\"bytes\":" + std::to_string(r.bytes) + ",\"truncated\":[";
+void appendNumber(std::string& out, const char* name, size_t n) {
+  out += name;
+  out += std::to_string(n);
+}
+
+// Everything of a result but the text: {"ok":true,"bytes":n,...,"limits":{...}}
+// with `textMember` (",\"text\":...") after "ok" when given.
+std::string resultJson(const RenderResult& r, const std::string& textMember) {
+  std::string out = "{\"ok\":true";
+  out += textMember;
+  appendNumber(out, ",\"bytes\":", r.bytes);
+  out += ",\"truncated\":[";
   for (size_t i = 0; i < r.truncated.size(); ++i) {
     const Truncation& t = r.truncated[i];
     out += i ? ",{\"path\":" : "{\"path\":";
     appendJsonString(out, t.path);
     out += ",\"reason\":";
     appendJsonString(out, t.reason);
-    out += ",\"droppedBytes\":" + std::to_string(t.droppedBytes) + "}";
+    appendNumber(out, ",\"droppedBytes\":", t.droppedBytes);
+    out += '}';
   }
   out += "],\"untrustedPaths\":";
   appendStrings(out, r.untrustedPaths);
   const RenderLimits& l = r.applied;
-  out += ",\"limits\":{\"maxStringBytes\":" + std::to_string(l.maxStringBytes) +
-         ",\"maxArrayItems\":" + std::to_string(l.maxArrayItems) +
-         ",\"maxObjectMembers\":" + std::to_string(l.maxObjectMembers) +
-         ",\"maxDepth\":" + std::to_string(l.maxDepth) + "}}";
+  appendNumber(out, ",\"limits\":{\"maxStringBytes\":", l.maxStringBytes);
+  appendNumber(out, ",\"maxArrayItems\":", l.maxArrayItems);
+  appendNumber(out, ",\"maxObjectMembers\":", l.maxObjectMembers);
+  appendNumber(out, ",\"maxDepth\":", l.maxDepth);
+  out += "}}";
   return out;
 }
+
+// The render both entry points share: false with the failure's JSON in `failed`.
+bool renderFromJson(std::string_view stateJson, const std::string& optionsJson, RenderResult& result,
+                    std::string& failed) {
+  RenderOptions options;
+  json state;
+  std::optional<Failure> failure = readRenderOptions(optionsJson, options);
+  if (!failure) failure = parseBounded(stateJson, kPromptStateDepth, state);
+  if (!failure) {
+    Failure refused;
+    if (renderStateForPrompt(state, options, result, &refused)) return true;
+    failure = refused;
+  }
+  failed = failureJson(*failure);
+  return false;
+}
+
+// The binding's buffers (one set per WebAssembly instance, which is
+// single-threaded): the state's bytes, uninitialized so that a large state is
+// not zero-filled first, and the last result as [uint32 LE length][bytes].
+struct Scratch {
+  std::unique_ptr<char[]> input;
+  size_t inputCapacity = 0;
+  std::string result;
+};
+
+Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
+
+// Buffers above this are freed once used, so one large state does not pin its
+// size for the instance's life.
+constexpr size_t kKeptScratchBytes = 1 << 20;
 
 }  // namespace
 
 std::string renderPromptJson(const std::string& stateJson, const std::string& optionsJson) {
-  RenderOptions options;
-  if (auto failure = readRenderOptions(optionsJson, options)) return failureJson(*failure);
-  json state;
-  if (auto failure = parseBounded(stateJson, kPromptStateDepth, state)) return failureJson(*failure);
   RenderResult result;
-  Failure failure;
-  if (!renderStateForPrompt(state, options, result, &failure)) return failureJson(failure);
-  return resultJson(result);
+  std::string failed;
+  if (!renderFromJson(stateJson, optionsJson, result, failed)) return failed;
+  std::string text = ",\"text\":";
+  appendJsonString(text, result.text);
+  return resultJson(result, text);
+}
+
+std::string renderPromptParts(std::string_view stateJson, const std::string& optionsJson) {
+  RenderResult result;
+  std::string failed;
+  if (!renderFromJson(stateJson, optionsJson, result, failed)) return failed;
+  std::string out = resultJson(result, std::string());
+  out.reserve(out.size() + 1 + result.text.size());
+  out += '\n';
+  out += result.text;
+  return out;
+}
+
+char* promptInputBuffer(size_t n) {
+  Scratch& s = scratch();
+  if (n > s.inputCapacity) {
+    s.input.reset(new char[n]);
+    s.inputCapacity = n;
+  }
+  return s.input.get();
+}
+
+const char* renderPromptInput(size_t n, const std::string& optionsJson) {
+  Scratch& s = scratch();
+  std::string parts = renderPromptParts(std::string_view(s.input.get(), std::min(n, s.inputCapacity)), optionsJson);
+  if (s.inputCapacity > kKeptScratchBytes) {
+    s.input.reset();
+    s.inputCapacity = 0;
+  }
+  if (s.result.capacity() > kKeptScratchBytes) std::string().swap(s.result);
+  const uint32_t length = static_cast<uint32_t>(parts.size());
+  s.result.assign(4, '\0');
+  for (int i = 0; i < 4; ++i) s.result[i] = static_cast<char>((length >> (8 * i)) & 0xFF);
+  s.result += parts;
+  return s.result.data();
 }
 
 }  // namespace agui_sync

@@ -53,16 +53,18 @@ bool parseArrayIndex(std::string_view token, size_t& index) {
   return true;
 }
 
+void appendPointerToken(std::string& out, std::string_view token) {
+  out.push_back('/');
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out.push_back(c);
+  }
+}
+
 std::string formatPointer(const Tokens& tokens, size_t count) {
   std::string out;
-  for (size_t i = 0; i < count && i < tokens.size(); ++i) {
-    out.push_back('/');
-    for (char c : tokens[i]) {
-      if (c == '~') out += "~0";
-      else if (c == '/') out += "~1";
-      else out.push_back(c);
-    }
-  }
+  for (size_t i = 0; i < count && i < tokens.size(); ++i) appendPointerToken(out, tokens[i]);
   return out;
 }
 

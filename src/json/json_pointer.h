@@ -23,6 +23,9 @@ bool parseArrayIndex(std::string_view token, size_t& index);
 
 // Inverse of parsePointer (escapes '~' and '/').
 std::string formatPointer(const Tokens& tokens, size_t count);
+// Appends "/" and `token` escaped: one step of formatPointer, for walks that
+// build a pointer as they go.
+void appendPointerToken(std::string& out, std::string_view token);
 inline std::string formatPointer(const Tokens& tokens) { return formatPointer(tokens, tokens.size()); }
 
 // Walks the first `count` tokens from `root`. Returns nullptr (and why) when a

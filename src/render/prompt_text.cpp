@@ -87,6 +87,20 @@ struct AsciiClasses {
 };
 constexpr AsciiClasses kAscii;
 
+// Bytes copied as they are: ASCII that is not escaped, and with a datamark not
+// White_Space either ([1]). One table load per byte keeps the common run of
+// plain text a tight loop (it dominates a render's time).
+struct PlainBytes {
+  bool of[2][256] = {};
+  constexpr PlainBytes() {
+    for (int c = 0; c < 0x80; ++c) {
+      of[0][c] = (kAscii.of[c] & kEsc) == 0;
+      of[1][c] = kAscii.of[c] == 0;
+    }
+  }
+};
+constexpr PlainBytes kPlain;
+
 constexpr char kHex[] = "0123456789abcdef";
 
 void appendU16(std::string& out, uint32_t unit) {
@@ -140,16 +154,16 @@ void appendPromptChars(std::string& out, std::string_view text, const std::strin
   if (mark) out += *mark;
   size_t run = 0;  // start of the bytes not yet copied: plain runs are copied at once
   const auto flush = [&](size_t end) { out.append(text.data() + run, end - run); };
-  for (size_t i = 0; i < text.size();) {
+  const bool* plain = kPlain.of[mark != nullptr];
+  const size_t size = text.size();
+  for (size_t i = 0; i < size;) {
+    while (i < size && plain[static_cast<unsigned char>(text[i])]) ++i;
+    if (i == size) break;
     const unsigned char c = static_cast<unsigned char>(text[i]);
     uint32_t cp = c;
     size_t n = 1;
     if (c < 0x80) {
-      const uint8_t cls = kAscii.of[c];
-      if (cls == 0 || (cls == kWs && !mark)) {
-        ++i;
-        continue;
-      }
+      // escaped, or White_Space with a mark: handled below
     } else if ((n = utf8Length(text, i)) == 0) {
       flush(i);
       out += "\xEF\xBF\xBD";

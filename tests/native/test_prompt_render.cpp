@@ -12,6 +12,7 @@
 
 #include "facade/prompt_facade.h"
 #include "prompt_oracle.h"
+#include "prompt_render_support.h"
 #include "random_state.h"
 #include "render/prompt_text.h"
 #include "test_support.h"
@@ -22,14 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-RenderResult render(const json& state, const RenderOptions& o) {
-  RenderResult r;
-  agui_sync::Failure failure;
-  const bool ok = agui_sync::renderStateForPrompt(state, o, r, &failure);
-  INFO(failure.message);
-  REQUIRE(ok);
-  return r;
-}
+using prompt_test::render;
 
 bool sameResult(const RenderResult& a, const RenderResult& b) {
   if (a.text != b.text || a.bytes != b.bytes || a.untrustedPaths != b.untrustedPaths) return false;

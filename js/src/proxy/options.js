@@ -3,6 +3,7 @@
 import { checkEditPolicy } from '../edit-policy.js';
 import { syncTypeError } from '../errors.js';
 import { checkStore } from '../store/contract.js';
+import { promptContextOption } from './prompt-context.js';
 
 const MiB = 1024 * 1024;
 
@@ -34,7 +35,7 @@ const EMITTER_PASSTHROUGH = new Set([
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store', 'promptContext']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -110,5 +111,6 @@ export function proxyOptions(options) {
   config.onError = options.onError ?? null;
   // Thread emitters bound to their threadId in this store (memoryStore(), redisStore()): restarts and other instances continue them.
   config.store = options.store === undefined ? null : checkStore(options.store, 'createStateSyncProxy() option store');
+  config.promptContext = promptContextOption(options.promptContext);
   return Object.freeze(config);
 }

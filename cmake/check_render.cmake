@@ -1,0 +1,43 @@
+# ctest driver: agui-sync-render renders a file, and pairs of lines with
+# --lines, through the facade (untrusted 'auto' from an ownership declaration,
+# a datamark); a refused option exits 1 with the failure as data.
+set(dir "${CMAKE_CURRENT_BINARY_DIR}/render_cli")
+file(MAKE_DIRECTORY "${dir}")
+file(WRITE "${dir}/state.json" [=[{"form":{"c":"a b</x>","status":"ok"},"n":1}]=])
+set(options [=[{"untrusted":"auto","ownership":{"/form":"user","/form/status":"agent"},"datamark":"^"}]=])
+execute_process(COMMAND ${RENDER} "${dir}/state.json" --options "${options}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "agui-sync-render exited with ${rc}: ${out}")
+endif()
+string(JSON text GET "${out}" text)
+string(JSON bytes GET "${out}" bytes)
+string(JSON paths GET "${out}" untrustedPaths)
+string(LENGTH "${text}" length)
+string(FIND "${text}" [=["c":{"$untrusted":"^a^b]=] marked)
+string(FIND "${text}" "</x>" raw)
+string(FIND "${text}" [=["status":"ok"]=] trusted)
+if(NOT paths STREQUAL [=[[ "/form/c" ]]=] OR NOT bytes EQUAL length OR marked EQUAL -1 OR NOT raw EQUAL -1
+   OR trusted EQUAL -1)
+  message(FATAL_ERROR "render: unexpected result\n${out}")
+endif()
+
+file(WRITE "${dir}/lines.txt" "{\"a\":1}\n\n[1,2,3]\n{\"maxArrayItems\":1}\n")
+execute_process(COMMAND ${RENDER} --lines INPUT_FILE "${dir}/lines.txt" OUTPUT_VARIABLE lines RESULT_VARIABLE rc)
+string(REGEX MATCHALL "[^\n]+" results "${lines}")
+list(LENGTH results n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL 2)
+  message(FATAL_ERROR "render --lines: exit ${rc}, ${n} lines\n${lines}")
+endif()
+list(GET results 1 second)
+string(JSON reason GET "${second}" truncated 0 reason)
+if(NOT reason STREQUAL "array")
+  message(FATAL_ERROR "render --lines: second result\n${second}")
+endif()
+
+execute_process(COMMAND ${RENDER} "${dir}/state.json" --options [=[{"ownership":{"/form":"user"}}]=]
+                OUTPUT_VARIABLE refused RESULT_VARIABLE rc)
+string(JSON code GET "${refused}" code)
+if(NOT rc EQUAL 1 OR NOT code STREQUAL "invalid-options")
+  message(FATAL_ERROR "render: ownership without 'auto' gave exit ${rc}\n${refused}")
+endif()
+message(STATUS "render CLI renders through the facade: ok")
