@@ -119,6 +119,21 @@ export class DurableStateEmitter {
     });
   }
 
+  /**
+   * Runs fn(answer) when no write is under way, and none starts until fn
+   * returns (fn is synchronous): answer(request) is the catch-up, as
+   * catchUp() gives it, but synchronous. For a caller that must compose the
+   * catch-up with other output in one step (the proxy's resumed streams).
+   */
+  withCatchUp(fn) {
+    return this.#serial(async () => {
+      if (this.#degraded) await this.#tryRecover();
+      let vouched = !this.#degraded;
+      if (vouched) vouched = await this.#refresh().then(() => true, () => false);
+      return fn((request) => (vouched ? catchUp(this.#local, request) : snapshotCatchUp(this.#local, request)));
+    });
+  }
+
   /** @internal for catchUp() / writeCatchUp() in server.js */
   [kStoreCatchUp](request) {
     return this.catchUp(request);
