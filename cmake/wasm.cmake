@@ -100,9 +100,11 @@ if(AGUI_WASM_SINGLE_FILE)
 endif()
 
 # Code size of the prompt renderer (renderStateForPrompt, bound in both modules).
-# The browser engine's budget is 100 KiB gzipped, wasm + glue, as
+# The browser engine's budget was 100 KiB gzipped, wasm + glue, as
 # tests/js/package.test.mjs measures it (Node's zlib, level 9): 90,389 B before
-# the renderer; at -O3 the renderer made it ~111 KB. Paths that do not run per
+# the renderer; at -O3 the renderer made it ~111 KB. (With user edits and
+# checkpoints as well it is 115,872 B, and the budget is now 120 KiB: see the
+# test for why.) Paths that do not run per
 # event are therefore built for size; the receiver's per-event path (framing,
 # decoding, JSON reader, patch, pointers, result JSON, feedInput) keeps -O3:
 #  - -Oz: the renderer's driver, options, trie, ownership and facade; the guard,
@@ -111,8 +113,8 @@ endif()
 #  - -Os: the render walk, its character writer, ECMAScript numbers, UTF-16 key
 #    order and the measure of what a render left out (where a render spends its
 #    time: ~20% slower than -O3, against ~30% for -Oz).
-# Result: 90,059 B wasm + 11,784 B glue = 101,843 B (99.5 KiB), 557 B under the
-# budget (make wasm prints GNU gzip's figures, about 1 KB lower for the wasm).
+# Result, renderer alone: 90,059 B wasm + 11,784 B glue = 101,843 B (99.5 KiB)
+# (make wasm prints GNU gzip's figures, about 1 KB lower for the wasm).
 set(AGUI_WASM_SIZE_SOURCES render/prompt_render.cpp render/path_trie.cpp render/ownership.cpp
     facade/prompt_facade.cpp facade/facade_json.cpp receive/approval_guard.cpp receive/metrics.cpp
     receive/outcome.cpp wire/codes.cpp json/canonical_json.cpp json/sha256.cpp
