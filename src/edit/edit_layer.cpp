@@ -81,7 +81,7 @@ AGUI_COLD std::optional<Failure> EditLayer::check(const json& doc, const json& o
     if (owner == Owner::Agent)
       return Failure{Code::AgentOwned, "op " + std::to_string(index) + " writes '" + formatPointer(path) +
                                            "', which the agent owns", index};
-    writes.push_back(Write{std::move(path), owner, std::nullopt, std::nullopt});
+    writes.push_back(Write{std::move(path), owner, std::nullopt, std::nullopt, std::nullopt});
   }
   return std::nullopt;
 }
