@@ -133,8 +133,8 @@ export class StateSync {
     } catch {
       this.#reloadVisible(); // the engine applied it: its visible state is the truth
     }
-    // The agent's own state first (StateSyncHttpAgent), so subscribers that read it see the edit.
     this.#persistIfMoved(before);
+    // The agent's own state first (StateSyncHttpAgent), so subscribers that read it see the edit.
     this.#notifyEditListeners();
     this.#notifyIfChanged(before);
     this.#guard.refresh();
