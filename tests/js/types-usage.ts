@@ -54,11 +54,8 @@ import type {
   ViewToken,
 } from 'agui-state-sync';
 import { useAgentState, usePendingEdits } from 'agui-state-sync/react';
-import { catchUp, formatHeld, HEADER_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
-import { applyRunEdits, MAX_RUN_EDITS, readRunEdits } from 'agui-state-sync/server';
-import type { CatchUpMode, SseResponse } from 'agui-state-sync/server';
-import { useAgentState } from 'agui-state-sync/react';
 import { catchUp, formatHeld, HEADER_HELD, parseHeld, promptMessage, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } from 'agui-state-sync/server';
+import { applyRunEdits, MAX_RUN_EDITS, readRunEdits } from 'agui-state-sync/server';
 import type { CatchUpMode, PromptMessage, SseResponse } from 'agui-state-sync/server';
 import { createStateSyncProxy, EVENTS_LOST, HEADER_ABORT, HEADER_RESUME, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from 'agui-state-sync/proxy';
 import type { PromptContextOptions, ProxyRequest, ProxyResponse, StateSyncProxy, StateSyncProxyOptions, StateSyncProxyStats } from 'agui-state-sync/proxy';
@@ -287,11 +284,11 @@ export async function approvals(): Promise<void> {
   };
   const rendered: PromptRender = renderStateForPrompt({ form: { comment: 'hi' } }, renderOptions);
   const cut: PromptTruncation | undefined = rendered.truncated[0];
-  const why: 'string' | 'array' | 'depth' | 'budget' | 'key' | undefined = cut?.reason;
+  const cutReason: 'string' | 'array' | 'depth' | 'budget' | 'key' | undefined = cut?.reason;
   const block: string = renderStateForPrompt([1, 2], { untrusted: ['/0'] }).text;
   const message: PromptMessage = promptMessage({ a: 1 }, { datamark: '^' });
   const role: 'user' = message.role;
-  void rendered.bytes, rendered.untrustedPaths, cut?.droppedBytes, cut?.path, why, block, role, message.content;
+  void rendered.bytes, rendered.untrustedPaths, cut?.droppedBytes, cut?.path, cutReason, block, role, message.content;
   // @ts-expect-error untrusted is pointers or 'auto'
   renderStateForPrompt({}, { untrusted: 'all' });
   // @ts-expect-error owners are 'user' | 'agent' | 'shared'
