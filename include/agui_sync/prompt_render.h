@@ -86,18 +86,14 @@
 #include <nlohmann/json.hpp>
 
 #include "codes.h"
+#include "edits.h"
 
 namespace agui_sync {
 
-// Who writes the value at a path, for `untrusted: auto` (RenderOptions).
-enum class Owner { Shared, User, Agent };
-
-// One ownership declaration: the subtree at `pointer` (RFC 6901) belongs to
-// `owner`, except where a longer pointer declares another owner.
-struct OwnershipRule {
-  std::string pointer;
-  Owner owner = Owner::Shared;
-};
+// Who writes the value at a path, for `untrusted: auto` (RenderOptions), is
+// the same declaration user edits read (edits.h): Owner and OwnershipRule, the
+// subtree at `path` (RFC 6901) belongs to `owner` except where a longer
+// pointer declares another owner.
 
 // Upper bound of RenderOptions::maxDepth: the render recurses once per level.
 constexpr size_t kMaxRenderDepth = 256;

@@ -109,6 +109,17 @@ export class StateEmitter {
     return result.adopted;
   }
 
+  /**
+   * Where the state holds what users wrote: [{ path, writer: 'client', origin,
+   * seq }] for every pointer a client edit wrote last (an agent write at or
+   * above it takes it back), sorted, at most 1,024. Pass the paths to
+   * renderStateForPrompt / promptMessage as `userWritten` with untrusted: 'auto'.
+   */
+  provenance() {
+    this.#check();
+    return this.#callJson((f) => f.provenanceJson());
+  }
+
   /** A STATE_SNAPSHOT of the current state at the current seq (digest-stamped). */
   snapshot() {
     this.#check();

@@ -6,7 +6,8 @@
 import { failureError, syncError, syncTypeError } from './errors.js';
 import { loadedEngineLink } from './init-engine.js';
 
-const POINTER_LISTS = ['include', 'exclude'];
+// userWritten: the pointers client edits wrote (emitter.provenance()), read with untrusted: 'auto'.
+const POINTER_LISTS = ['include', 'exclude', 'userWritten'];
 const LIMITS = ['maxBytes', 'maxStringBytes', 'maxArrayItems', 'maxDepth'];
 const STRINGS = ['datamark', 'tag'];
 const OWNERS = new Set(['user', 'agent', 'shared']);
@@ -61,8 +62,10 @@ export function promptOptionsJson(options, what = 'renderStateForPrompt') {
     checkOption(name, value, what);
     picked[name] = value;
   }
-  if (picked.ownership !== undefined && picked.untrusted !== 'auto') {
-    throw optionError(what, "option ownership is read only with untrusted: 'auto'");
+  for (const name of ['ownership', 'userWritten']) {
+    if (picked[name] !== undefined && picked.untrusted !== 'auto') {
+      throw optionError(what, `option ${name} is read only with untrusted: 'auto'`);
+    }
   }
   return JSON.stringify(picked);
 }

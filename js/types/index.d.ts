@@ -525,6 +525,11 @@ export interface PromptRenderOptions {
    * wins, a path none covers is 'shared'. E.g. { '/form': 'user', '/form/status': 'agent' }.
    */
   ownership?: Record<string, StateOwner>;
+  /**
+   * With untrusted: 'auto': pointers that client edits wrote, untrusted whoever
+   * owns them (emitter.provenance().map((w) => w.path)).
+   */
+  userWritten?: string[];
   /** Hard cap on `text` in bytes (default 32768; at least the size of the "state too large" block). */
   maxBytes?: number;
   /** UTF-8 bytes kept of one string (default 2048). */
@@ -649,6 +654,16 @@ export interface AppliedEdits<S = JsonValue> {
   results: EditResult[];
 }
 
+/** A pointer whose current value a client edit wrote (emitter.provenance()). */
+export interface ClientWrite {
+  path: string;
+  writer: 'client';
+  /** The edit's origin: its editId before the last ':'. */
+  origin: string;
+  /** The event that wrote it. */
+  seq: number;
+}
+
 export interface StateEmitter<S = JsonValue> {
   /** Events that take receivers from the current state to `newState` ([] if equal). */
   update(newState: S): StateEvent<S>[];
@@ -660,6 +675,8 @@ export interface StateEmitter<S = JsonValue> {
    * 'seq-exhausted') only when the call cannot be judged, and then nothing is applied.
    */
   applyEdits(edits: readonly EditRequest[], policy?: EditPolicy): AppliedEdits<S>;
+  /** The pointers whose values client edits wrote last (for untrusted: 'auto' with userWritten). */
+  provenance(): ClientWrite[];
   snapshot(): StateSnapshotEvent<S>;
   /** "id: <seq>\ndata: <JSON>\n\n". */
   encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;

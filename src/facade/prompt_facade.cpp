@@ -77,7 +77,10 @@ std::optional<Failure> readRenderOptions(const std::string& optionsJson, RenderO
     if (auto failure = parseBounded(optionsJson, kOptionsDepth, opts)) return failure;
   }
   if (!opts.is_object()) return invalid("options must be a JSON object");
-  std::pair<const char*, std::vector<std::string>*> lists[] = {{"include", &o.include}, {"exclude", &o.exclude}};
+  // userWritten: the pointers client edits wrote (StateEmitter::provenance()),
+  // read with untrusted "auto" like `ownership`'s user rules.
+  std::pair<const char*, std::vector<std::string>*> lists[] = {
+      {"include", &o.include}, {"exclude", &o.exclude}, {"userWritten", &o.userWritten}};
   for (auto& [name, target] : lists)
     if (auto failure = readPointers(opts, name, *target)) return failure;
   if (auto failure = readUntrusted(opts, o)) return failure;

@@ -98,7 +98,7 @@ bool autoUntrustedPaths(const json& state, const std::vector<OwnershipRule>& own
                         Failure* failure) {
   PathTrie trie;
   for (size_t i = 0; i < ownership.size(); ++i)
-    if (!addRules(trie, "ownership", i, ownership[i].pointer, ownership[i].owner, failure)) return false;
+    if (!addRules(trie, "ownership", i, ownership[i].path, ownership[i].owner, failure)) return false;
   for (size_t i = 0; i < userWritten.size(); ++i)
     if (!addRules(trie, "userWritten", i, userWritten[i], Owner::User, failure)) return false;
   trie.markOtherOwners();

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+// The umbrella header first: every public header must compile together (two
+// of them once declared `Owner` differently, which only LTO noticed).
+#include <agui_sync/agui_sync.h>
 #include <agui_sync/approval_guard.h>
 #include <agui_sync/state_emitter.h>
 #include <agui_sync/sync_engine.h>

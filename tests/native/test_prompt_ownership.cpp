@@ -217,7 +217,7 @@ TEST_CASE("untrusted auto: seeded random states and rules against the reference"
     CHECK(got == expected);
     marked += !got.empty();
     for (const auto& p : got) {
-      const bool declared = std::any_of(o.ownership.begin(), o.ownership.end(), [&](const auto& r) { return r.pointer == p; });
+      const bool declared = std::any_of(o.ownership.begin(), o.ownership.end(), [&](const auto& r) { return r.path == p; });
       const bool written = std::find(o.userWritten.begin(), o.userWritten.end(), p) != o.userWritten.end();
       carved += !declared && !written;  // a path no rule names: a member of a split subtree
     }
