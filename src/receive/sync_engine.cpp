@@ -176,8 +176,8 @@ AGUI_COLD Checkpoint SyncEngine::checkpoint() const {
 AGUI_COLD void SyncEngine::restore(Checkpoint c, std::vector<Outcome>& out) {
   Impl& e = *impl_;
   e.detachEdits();
+  e.receiver.setLastEventId(c.lastEventId);  // first: the `restored` resync request carries it
   e.receiver.restore(std::move(c.state), c.lastSeq, std::move(c.epoch), out);
-  e.receiver.setLastEventId(c.lastEventId);
   e.framer.setLastEventId(c.lastEventId.value_or(std::string()));
   e.edits.restore(e.receiver.mutableState(), std::move(c.edits), std::move(c.clientId), c.editCounter, out);
   e.edits.attach(e.receiver.mutableState());

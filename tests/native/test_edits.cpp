@@ -270,6 +270,10 @@ TEST_CASE("checkpoint: a reload continues by replay with its pending edits", "[e
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == OutcomeKind::Resync);
   CHECK(out[0].reason == Code::Restored);
+  CHECK(out[0].lastEventId == saved.lastEventId);
+  CHECK(out[0].lastSeq == saved.lastSeq);
+  REQUIRE(reloaded.resyncRequest());
+  CHECK(reloaded.resyncRequest()->lastEventId == saved.lastEventId);
   CHECK(reloaded.status() == SyncStatus::Resyncing);
   CHECK(reloaded.clientId() == "tab1");
   CHECK(reloaded.state()["form"]["note"] == "mine");
