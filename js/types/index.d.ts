@@ -745,6 +745,17 @@ export interface DurableStateEmitter<S = JsonValue> {
   snapshot(): Promise<StateSnapshotEvent<S>>;
   /** Catches up with what other instances wrote to the key. */
   refresh(): Promise<void>;
+  /**
+   * listener(events): every event of the key's line, in order, once each (this emitter's writes once
+   * committed, other instances' as found, polled every `pollMs`, default 100, while anyone listens).
+   * An instance's fan-out: encode once, write to each client. Returns unsubscribe().
+   */
+  subscribe(listener: (events: StateEvent<S>[]) => void, options?: { pollMs?: number }): () => void;
+  /**
+   * fn(catchUp) with a synchronous catchUp(request), while no write is under way and none starts until
+   * fn returns: a catch-up and joining the fan-out in one step, with no event between them.
+   */
+  withCatchUp<T>(fn: (catchUp: (request: unknown) => { mode: 'current' | 'replay' | 'snapshot'; events: StateEvent<S>[] }) => T): Promise<T>;
   encode(event: AguiEvent | StateEvent<S>, options?: { id?: boolean }): string;
   heartbeat(): string;
   /** Of the last event returned. */

@@ -167,3 +167,25 @@ describe('threads expire after ttlMs without a write', () => {
     }
   });
 });
+
+describe('subscribe(): every event of the line, once, in order, on every instance', () => {
+  test('two instances on memoryStore(): each listener sees both writers\' events as one consecutive line', async () => {
+    const store = server.memoryStore();
+    const a = await createStateEmitter({ store, key: 'fanout', initialState: bigState(0) });
+    const b = await createStateEmitter({ store, key: 'fanout' });
+    const seen = { a: [], b: [] };
+    const offA = a.subscribe((events) => seen.a.push(...events), { pollMs: 5 });
+    const offB = b.subscribe((events) => seen.b.push(...events), { pollMs: 5 });
+    const written = [];
+    for (let i = 1; i <= 10; i++) written.push(...(await (i % 3 ? a : b).update(bigState(i))));
+    await new Promise((r) => setTimeout(r, 50)); // a poll or two
+    for (const name of ['a', 'b']) {
+      assertConsecutive(seen[name], 1, name);
+      assert.deepEqual(seen[name], written, `${name}: what the two writers committed, in order`);
+    }
+    offA();
+    offB();
+    a.dispose();
+    b.dispose();
+  });
+});

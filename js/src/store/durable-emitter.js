@@ -12,12 +12,12 @@
 // snapshots; it retries the store every second and, when it answers, makes
 // its line the stored one (or, if another instance wrote meanwhile, continues
 // the stored line with its state on top) and logs it.
-import { syncError } from '../errors.js';
+import { reportListenerError, syncError, syncTypeError } from '../errors.js';
 import { kStoreCatchUp } from '../internals.js';
 import { emitterOptions } from '../options.js';
 import { catchUp } from '../server.js';
 import { checkKey, checkStore } from './contract.js';
-import { buildLocal, copyArgument, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('run-active')
 const RETRY_MS = 1000; // an unreachable store is tried again this often
@@ -38,6 +38,8 @@ export class DurableStateEmitter {
   #nextTry = 0;
   #disposed = false;
   #carried = {}; // stats of the local emitters replaced so far
+  #listeners = new Set(); // subscribe(): every event of the key's line, once, in order
+  #pollTimer = null;
   #counters = { commits: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
 
   /** @internal use createStateEmitter({ store, key }) */
@@ -152,6 +154,28 @@ export class DurableStateEmitter {
     });
   }
 
+  /**
+   * listener(events) gets every event of the key's line, in order, once each:
+   * this emitter's own writes once committed, and those of other instances as
+   * this emitter finds them (catch-ups, writes that lost a race, and a poll of
+   * the store every `pollMs` while anyone listens). An instance's fan-out to
+   * its clients: write each event to each of them. A gap (events another
+   * instance wrote and the log trimmed before they were seen) shows to the
+   * clients as a gap, which they heal by a catch-up. Returns unsubscribe().
+   */
+  subscribe(listener, { pollMs = 100 } = {}) {
+    this.#check();
+    if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'subscribe() needs a function');
+    if (!(pollMs > 0)) throw syncTypeError('invalid-argument', 'subscribe() pollMs must be a positive number');
+    this.#listeners.add(listener);
+    this.#pollTimer ??= setInterval(() => this.refresh().catch(() => {}), pollMs);
+    this.#pollTimer.unref?.();
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) this.#stopPolling();
+    };
+  }
+
   /** "id: <seq>\ndata: <JSON>\n\n", as StateEmitter.encode(). */
   encode(event, options) {
     this.#check();
@@ -176,6 +200,8 @@ export class DurableStateEmitter {
     if (this.#disposed) return;
     this.#disposed = true;
     clearInterval(this.#retryTimer);
+    this.#stopPolling();
+    this.#listeners.clear();
     this.#local.dispose();
   }
 
@@ -193,8 +219,30 @@ export class DurableStateEmitter {
     if (this.#disposed) throw syncError('disposed', 'this DurableStateEmitter was disposed');
   }
 
-  // apply(local) computes the events; they are returned once the store holds them.
+  #stopPolling() {
+    clearInterval(this.#pollTimer);
+    this.#pollTimer = null;
+  }
+
+  #publish(events) {
+    if (events.length === 0) return;
+    for (const listener of this.#listeners) {
+      try {
+        listener(events);
+      } catch (error) {
+        reportListenerError(error, 'a DurableStateEmitter listener');
+      }
+    }
+  }
+
+  // apply(local) computes the events; they are returned (and published) once the store holds them.
   async #commit(apply) {
+    const out = await this.#commitOnce(apply);
+    this.#publish(eventsOf(out));
+    return out;
+  }
+
+  async #commitOnce(apply) {
     for (let attempt = 1; ; attempt++) {
       if (this.#degraded) await this.#tryRecover();
       const out = apply(this.#local); // a refusal throws here, and nothing changed
@@ -237,9 +285,11 @@ export class DurableStateEmitter {
     if (stored === null && (await this.#store.init(this.#key, this.#stored)).ok) stored = { ...this.#stored, events: [] };
     stored ??= await this.#store.load(this.#key);
     if (stored === null) throw syncError('upstream-failed', 'the key vanished while it was being read');
-    const local = await buildLocal(this.#create, this.#options, stored);
+    const { local, events } = await buildLocal(this.#create, this.#options, stored);
     this.#replaceLocal(local);
+    const seen = this.#stored;
     this.#stored = { epoch: stored.epoch, seq: stored.seq, state: stored.state };
+    this.#publish(eventsAfter(events, seen)); // what other instances wrote since
   }
 
   // Reloads when the store's line moved past ours.
@@ -337,6 +387,6 @@ export async function openStoreEmitter(options, create) {
     stored = await store.load(key);
     if (stored === null) throw syncError('upstream-failed', `key ${JSON.stringify(key)} vanished while it was being created`);
   }
-  const local = await buildLocal(create, base, stored);
+  const { local } = await buildLocal(create, base, stored);
   return new DurableStateEmitter({ store, key, create, options: base, local, stored: { epoch: stored.epoch, seq: stored.seq, state: stored.state } });
 }

@@ -4,12 +4,21 @@
 import { kCatchUpSnapshot, kStateText } from '../internals.js';
 import { readResyncRequest, SNAPSHOT_REASONS } from '../server.js';
 
-/** A local emitter continuing `line` ({ epoch, seq, state: JSON text, events?: [JSON text] }). */
+/**
+ * A local emitter continuing `line` ({ epoch, seq, state: JSON text, events?: [JSON text] }):
+ * { local, events } (the log's events, parsed).
+ */
 export async function buildLocal(create, options, line) {
   const local = await create({ ...options, epoch: line.epoch, startSeq: line.seq, initialState: JSON.parse(line.state) });
   // The log's events become its replay ring and edit ledger (one parse of the whole log).
-  if (line.events?.length) local.adoptHistory(JSON.parse(`[${line.events.join(',')}]`));
-  return local;
+  const events = line.events?.length ? JSON.parse(`[${line.events.join(',')}]`) : [];
+  if (events.length) local.adoptHistory(events);
+  return { local, events };
+}
+
+/** The events of `events` (a line's log) that come after `seen` ({ epoch, seq }): all of them in another epoch. */
+export function eventsAfter(events, seen) {
+  return events.filter((e) => e.metadata?.epoch !== seen.epoch || e.metadata.seq > seen.seq);
 }
 
 /** Where `local` stands, as a store line: { epoch, seq, state }. */
