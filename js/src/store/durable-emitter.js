@@ -12,11 +12,12 @@
 // snapshots; it retries the store every second and, when it answers, makes
 // its line the stored one (or, if another instance wrote meanwhile, continues
 // the stored line with its state on top) and logs it.
-import { reportListenerError, syncError, syncTypeError } from '../errors.js';
+import { syncError } from '../errors.js';
 import { kStoreCatchUp } from '../internals.js';
 import { emitterOptions } from '../options.js';
 import { catchUp } from '../server.js';
 import { checkKey, checkStore } from './contract.js';
+import { Fanout } from './fanout.js';
 import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('run-active')
@@ -38,8 +39,7 @@ export class DurableStateEmitter {
   #nextTry = 0;
   #disposed = false;
   #carried = {}; // stats of the local emitters replaced so far
-  #listeners = new Set(); // subscribe(): every event of the key's line, once, in order
-  #pollTimer = null;
+  #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
   #counters = { commits: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
 
   /** @internal use createStateEmitter({ store, key }) */
@@ -165,15 +165,9 @@ export class DurableStateEmitter {
    */
   subscribe(listener, { pollMs = 100 } = {}) {
     this.#check();
-    if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'subscribe() needs a function');
-    if (!(pollMs > 0)) throw syncTypeError('invalid-argument', 'subscribe() pollMs must be a positive number');
-    this.#listeners.add(listener);
-    this.#pollTimer ??= setInterval(() => this.refresh().catch(() => {}), pollMs);
-    this.#pollTimer.unref?.();
-    return () => {
-      this.#listeners.delete(listener);
-      if (this.#listeners.size === 0) this.#stopPolling();
-    };
+    // The poll leaves an unreachable store to the retry pace (RETRY_MS), unlike an explicit refresh().
+    const poll = () => this.#serial(() => (this.#degraded ? this.#tryRecover() : this.#refresh())).catch(() => {});
+    return this.#fanout.add(listener, pollMs, poll);
   }
 
   /** "id: <seq>\ndata: <JSON>\n\n", as StateEmitter.encode(). */
@@ -200,8 +194,7 @@ export class DurableStateEmitter {
     if (this.#disposed) return;
     this.#disposed = true;
     clearInterval(this.#retryTimer);
-    this.#stopPolling();
-    this.#listeners.clear();
+    this.#fanout.clear();
     this.#local.dispose();
   }
 
@@ -219,26 +212,10 @@ export class DurableStateEmitter {
     if (this.#disposed) throw syncError('disposed', 'this DurableStateEmitter was disposed');
   }
 
-  #stopPolling() {
-    clearInterval(this.#pollTimer);
-    this.#pollTimer = null;
-  }
-
-  #publish(events) {
-    if (events.length === 0) return;
-    for (const listener of this.#listeners) {
-      try {
-        listener(events);
-      } catch (error) {
-        reportListenerError(error, 'a DurableStateEmitter listener');
-      }
-    }
-  }
-
   // apply(local) computes the events; they are returned (and published) once the store holds them.
   async #commit(apply) {
     const out = await this.#commitOnce(apply);
-    this.#publish(eventsOf(out));
+    this.#fanout.publish(eventsOf(out));
     return out;
   }
 
@@ -289,7 +266,7 @@ export class DurableStateEmitter {
     this.#replaceLocal(local);
     const seen = this.#stored;
     this.#stored = { epoch: stored.epoch, seq: stored.seq, state: stored.state };
-    this.#publish(eventsAfter(events, seen)); // what other instances wrote since
+    this.#fanout.publish(eventsAfter(events, seen)); // what other instances wrote since
   }
 
   // Reloads when the store's line moved past ours.
