@@ -50,6 +50,7 @@ export class AgentRun {
     this.truth = [];
     this.faultLog = [];
     this.approvals = [];
+    this.approvalStore = pkg.memoryStore(); // consumeApproval's records: a re-sent approval pays once
     this.clientRuns = new Set(); // the runIds of the client's RunAgentInputs
     this.edits = new Map(); // editId -> the agent's verdict (applyEdits result)
     this.stats = { connections: 0, cuts: 0, bytesWritten: 0, catchUps: { current: 0, replay: 0, snapshot: 0 } };
@@ -256,12 +257,19 @@ export class AgentRun {
     return conn;
   }
 
-  approve(approval, pane) {
-    const matched = this.pkg.verifyApproval(approval, this.emitter.state) === true;
+  // consumeApproval verifies as verifyApproval does and records the approval: the
+  // same one sent again (a retry after a cut) gets the first decision back and
+  // the payment is not made twice; effectKey is the payment's idempotency key.
+  async approve(approval, pane) {
+    const interruptId = typeof approval?.interruptId === 'string' && approval.interruptId ? approval.interruptId : undefined;
+    const decision = await this.pkg.consumeApproval(approval, this.emitter.state, { store: this.approvalStore, threadId: this.threadId, interruptId });
+    const matched = decision.ok;
     const record = {
       pane: String(pane || 'unknown'),
       matched,
-      executed: matched,
+      executed: decision.ok && !decision.replayed,
+      replayed: decision.replayed,
+      effectKey: decision.effectKey,
       at: Date.now() - this.startedAt,
       agentSeq: this.emitter.seq,
       approvedSeq: approval && approval.seq != null ? approval.seq : null,
@@ -270,7 +278,9 @@ export class AgentRun {
       interruptId: approval && approval.interruptId != null ? approval.interruptId : null,
     };
     this.approvals.push(record);
-    this.log(`approval from ${record.pane}: ${matched ? 'MATCHES the agent state, executing' : 'does NOT match the agent state, rejected'}`);
+    const verdict = !matched ? 'does NOT match the agent state, rejected'
+      : decision.replayed ? 'already consumed: the first decision stands, not paid again' : 'MATCHES the agent state, executing';
+    this.log(`approval from ${record.pane}: ${verdict}`);
     return record;
   }
 

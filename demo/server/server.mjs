@@ -16,7 +16,8 @@
 //                        package's catchUp(): nothing, a replay of missed deltas, or a snapshot.
 //   GET  /truth?threadId the agent's own state digest (stateDigest), seq, recent digests, faults,
 //                        and every connection's catch-up (where the client was, why, replay or snapshot)
-//   POST /approve        {threadId, approval, pane} -> verifyApproval(approval, agent state)
+//   POST /approve        {threadId, approval, pane} -> consumeApproval(approval, agent state): verified as
+//                        verifyApproval does and recorded once (the same approval again is not paid twice)
 //   GET  /faults         current fault settings and presets; POST /faults to change them live
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import http from 'node:http';
@@ -132,7 +133,7 @@ export async function startServer(opts = {}) {
         const body = await readJson(req);
         const run = getRun(body.threadId);
         if (!run) return sendJson(res, 404, { error: 'no such thread' });
-        return sendJson(res, 200, run.approve(body.approval, body.pane));
+        return sendJson(res, 200, await run.approve(body.approval, body.pane));
       }
       if (url.pathname === '/faults') {
         if (req.method === 'POST') {

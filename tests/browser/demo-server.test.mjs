@@ -138,8 +138,13 @@ test('demo server: a clean run is a valid AG-UI stream whose state events rebuil
   await upToDate.text();
 
   // Approvals are checked against the agent's own state.
-  const good = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'sync', approval: { path: '/proposal', seq, digest: stateDigest(state.proposal) } })).json();
+  const approval = { path: '/proposal', seq, digest: stateDigest(state.proposal) };
+  const good = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'sync', approval })).json();
   assert.equal(good.matched, true);
+  assert.equal(good.executed, true);
+  // The same approval again (a retry after a cut): the first decision, the payment not made twice.
+  const again = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'sync', approval })).json();
+  assert.deepEqual([again.matched, again.executed, again.replayed, again.effectKey], [true, false, true, good.effectKey]);
   const stale = { ...state.proposal, recipient: recipients[0] };
   const bad = await (await post(s.url, '/approve', { threadId: 'clean', pane: 'reference', approval: { path: '/proposal', seq: null, digest: stateDigest(stale) } })).json();
   assert.equal(bad.matched, false);
