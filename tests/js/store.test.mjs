@@ -189,3 +189,37 @@ describe('subscribe(): every event of the line, once, in order, on every instanc
     b.dispose();
   });
 });
+
+describe('store options and a writer that always loses', () => {
+  test('a store and a key go together; a wrong store is refused', async () => {
+    const store = server.memoryStore();
+    await assert.rejects(createStateEmitter({ store }), { code: 'invalid-options' });
+    await assert.rejects(createStateEmitter({ key: 'k' }), { code: 'invalid-options' });
+    await assert.rejects(createStateEmitter({ store: { load() {} }, key: 'k' }), { code: 'invalid-options' });
+    await assert.rejects(createStateEmitter({ store, key: '' }), { code: 'invalid-options' });
+    await assert.rejects(createStateEmitter({ store, key: 'k', nope: 1 }), { code: 'invalid-options' });
+    assert.throws(() => server.redisStore({ nope: 1 }), { code: 'invalid-options' });
+    assert.throws(() => server.memoryStore({ ttlMs: 0 }), { code: 'invalid-options' });
+  });
+
+  test('another writer winning every race: the write gives up with run-active and nothing is sent', async () => {
+    const raw = server.memoryStore();
+    const other = await createStateEmitter({ store: raw, key: 'lose', initialState: { n: 0 } });
+    let n = 0;
+    const losing = { ...Object.fromEntries(['load', 'init', 'head', 'reset', 'claim', 'peek'].map((m) => [m, raw[m].bind(raw)])) };
+    losing.append = async (...args) => {
+      await other.update({ n: ++n }); // the other instance gets there first, every time
+      return raw.append(...args);
+    };
+    const loser = await createStateEmitter({ store: losing, key: 'lose' });
+    const heard = [];
+    loser.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 1000 });
+    await assert.rejects(loser.update({ n: -1 }), { code: 'run-active' });
+    assert.equal(loser.stats().store.conflicts, 16);
+    assert.deepEqual(heard, Array.from({ length: 16 }, (_, i) => i + 1), "only the winner's events, once each, in order");
+    assert.equal(loser.seq, other.seq, "it stands on the winner's line");
+    assert.deepEqual(loser.state, other.state);
+    loser.dispose();
+    other.dispose();
+  });
+});
