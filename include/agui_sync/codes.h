@@ -79,6 +79,10 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
     "the run was aborted: by the client's explicit abort, or no client came back within the grace period")     \
   X(UpstreamFailed, "upstream-failed", kError, Cure::None,                                                     \
     "the upstream agent could not be reached, answered an error, or ended its stream early")                   \
+  X(StoreUnavailable, "store-unavailable", kError, Cure::None,                                                 \
+    "the emitter's store (e.g. Redis) could not be reached, or lost the key in the middle of an operation")     \
+  X(StoreConflict, "store-conflict", kError, Cure::None,                                                       \
+    "another writer won every retry of a store write; nothing was sent")                                        \
   /* --- edit rejection reasons (patch-failed, precondition-failed, invalid-patch, limit-exceeded too) */     \
   X(AgentOwned, "agent-owned", kEdit | kError, Cure::None, "the edit writes a path the agent owns")             \
   X(Conflict, "conflict", kEdit, Cure::None,                                                                    \
@@ -94,6 +98,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(InvalidToken, "invalid-token", kGuard, Cure::None, "the token or path is malformed")                      \
   X(EditPending, "edit-pending", kGuard, Cure::None,                                                          \
     "an edit the agent has not acknowledged touches the path: the agent does not hold that value")           \
+  X(AlreadyConsumed, "already-consumed", kGuard, Cure::None,                                                   \
+    "the interrupt was already resolved by another approval (consumeApproval)")                                \
   X(UnknownInterrupt, "unknown-interrupt", kGuard, Cure::None, "no open interrupt has that id")               \
   X(Disposed, "disposed", kGuard | kError, Cure::None, "the object was disposed")                              \
   X(EngineFailed, "engine-failed", kGuard | kError, Cure::None,                                                \

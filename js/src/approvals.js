@@ -68,7 +68,7 @@ function answerFromRecord(recorded, key) {
   } catch {
     record = null;
   }
-  if (record?.effectKey !== key) return refused('unknown-interrupt'); // the interrupt was resolved by another approval
+  if (record?.effectKey !== key) return refused('already-consumed'); // the interrupt was resolved by another approval
   return { ok: true, decision: 'approved', replayed: true, effectKey: key };
 }
 
@@ -79,13 +79,13 @@ function answerFromRecord(recorded, key) {
  *  - first time, verified: { ok: true, decision: 'approved', replayed: false, effectKey };
  *  - the same approval again (a re-sent resume, another instance, after a
  *    restart), whatever the state is now: the first decision, replayed: true;
- *  - another approval for an interrupt already consumed: refused, 'unknown-interrupt';
+ *  - another approval for an interrupt already consumed: refused, 'already-consumed';
  *  - not verified: refused, 'changed' ('invalid-token' when malformed); nothing
  *    is recorded (a refusal consumes nothing, the person may approve again).
  * Act only on ok, with effectKey as the effect's idempotency key: a replayed
  * decision may mean the first consumer died before acting, or after.
  * Without an interruptId, each distinct approval is consumed once. Rejects
- * with 'upstream-failed' when the store is unreachable: then nothing is decided.
+ * with 'store-unavailable' when the store is unreachable: then nothing is decided.
  */
 export async function consumeApproval(approval, agentState, options) {
   const { store, threadId, interruptId } = consumeOptions(approval, options);

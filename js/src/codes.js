@@ -8,10 +8,10 @@ export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed
 export const IGNORED_REASONS = Object.freeze(['duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch']);
 
 /** What went wrong: an error outcome, a facade failure, or AguiSyncError.code. */
-export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'disposed', 'engine-failed']);
+export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'store-unavailable', 'store-conflict', 'agent-owned', 'disposed', 'engine-failed']);
 
 /** Why the approval guard refuses. */
-export const GUARD_REASONS = Object.freeze(['resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'unknown-interrupt', 'disposed', 'engine-failed']);
+export const GUARD_REASONS = Object.freeze(['resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'already-consumed', 'unknown-interrupt', 'disposed', 'engine-failed']);
 
 /** Why an edit was refused locally or rejected by the agent. */
 export const EDIT_REASONS = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-patch', 'invalid-request', 'agent-owned', 'conflict']);
@@ -23,4 +23,4 @@ export const SNAPSHOT_REASONS = Object.freeze(['seq-conflict', 'digest-mismatch'
 export const REPLAY_REASONS = Object.freeze(['gap', 'stale-base', 'restored']);
 
 /** Every code in one list (each once). */
-export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'restored', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'agent-owned', 'conflict', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'unknown-interrupt', 'disposed', 'engine-failed']);
+export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'restored', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'store-unavailable', 'store-conflict', 'agent-owned', 'conflict', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'already-consumed', 'unknown-interrupt', 'disposed', 'engine-failed']);

@@ -732,7 +732,7 @@ export interface DurableEmitterStats extends EmitterStats {
  * An emitter bound to one key of a store (createStateEmitter({ store, key })): every event is
  * committed (with the seq and state, atomically, only if no other writer got there first) before it
  * is returned, so writes are async. A lost race re-reads the winner's line and recomputes; after 16
- * in a row it rejects with 'run-active'. While the store is unreachable it goes on alone under a
+ * in a row it rejects with 'store-conflict'. While the store is unreachable it goes on alone under a
  * fresh epoch (starting with a snapshot), answers catch-ups with snapshots, and recovers by itself.
  */
 export interface DurableStateEmitter<S = JsonValue> {

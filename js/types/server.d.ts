@@ -137,13 +137,13 @@ export interface ConsumedApproval {
   replayed: boolean;
   /** The effect's idempotency key (null when refused). */
   effectKey: string | null;
-  /** Why it was refused: 'changed' (not verified), 'invalid-token', 'unknown-interrupt' (consumed by another approval). */
-  reason?: 'changed' | 'invalid-token' | 'unknown-interrupt';
+  /** Why it was refused: 'changed' (not verified), 'invalid-token', 'already-consumed' (resolved by another approval). */
+  reason?: 'changed' | 'invalid-token' | 'already-consumed';
 }
 
 /**
  * Verifies `approval` as verifyApproval does and records it once per (threadId, interruptId) in
- * `store`. Rejects with 'upstream-failed' when the store is unreachable (nothing decided).
+ * `store`. Rejects with 'store-unavailable' when the store is unreachable (nothing decided).
  */
 export function consumeApproval(
   approval: Approval | unknown,

@@ -43,7 +43,7 @@ for (const kind of storeKinds()) {
       const other = await approvalOf(emitter, '/proposal'); // a later approval of the same value: another seq
       assert.notEqual(effectKey(other, options), first.effectKey);
       assert.deepEqual(await consumeApproval(other, emitter.state, options),
-        { ok: false, decision: 'refused', replayed: false, effectKey: null, reason: 'unknown-interrupt' });
+        { ok: false, decision: 'refused', replayed: false, effectKey: null, reason: 'already-consumed' });
       emitter.dispose();
     });
 

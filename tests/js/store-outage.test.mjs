@@ -75,10 +75,10 @@ describe('redis-server stopped and started under an emitter', () => {
     await otherStore.close();
   });
 
-  test('a store unreachable at creation rejects with upstream-failed', async () => {
+  test('a store unreachable at creation rejects with store-unavailable', async () => {
     await redis.stop();
     const store = redisStore({ url: redis.url, logger: captureLogger(), timeoutMs: 300 });
-    await assert.rejects(createStateEmitter({ store, key: 'down' }), { code: 'upstream-failed' });
+    await assert.rejects(createStateEmitter({ store, key: 'down' }), { code: 'store-unavailable' });
     await store.close();
     await redis.restart();
   });

@@ -202,7 +202,7 @@ describe('store options and a writer that always loses', () => {
     assert.throws(() => server.memoryStore({ ttlMs: 0 }), { code: 'invalid-options' });
   });
 
-  test('another writer winning every race: the write gives up with run-active and nothing is sent', async () => {
+  test('another writer winning every race: the write gives up with store-conflict and nothing is sent', async () => {
     const raw = server.memoryStore();
     const other = await createStateEmitter({ store: raw, key: 'lose', initialState: { n: 0 } });
     let n = 0;
@@ -214,7 +214,7 @@ describe('store options and a writer that always loses', () => {
     const loser = await createStateEmitter({ store: losing, key: 'lose' });
     const heard = [];
     loser.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 1000 });
-    await assert.rejects(loser.update({ n: -1 }), { code: 'run-active' });
+    await assert.rejects(loser.update({ n: -1 }), { code: 'store-conflict' });
     assert.equal(loser.stats().store.conflicts, 16);
     assert.deepEqual(heard, Array.from({ length: 16 }, (_, i) => i + 1), "only the winner's events, once each, in order");
     assert.equal(loser.seq, other.seq, "it stands on the winner's line");

@@ -20,7 +20,7 @@ import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
 import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 
-const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('run-active')
+const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
 const RETRY_MS = 1000; // an unreachable store is tried again this often
 const REPLAY_DEFAULTS = { replayMaxEvents: 1024, replayMaxBytes: 4 << 20 }; // the emitter's (state_emitter.h)
 
@@ -236,7 +236,7 @@ export class DurableStateEmitter {
         this.#inFlight = false;
       }
       if (attempt >= MAX_ATTEMPTS) {
-        throw syncError('run-active', `key ${JSON.stringify(this.#key)}: another writer won ${MAX_ATTEMPTS} times in a row; nothing was sent`);
+        throw syncError('store-conflict', `key ${JSON.stringify(this.#key)}: another writer won ${MAX_ATTEMPTS} times in a row; nothing was sent`);
       }
       await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2)); // out of lockstep
     }
@@ -261,7 +261,7 @@ export class DurableStateEmitter {
     let stored = await this.#store.load(this.#key);
     if (stored === null && (await this.#store.init(this.#key, this.#stored)).ok) stored = { ...this.#stored, events: [] };
     stored ??= await this.#store.load(this.#key);
-    if (stored === null) throw syncError('upstream-failed', 'the key vanished while it was being read');
+    if (stored === null) throw syncError('store-unavailable', 'the key vanished while it was being read');
     const { local, events } = await buildLocal(this.#create, this.#options, stored);
     this.#replaceLocal(local);
     const seen = this.#stored;
@@ -347,7 +347,7 @@ export class DurableStateEmitter {
  * createStateEmitter({ store, key, ...options }): loads the key's line (state,
  * seq, epoch, log) and continues it, or starts it from the options (epoch,
  * startSeq, initialState count only for a new key). Rejects with
- * 'upstream-failed' when the store is unreachable.
+ * 'store-unavailable' when the store is unreachable.
  */
 export async function openStoreEmitter(options, create) {
   const { store, key, ...rest } = options;
@@ -362,7 +362,7 @@ export async function openStoreEmitter(options, create) {
     if ((await store.init(key, line)).ok) return new DurableStateEmitter({ store, key, create, options: base, local, stored: line });
     local.dispose(); // another instance created it first
     stored = await store.load(key);
-    if (stored === null) throw syncError('upstream-failed', `key ${JSON.stringify(key)} vanished while it was being created`);
+    if (stored === null) throw syncError('store-unavailable', `key ${JSON.stringify(key)} vanished while it was being created`);
   }
   const { local } = await buildLocal(create, base, stored);
   return new DurableStateEmitter({ store, key, create, options: base, local, stored: { epoch: stored.epoch, seq: stored.seq, state: stored.state } });

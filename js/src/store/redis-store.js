@@ -14,7 +14,7 @@ const SCRIPTS = { APPEND, CLAIM, INIT, LOAD, RESET };
 const MAX_ID_LENGTH = 1024;
 
 function unreachable(error) {
-  return syncError('upstream-failed', `the Redis store is unreachable (${error?.message ?? error})`, { cause: error });
+  return syncError('store-unavailable', `the Redis store is unreachable (${error?.message ?? error})`, { cause: error });
 }
 
 class RedisStore {
