@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startFormUpstream, gate } from './form-agent.mjs';
-import { connectClient, createStateSyncProxy, parseSse, readStream, runInput, serve, until } from './proxy-support.mjs';
+import { connectClient, createStateSyncProxy, parseSse, readStream, runInput, stackOn, until } from './proxy-support.mjs';
 import { jsDir, plain } from './support.mjs';
 
 const T = { timeout: 20000 };
@@ -25,22 +25,7 @@ const replace = (path, value) => ({ op: 'replace', path, value });
 
 /** A FormAgent upstream (`plans[index]`: that run's steps) behind a proxy with `options`. */
 async function edStack(plans, options = {}) {
-  const upstream = await startFormUpstream((input, index) => plans[index] ?? []);
-  const errors = [];
-  const proxy = createStateSyncProxy({ upstream: upstream.url, onError: (error) => errors.push(error), ...options });
-  const server = await serve(proxy);
-  return {
-    upstream,
-    proxy,
-    errors,
-    url: server.url,
-    port: server.port,
-    async close() {
-      proxy.close();
-      await server.close();
-      await upstream.close();
-    },
-  };
+  return stackOn(await startFormUpstream((input, index) => plans[index] ?? []), options);
 }
 
 /** The thread's first run (the agent fills the form): the client, synced. */

@@ -44,7 +44,11 @@ export async function serve(handler) {
  * Returns { upstream, proxy, url(path), errors (onError), close() }.
  */
 export async function stack({ upstream: upstreamOptions = {}, proxy: proxyOptions = {} } = {}) {
-  const upstream = await startUpstream(upstreamOptions);
+  return stackOn(await startUpstream(upstreamOptions), proxyOptions);
+}
+
+/** A proxy (with `proxyOptions`) in front of an upstream that is already listening; as stack(). */
+export async function stackOn(upstream, proxyOptions = {}) {
   const errors = [];
   const proxy = createStateSyncProxy({ upstream: upstream.url, onError: (error) => errors.push(error), ...proxyOptions });
   const server = await serve(proxy);

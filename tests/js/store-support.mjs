@@ -2,23 +2,14 @@
 // seeded PRNG, and a real receiver engine to check what emitters sent.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { jsDir, pkg } from './support.mjs';
+import { jsDir, pkg, rng } from './support.mjs';
 import { RedisServer } from './redis-support.mjs';
 
 export const server = await import(join(jsDir, 'src', 'server.js'));
 export const { createStateEmitter, createStateSync } = pkg;
 
-/** mulberry32: a small seeded PRNG (the seed is in every failure message). */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The suite's seeded PRNG (support.mjs rng, mulberry32): the seed is in every failure message. */
+export { rng as prng };
 
 /** A logger that keeps the lines ({ level, message }) instead of printing them. */
 export function captureLogger() {
