@@ -86,6 +86,15 @@ AGUI_COLD std::optional<Failure> EditLayer::check(const json& doc, const json& o
   return std::nullopt;
 }
 
+// The values an applied edit left where it writes (one pointer walk each).
+AGUI_COLD void EditLayer::readMine(const json& doc, std::vector<Write>& writes) {
+  for (Write& w : writes) {
+    const json* v = resolvePointer(doc, w.path, w.path.size());
+    w.mine = v ? std::optional<json>(*v) : std::nullopt;
+    w.mineHash = v ? std::optional<uint64_t>(contentHash(*v)) : std::nullopt;
+  }
+}
+
 // The agent's values where the new edit writes: read with the pending edits
 // rolled back, since an earlier pending edit may have changed those places.
 AGUI_COLD void EditLayer::readBases(json& doc, std::vector<Write>& writes) {
@@ -100,10 +109,7 @@ AGUI_COLD std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optio
   readBases(doc, e.writes);
   PatchResult r;
   if (!applyEdit(doc, e, &r)) return Failure{patchCode(r.status), r.message, r.opIndex};
-  for (Write& w : e.writes) {
-    w.mine = valueAt(doc, w.path);
-    w.mineHash = hashAt(doc, w.path);
-  }
+  readMine(doc, e.writes);
   e.info.editId = clientId_ + ":" + std::to_string(++counter_);
   e.info.baseSeq = baseSeq;
   e.info.ops = std::move(ops);
@@ -128,10 +134,7 @@ AGUI_COLD void EditLayer::restore(json& doc, std::vector<PendingEdit> edits, std
     }
     readBases(doc, e.writes);
     applyEdit(doc, e);  // one that no longer applies stays pending, skipped
-    for (Write& w : e.writes) {
-      w.mine = valueAt(doc, w.path);
-      w.mineHash = hashAt(doc, w.path);
-    }
+    readMine(doc, e.writes);
     e.info.editId = std::move(stored.editId);
     e.info.baseSeq = stored.baseSeq;
     e.info.ops = std::move(stored.ops);

@@ -82,6 +82,7 @@ class EditLayer {
                                std::vector<Write>& writes) const;
   bool applyEdit(nlohmann::json& doc, Edit& e, PatchResult* result = nullptr);
   void readBases(nlohmann::json& doc, std::vector<Write>& writes);
+  static void readMine(const nlohmann::json& doc, std::vector<Write>& writes);
   void onApplied(const nlohmann::json& doc, const Outcome& applied, std::vector<Outcome>& out);
   bool takeAcks(const Outcome& applied, std::vector<Outcome>& out);
   void checkWrites(const nlohmann::json& doc, const Outcome& applied, bool ours, std::vector<Outcome>& out);
