@@ -8,6 +8,8 @@
 //  - replayEquivalent: two logs replayed through the engine and compared
 //    (log/equivalence.js).
 //  - stateAt / branchFrom: time travel along parentRunId (log/branches.js).
+//  - listRuns: the run history and its lineage, without a replay
+//    (log/run-list.js).
 //
 // Everything that replays state uses the WebAssembly engine (a real
 // StateSync): those functions are async and load it on first use.
@@ -15,3 +17,4 @@ export { LOG_VERSION, parseLog, parseLogStream, serializeLog, serializeLogEvent,
 export { compactEvents } from './log/compact.js';
 export { replayEquivalent } from './log/equivalence.js';
 export { branchFrom, stateAt } from './log/branches.js';
+export { listRuns } from './log/run-list.js';

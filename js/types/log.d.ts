@@ -94,3 +94,37 @@ export interface Branch<S = JsonValue> {
 }
 
 export function branchFrom<S = JsonValue>(events: readonly AguiEvent[], runId: string, options?: LogOptions): Promise<Branch<S>>;
+
+/** One run of a thread log, as listRuns() sees it (no replay). */
+export interface LogRun {
+  runId: string;
+  threadId: string | null;
+  /** The run it started from: RUN_STARTED.parentRunId, else the run before it in the log; null for the first run. */
+  parentRunId: string | null;
+  /** True when RUN_STARTED named its parent (a branch), false when it followed the run before it. */
+  branched: boolean;
+  /** 0 for a first run, the parent's depth + 1 otherwise. */
+  depth: number;
+  /** Its RUN_STARTED's index, and one past its last event (up to the next RUN_STARTED). */
+  startIndex: number;
+  endIndex: number;
+  eventCount: number;
+  stateEvents: number;
+  /** The seqs its state events claim (metadata.seq or top-level seq), or null. */
+  firstSeq: number | null;
+  lastSeq: number | null;
+  epoch: string | number | null;
+  /** 'finished' after RUN_FINISHED, 'error' after RUN_ERROR, else 'running'. */
+  status: 'running' | 'finished' | 'error';
+  /** RUN_FINISHED.outcome (for example an interrupt), or { type: 'error', message, code }; null when none. */
+  outcome: unknown;
+  /** RUN_STARTED.input (the RunAgentInput it echoes), or null. */
+  input: Record<string, unknown> | null;
+}
+
+/**
+ * The runs of a log in log order, with their lineage: what a run history
+ * draws. One pass, no engine; throws a LogError where the lineage is not a
+ * tree (a parentRunId naming no earlier run, a run restarted after another).
+ */
+export function listRuns(events: readonly AguiEvent[]): LogRun[];

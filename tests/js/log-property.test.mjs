@@ -22,7 +22,7 @@ import { test } from 'node:test';
 import { assertAguiEvents, Chooser, MODES, randomThread } from './log-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
-const { branchFrom, compactEvents, replayEquivalent, stateAt } = await import(join(jsDir, 'src', 'log.js'));
+const { branchFrom, compactEvents, listRuns, replayEquivalent, stateAt } = await import(join(jsDir, 'src', 'log.js'));
 await pkg.initEngine();
 
 function seeds() {
@@ -44,6 +44,12 @@ async function checkCompaction(thread, tally) {
 }
 
 async function checkRuns(thread, compacted) {
+  // listRuns draws the same tree without replaying, from either log.
+  for (const events of [thread.events, compacted]) {
+    const listed = listRuns(events);
+    assert.deepEqual(listed.map((r) => r.runId), thread.order, 'listRuns: log order');
+    assert.deepEqual(listed.map((r) => r.parentRunId), thread.order.map((runId) => thread.parents.get(runId)), 'listRuns: lineage');
+  }
   for (const runId of thread.order) {
     const expected = thread.endState(runId);
     assert.deepEqual(plain(await stateAt(thread.events, { runId })), expected, `stateAt ${runId}`);

@@ -11,7 +11,7 @@ import { assertAguiEvents } from './log-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 const log = await import(join(jsDir, 'src', 'log.js'));
-const { branchFrom, compactEvents, parseLog, parseLogStream, replayEquivalent, serializeLog, serializeLogEvent, serializeLogHeader, stateAt } = log;
+const { branchFrom, compactEvents, listRuns, parseLog, parseLogStream, replayEquivalent, serializeLog, serializeLogEvent, serializeLogHeader, stateAt } = log;
 const { AguiSyncError, createStateEmitter, stateDigest } = pkg;
 await pkg.initEngine();
 
@@ -281,6 +281,23 @@ describe('stateAt / branchFrom', () => {
     await rejectsWith(stateAt(BRANCHED, { runId: 'r9' }), 'invalid-argument', /no run "r9"/);
     await assert.rejects(stateAt(BRANCHED, {}), TypeError);
     await assert.rejects(stateAt(BRANCHED, { seq: -1 }), TypeError);
+  });
+
+  test('listRuns: the run history with its lineage, spans, seqs and endings, without a replay', () => {
+    const runs = listRuns([...BRANCHED, started('r4', 'r3'), { type: 'RUN_ERROR', message: 'boom', code: 'X' }]);
+    assert.deepEqual(runs.map((r) => [r.runId, r.parentRunId, r.branched, r.depth]), [
+      ['r1', null, false, 0], ['r2', 'r1', false, 1], ['r3', 'r1', true, 1], ['r4', 'r3', true, 2],
+    ]);
+    assert.deepEqual(runs.map((r) => [r.startIndex, r.endIndex, r.eventCount, r.stateEvents]), [[0, 4, 4, 2], [4, 8, 4, 2], [8, 11, 3, 1], [11, 13, 2, 0]]);
+    assert.deepEqual(runs.map((r) => [r.firstSeq, r.lastSeq, r.epoch, r.status]), [
+      [0, 1, 'e1', 'finished'], [2, 3, 'e1', 'finished'], [2, 2, 'e1', 'finished'], [null, null, null, 'error'],
+    ]);
+    assert.deepEqual(runs[3].outcome, { type: 'error', message: 'boom', code: 'X' });
+    const interrupted = listRuns([{ ...started('a'), input: { threadId: 't', runId: 'a', messages: [] } }, { type: 'STATE_DELTA', delta: [], seq: 7 }, { ...finished('a'), outcome: { type: 'interrupt', interrupts: [] } }]);
+    assert.deepEqual([interrupted[0].lastSeq, interrupted[0].outcome, interrupted[0].input.runId], [7, { type: 'interrupt', interrupts: [] }, 'a'], 'top-level seq, the outcome, the echoed input');
+    assert.deepEqual(listRuns([snap({})]), [], 'events before any run belong to no run');
+    assert.throws(() => listRuns([started('a'), started('b', 'zz')]), (e) => e.code === 'invalid-event' && e.index === 1);
+    assert.throws(() => listRuns({}), TypeError);
   });
 
   test('branchFrom: the lineage compacted, without the other branches, and what the new run needs', async () => {

@@ -563,8 +563,8 @@ export async function agUiUsage(serverAgent: AbstractAgent, input: RunAgentInput
 }
 
 // agui-state-sync/log: serialize, parse, compact, compare, time travel.
-import { branchFrom, compactEvents, LOG_VERSION, parseLog, parseLogStream, replayEquivalent, serializeLog, serializeLogEvent, serializeLogHeader, stateAt } from 'agui-state-sync/log';
-import type { Branch, Equivalence, LogDifference, LogError, LogOptions } from 'agui-state-sync/log';
+import { branchFrom, compactEvents, listRuns, LOG_VERSION, parseLog, parseLogStream, replayEquivalent, serializeLog, serializeLogEvent, serializeLogHeader, stateAt } from 'agui-state-sync/log';
+import type { Branch, Equivalence, LogDifference, LogError, LogOptions, LogRun } from 'agui-state-sync/log';
 import type { AguiEvent } from 'agui-state-sync';
 
 async function logUsage(events: AguiEvent[], chunks: AsyncIterable<Uint8Array>) {
@@ -589,7 +589,10 @@ async function logUsage(events: AguiEvent[], chunks: AsyncIterable<Uint8Array>) 
   } catch (error) {
     if (error instanceof AguiSyncError) void (error as LogError).line;
   }
-  void version, same, count, emitter, parentRunId;
+  const runs: LogRun[] = listRuns(events);
+  const parent: string | null = runs[0].parentRunId;
+  const ended: boolean = runs[0].status !== 'running';
+  void version, same, count, emitter, parentRunId, parent, ended;
 
   // @ts-expect-error stateAt needs a runId or a seq
   await stateAt(events, { epoch: 'e1' });
