@@ -6,35 +6,59 @@
 // Last-Event-ID headers, or RunAgentInput.forwardedProps.stateSync), and the
 // package's catchUp() answers: nothing, the missed deltas (replay), or one
 // snapshot. Then a heartbeat carrying the current seq, then the live stream.
+//
+// The thread's runs: the client's first RunAgentInput starts the first run
+// (RUN_STARTED echoes its runId); a new runId on a finished thread is a
+// follow-up run; a new runId with a parentRunId naming an earlier run is a
+// branch (AG-UI's time travel): the agent starts again from the state that
+// run ended with, read from the thread's log (branchFrom), in a new epoch.
 import { randomBytes } from 'node:crypto';
 
-import { applyClientEdits, describeResult } from './edits.mjs';
+import { applyClientEdits, describeResult, editsOf } from './edits.mjs';
 import { FaultyWire } from './faults.mjs';
-import { buildScript, followUpScript, INITIAL_STATE } from './script.mjs';
+import { branchScript, buildScript, followUpScript, INITIAL_STATE } from './script.mjs';
+import { ThreadLog } from './thread-log.mjs';
 
 const HEARTBEAT_MS = 1000;
 const CHUNK_MS = 45; // spacing of TEXT_MESSAGE_CONTENT chunks
 const frame = (event) => `data: ${JSON.stringify(event)}\n\n`;
 
+const RUN_ID = /^[\w.:-]{1,100}$/;
+const newRunId = () => `run-${randomBytes(4).toString('hex')}`;
+
+/** An error the HTTP layer answers with `status` (and no stream). */
+export class RunRefused extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// A fresh epoch each: a client of an earlier emitter (another branch) gets a
+// snapshot, never a replay of seqs that meant something else.
+const newEmitter = (pkg, initialState) => pkg.createStateEmitter({
+  initialState,
+  // Overwrites of the proposal carry `test` ops of the value they replace.
+  guardedPaths: ['/proposal'],
+  epoch: randomBytes(6).toString('hex'),
+});
+
 export class AgentRun {
   static async create(options) {
-    const emitter = await options.pkg.createStateEmitter({
-      initialState: INITIAL_STATE,
-      // Overwrites of the proposal carry `test` ops of the value they replace.
-      guardedPaths: ['/proposal'],
-      epoch: randomBytes(6).toString('hex'),
-    });
-    return new AgentRun(options, emitter);
+    return new AgentRun(options, await newEmitter(options.pkg, INITIAL_STATE));
   }
 
   constructor({ threadId, pkg, getFaults, stepMs = 180, log = () => {} }, emitter) {
     this.threadId = threadId;
-    this.runId = `run-${randomBytes(4).toString('hex')}`;
     this.pkg = pkg;
     this.getFaults = getFaults;
     this.stepMs = stepMs;
     this.log = log;
     this.emitter = emitter;
+    this.runId = null; // the client's first RunAgentInput names it
+    this.parentRunId = null;
+    this.thread = new ThreadLog(threadId);
+    this.receiving = Promise.resolve(); // one RunAgentInput at a time: a branch swaps the emitter
     this.script = buildScript();
     this.pos = 0;
     this.eventIndex = 0;
@@ -91,12 +115,14 @@ export class AgentRun {
   // Chat text is spared from drop/duplicate/reorder so the transcript stays
   // readable: the demo is about state.
   emitText(event) {
+    this.thread.append(event);
     const text = frame(event);
     for (const c of this.conns) c.wire.spared(text);
   }
 
   emitState(events) {
     for (const ev of events) {
+      this.thread.append(ev);
       this.broadcast(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${ev.metadata.seq}`);
     }
     this.recordTruth();
@@ -153,6 +179,8 @@ export class AgentRun {
     clearInterval(this.hbTimer);
     this.finishedEvent = { type: 'RUN_FINISHED', threadId: this.threadId, runId: this.runId };
     if (interrupt) this.finishedEvent.outcome = { type: 'interrupt', interrupts: [{ ...interrupt }] };
+    this.thread.append(this.finishedEvent);
+    this.thread.runEnded(this.runId, { seq: this.emitter.seq, epoch: this.emitter.epoch, digest: this.digest });
     const hb = this.emitter.heartbeat();
     const key = `e${this.eventIndex++}`;
     for (const c of this.conns) {
@@ -164,32 +192,93 @@ export class AgentRun {
   }
 
   // ---- the client's runs and edits -------------------------------------------
-  // Before attach(): the user's edits in this RunAgentInput go to the emitter
-  // (their ack delta is then part of this connection's catch-up), and a new
-  // client runId on a finished thread starts the agent's follow-up run.
+  // Before attach(): a new client runId starts a run (the first one, a
+  // follow-up of a finished run, or a branch from an earlier one), then the
+  // user's edits in this RunAgentInput go to the emitter (their ack delta is
+  // part of this connection's catch-up). One input at a time.
   receive(input) {
+    const next = this.receiving.then(() => this.receiveNow(input));
+    this.receiving = next.catch(() => {});
+    return next;
+  }
+
+  async receiveNow(input) {
+    const asked = input && typeof input.runId === 'string' && RUN_ID.test(input.runId) ? input.runId : null;
+    const runId = asked ?? (this.runId === null ? newRunId() : null);
+    const starting = runId !== null && !this.clientRuns.has(runId);
+    const parentRunId = starting ? this.parentFor(input) : null;
+    if (starting) this.clientRuns.add(runId);
+    if (starting && this.runId === null) this.firstRun(runId, input);
+    else if (parentRunId !== null && parentRunId !== this.runId) return this.branch(runId, parentRunId, input);
+    const follows = starting && this.finished;
+    if (follows) this.beginRun(runId, parentRunId, input);
     const { events, results } = applyClientEdits(this.emitter, input);
     if (events.length) this.emitState(events);
     for (const r of results) {
       if (!this.edits.has(r.editId)) this.log(describeResult(r));
       this.edits.set(r.editId, r);
     }
-    const runId = input && typeof input.runId === 'string' ? input.runId : null;
-    if (!runId || this.clientRuns.has(runId)) return;
-    this.clientRuns.add(runId);
-    if (this.clientRuns.size > 1 && this.finished) this.followUp(results);
+    if (follows) this.followUp(results);
+  }
+
+  // The run a new RunAgentInput names as its parent: null for none; refused
+  // (no stream) for a run this thread never had, or while a run is going.
+  parentFor(input) {
+    const parent = input.parentRunId;
+    if (parent === undefined || parent === null) return null;
+    if (typeof parent !== 'string' || !this.thread.hasRun(parent)) throw new RunRefused(400, `parentRunId ${JSON.stringify(parent)} names no run of this thread`);
+    if (!this.finished) throw new RunRefused(409, `run ${this.runId} is still going: branch when it has finished`);
+    if (this.thread.full) throw new RunRefused(409, 'this thread\'s log is full');
+    return parent;
+  }
+
+  beginRun(runId, parentRunId, input) {
+    this.runId = runId;
+    this.parentRunId = parentRunId;
+    this.finished = false;
+    this.finishedEvent = null;
+    this.thread.runStarted(runId, parentRunId, input);
+  }
+
+  // The thread's first run: the log starts with the state the agent starts from.
+  firstRun(runId, input) {
+    this.beginRun(runId, null, input);
+    this.thread.append(this.emitter.snapshot());
+    this.log(`run ${runId}`);
+  }
+
+  startScript(script) {
+    this.script = script;
+    this.pos = 0;
+    this.messagePrefix = `msg-${this.runId}-`;
+    clearInterval(this.hbTimer);
+    this.hbTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
   }
 
   followUp(results) {
-    this.runId = `run-${randomBytes(4).toString('hex')}`;
-    this.finished = false;
-    this.finishedEvent = null;
     const approved = this.approvals.some((a) => a.matched);
-    this.script = followUpScript({ results, limit: this.emitter.state.budget.limit, approved });
-    this.pos = 0;
-    this.messagePrefix = `msg-${this.runId}-`;
-    this.hbTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
-    this.log(`follow-up run ${this.runId} (${results.length} edits with it)`);
+    this.startScript(followUpScript({ results, limit: this.emitter.state.budget.limit, approved }));
+    this.log(`follow-up run ${this.runId}${this.parentRunId ? ` of ${this.parentRunId}` : ''} (${results.length} edits with it)`);
+  }
+
+  // A branch: the state `parentRunId` ended with, replayed from the thread's
+  // log, in a new emitter (new epoch). Edits travel with follow-ups, not
+  // branches: they were made on another branch's state (the page offers a
+  // branch only with none pending), so any here are left out, and said so.
+  async branch(runId, parentRunId, input) {
+    const from = await this.pkg.branchFrom(this.thread.events, parentRunId);
+    const emitter = await newEmitter(this.pkg, from.state);
+    const old = this.emitter;
+    this.emitter = emitter;
+    old.dispose();
+    this.beginRun(runId, parentRunId, input);
+    this.thread.append(this.emitter.snapshot());
+    this.truth = []; // seqs of the old epoch mean nothing in the new one
+    this.recordTruth();
+    const ignored = editsOf(input).length;
+    const approved = this.approvals.some((a) => a.matched);
+    this.startScript(branchScript({ parentRunId, state: from.state, approved }));
+    this.log(`branch ${runId} from ${parentRunId} at its seq ${from.seq ?? '-'} (new epoch ${this.emitter.epoch})${ignored ? `; ${ignored} edits left out` : ''}`);
   }
 
   // ---- connections ----------------------------------------------------------
@@ -228,7 +317,8 @@ export class AgentRun {
     const conn = { wire, connNo };
     res.on('close', () => this.conns.delete(conn));
 
-    wire.send(frame({ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId }), `start${connNo}`);
+    const lineage = this.parentRunId ? { parentRunId: this.parentRunId } : {};
+    wire.send(frame({ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId, ...lineage }), `start${connNo}`);
     // The demo's wire meter reads this comment to tell catch-up bytes from live ones.
     const where = this.pkg.readResyncRequest(position);
     const since = where.lastSeq ?? '-';
@@ -288,6 +378,10 @@ export class AgentRun {
     return {
       threadId: this.threadId,
       runId: this.runId,
+      parentRunId: this.parentRunId,
+      epoch: this.emitter.epoch,
+      logLength: this.thread.events.length,
+      runs: this.thread.ends(),
       now: Date.now() - this.startedAt,
       seq: this.emitter.seq,
       digest: this.digest,

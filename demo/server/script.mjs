@@ -125,3 +125,27 @@ export function followUpScript({ results, limit, approved }) {
   const waiting = approved ? ' The deposit is already approved and paid.' : ' The deposit still waits for your approval.';
   return [{ say: said + waiting }, { finish: approved ? null : INTERRUPT }];
 }
+
+// A branch (a run whose parentRunId names an earlier run): the agent starts
+// again from the state that run ended with and tries a cheaper hotel, so the
+// branch visibly differs from the runs after its parent.
+export function branchScript({ parentRunId, state, approved }) {
+  const lines = (state.budget && state.budget.lines) || [];
+  const hotel = lines.findIndex((l) => /^Hotel/.test(l.item));
+  const saved = hotel === -1 ? 0 : lines[hotel].amount - BRANCH_HOTEL.amount;
+  const total = (state.budget ? state.budget.total : 0) - saved;
+  const beats = [{ say: `Branching from run ${parentRunId}: I start again from the plan as that run left it, and try a guesthouse instead of the hotel.` }];
+  if (hotel !== -1) {
+    beats.push(upd('branch: guesthouse instead of the hotel', (s) => {
+      s.budget.lines[hotel] = { ...BRANCH_HOTEL };
+      s.budget.total = s.budget.lines.reduce((a, l) => a + l.amount, 0);
+    }));
+  }
+  beats.push(addTodo('Compare this branch with the first plan'));
+  const waiting = approved ? 'The deposit is already approved and paid.' : 'The deposit still waits for your approval.';
+  beats.push({ say: `On this branch the plan totals ${total.toLocaleString('en-US')} EUR. ${waiting}` });
+  beats.push({ finish: approved ? null : INTERRUPT });
+  return beats;
+}
+
+const BRANCH_HOTEL = Object.freeze({ item: 'Guesthouse in Alfama, 3 nights', amount: 3120 });

@@ -14,6 +14,11 @@
 //                        client says where it is (X-AGUI-State-Seq/-Epoch/-Resync-Reason or
 //                        Last-Event-ID headers, or forwardedProps.stateSync) and gets the
 //                        package's catchUp(): nothing, a replay of missed deltas, or a snapshot.
+//                        A new runId with a parentRunId naming an earlier run of the thread is a
+//                        branch: the agent starts again from that run's end state, read from the
+//                        thread's log, in a new epoch (400: no such run; 409: a run is still going).
+//   GET  /log?threadId   the thread's log (JSON Lines, agui-state-sync/log's serializeLog): every
+//                        event of every run as the agent wrote it, before the fault injector
 //   GET  /truth?threadId the agent's own state digest (stateDigest), seq, recent digests, faults,
 //                        and every connection's catch-up (where the client was, why, replay or snapshot)
 //   POST /approve        {threadId, approval, pane} -> consumeApproval(approval, agent state): verified as
@@ -24,7 +29,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { AgentRun } from './agent.mjs';
+import { AgentRun, RunRefused } from './agent.mjs';
 import { DEFAULTS, normalizeFaults, PRESETS } from './faults.mjs';
 import * as pkg from './pkg.mjs';
 
@@ -103,7 +108,7 @@ export async function startServer(opts = {}) {
     // connectStateSync does), else RunAgentInput.forwardedProps.stateSync.
     const headers = req.headers;
     const viaHeaders = headers['x-agui-state-seq'] !== undefined || headers['last-event-id'] !== undefined;
-    run.receive(input);
+    await run.receive(input); // may refuse (RunRefused: a status, no stream)
     run.attach(res, viaHeaders ? req : input);
   }
 
@@ -129,6 +134,12 @@ export async function startServer(opts = {}) {
         if (!run) return sendJson(res, 404, { error: 'no such thread' });
         return sendJson(res, 200, run.truthView());
       }
+      if (req.method === 'GET' && url.pathname === '/log') {
+        const run = getRun(url.searchParams.get('threadId'));
+        if (!run) return sendJson(res, 404, { error: 'no such thread' });
+        res.writeHead(200, { 'content-type': 'application/jsonl; charset=utf-8', 'cache-control': 'no-store' });
+        return res.end(run.thread.text());
+      }
       if (req.method === 'POST' && url.pathname === '/approve') {
         const body = await readJson(req);
         const run = getRun(body.threadId);
@@ -146,7 +157,7 @@ export async function startServer(opts = {}) {
       if (req.method === 'GET' || req.method === 'HEAD') return serveStatic(req, res, url.pathname);
       sendJson(res, 405, { error: 'method not allowed' });
     } catch (err) {
-      if (!res.headersSent) sendJson(res, 400, { error: String(err && err.message || err) });
+      if (!res.headersSent) sendJson(res, err instanceof RunRefused ? err.status : 400, { error: String(err && err.message || err) });
       else res.destroy();
     }
   });

@@ -249,3 +249,87 @@ test('demo server: edits in the next run are judged by applyEdits, acknowledged 
   assert.equal(end.type, 'RUN_FINISHED');
   assert.equal(end.outcome, undefined);
 });
+
+// Applies a stream's state events to `state` (a snapshot replaces it) as the
+// reference handler would: the state a client of that stream ends with.
+function applyStream(state, events) {
+  let out = state;
+  for (const { event } of events) {
+    if (event.type === 'STATE_SNAPSHOT') out = structuredClone(event.snapshot);
+    else if (event.type === 'STATE_DELTA') out = applyPatch(out, event.delta, true, false).newDocument;
+  }
+  return out;
+}
+
+test('demo server: the thread log has every run with its lineage; a parentRunId branches from that run\'s end state in a new epoch', { timeout: 60000 }, async (t) => {
+  const { AGENT_LIMIT } = await import(path.join(DEMO, 'src', 'edit-policy.js'));
+  const { compactEvents, listRuns, parseLog, replayEquivalent, stateAt } = await import(path.join(ROOT, 'js', 'src', 'log.js'));
+  const { assertAguiEvents } = await import(path.join(ROOT, 'tests', 'js', 'log-support.mjs'));
+  const s = await startServer({ port: 0, stepMs: 10, quiet: true, preset: 'clean' });
+  t.after(() => s.close());
+  const getJson = async (p) => (await fetch(new URL(p, s.url))).json();
+  const readLog = async () => {
+    const res = await fetch(new URL('/log?threadId=tt', s.url));
+    assert.match(res.headers.get('content-type'), /^application\/jsonl/);
+    return parseLog(await res.text());
+  };
+
+  // r1, then a follow-up r2 with the user's limit (made after the agent's own write).
+  const first = await readStream(await post(s.url, '/agent', runInput('tt', { runId: 'r1' })));
+  assert.deepEqual(first.events[0].event, { type: 'RUN_STARTED', threadId: 'tt', runId: 'r1' }, 'RUN_STARTED echoes the client\'s runId');
+  const r1State = applyStream({}, first.events);
+  const { seq, epoch } = first.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata;
+  const edit = { editId: 'c:1', baseSeq: seq, ops: [{ op: 'replace', path: '/budget/limit', value: 18000 }] };
+  const second = await readStream(await post(s.url, '/agent', runInput('tt', { runId: 'r2', forwardedProps: { stateSync: { lastSeq: seq, epoch, edits: [edit] } } })));
+  const r2State = applyStream(r1State, second.events);
+  assert.equal(r2State.budget.limit, 18000);
+  let log = await readLog();
+  assertAguiEvents(log, 'the thread log');
+  assert.deepEqual(listRuns(log).map((r) => [r.runId, r.parentRunId, r.branched, r.status]), [['r1', null, false, 'finished'], ['r2', 'r1', false, 'finished']]);
+
+  // Refused without a stream: a parent the thread never had.
+  const unknown = await post(s.url, '/agent', runInput('tt', { runId: 'r9', parentRunId: 'nope' }));
+  assert.equal(unknown.status, 400);
+  assert.match((await unknown.json()).error, /parentRunId "nope"/);
+
+  // r3 branches from r1: the client (at r2's end) gets r3's RUN_STARTED with
+  // its parent, then a snapshot of a new epoch; edits sent with a branch are left out.
+  const at = second.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata.seq;
+  const stray = { editId: 'c:2', baseSeq: at, ops: [{ op: 'replace', path: '/budget/limit', value: 1 }] };
+  const branchRes = await post(s.url, '/agent', runInput('tt', { runId: 'r3', parentRunId: 'r1', forwardedProps: { stateSync: { lastSeq: at, epoch, edits: [stray] } } }));
+  assert.equal(branchRes.status, 200);
+  // While r3 is going, another branch is refused.
+  const busy = await post(s.url, '/agent', runInput('tt', { runId: 'r4', parentRunId: 'r2' }));
+  assert.equal(busy.status, 409);
+  await busy.text();
+  const third = await readStream(branchRes);
+  assert.deepEqual(third.events[0].event, { type: 'RUN_STARTED', threadId: 'tt', runId: 'r3', parentRunId: 'r1' });
+  const snapshot = third.events[1].event;
+  assert.equal(snapshot.type, 'STATE_SNAPSHOT', 'another epoch: the catch-up is a snapshot');
+  assert.notEqual(snapshot.metadata.epoch, epoch);
+  assert.equal(snapshot.snapshot.budget.limit, AGENT_LIMIT, 'r1\'s end state: the agent\'s limit, not r2\'s edit');
+  const r3State = applyStream({}, third.events);
+  assert.equal(r3State.budget.lines.find((l) => /^Guesthouse/.test(l.item)).amount, 3120);
+  assert.ok(r3State.todos.some((td) => /Compare this branch/.test(td.text)));
+  const truth = await getJson('/truth?threadId=tt');
+  assert.equal(truth.digest, stateDigest(r3State), 'the branch\'s client state is the agent\'s');
+  assert.equal(truth.limit, AGENT_LIMIT);
+  assert.ok(!truth.edits.some((r) => r.editId === 'c:2'), 'the branch left the stray edit out');
+
+  // The log: the tree, and what a replay of it says at each run's end is what the agent recorded there.
+  log = await readLog();
+  assertAguiEvents(log, 'the thread log');
+  const runs = listRuns(log);
+  assert.deepEqual(runs.map((r) => [r.runId, r.parentRunId, r.branched, r.depth]), [['r1', null, false, 0], ['r2', 'r1', false, 1], ['r3', 'r1', true, 1]]);
+  assert.deepEqual(truth.runs.map((r) => [r.runId, r.parentRunId]), [['r1', null], ['r2', null], ['r3', 'r1']]);
+  const expected = { r1: r1State, r2: r2State, r3: r3State };
+  for (const { runId, ended } of truth.runs) {
+    const replayed = await stateAt(log, { runId });
+    assert.equal(stateDigest(replayed), ended.digest, `stateAt ${runId} is where the agent ended it`);
+    assert.equal(stateDigest(replayed), stateDigest(expected[runId]), `stateAt ${runId} is what its client ended with`);
+  }
+  assert.equal((await stateAt(log, { seq: 0, epoch: snapshot.metadata.epoch })).budget.limit, AGENT_LIMIT);
+  const compacted = await compactEvents(log);
+  assert.ok(compacted.length < log.length / 2, `${compacted.length} of ${log.length} events`);
+  assert.deepEqual(await replayEquivalent(log, compacted), { equal: true, firstDifference: null });
+});
