@@ -13,8 +13,8 @@ const STALL_MS = 3500; // heartbeats come every second
 const newRunId = () => `run-${Math.random().toString(36).slice(2, 8)}`;
 const FIRST_MESSAGE = { id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' };
 
-// `saved`: the run this tab was in before a reload ({ runId, messages,
-// sendEdits }, from session.js), so the reloaded page rejoins it rather than
+// `saved`: the run this tab was in before a reload ({ runId, parentRunId,
+// messages, sendEdits }, from session.js), so the reloaded page rejoins it rather than
 // starting another; `onSave` hears every change of it.
 export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy, saved = null, onSave }) {
   let loop = null;
@@ -26,7 +26,10 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
   // The first run carries no edits: pending edits travel with the app's next
   // RunAgentInput (a new run), not with a reconnect inside the current one.
   let sendEdits = saved?.sendEdits ?? false;
-  const save = () => onSave && onSave({ runId, messages, sendEdits });
+  // A branch names the run it starts from (AG-UI's parentRunId); null for the
+  // first run and for follow-ups, which continue the run before them.
+  let parentRunId = saved?.parentRunId ?? null;
+  const save = () => onSave && onSave({ runId, parentRunId, messages, sendEdits });
   const log = (kind, text) => onLog && onLog({ kind, text });
 
   async function teeFetch(url, init) {
@@ -80,6 +83,7 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       body: () => ({
         threadId,
         runId,
+        ...(parentRunId ? { parentRunId } : {}),
         state: {},
         messages,
         tools: [],
@@ -117,6 +121,17 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       });
   }
 
+  function nextRun(text, options) {
+    if (stopped || loop) return false;
+    runId = newRunId();
+    parentRunId = options.parentRunId;
+    messages.push({ id: `user-${messages.length + 1}`, role: 'user', content: text });
+    sendEdits = options.sendEdits;
+    save();
+    start();
+    return true;
+  }
+
   return {
     start,
     stop() { stopped = true; if (loop) loop.close(); loop = null; },
@@ -126,13 +141,12 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
     // The app's next run on the thread (a user message), carrying the pending
     // edits in forwardedProps.stateSync.edits. False while a run is streaming.
     continueRun(text) {
-      if (stopped || loop) return false;
-      runId = newRunId();
-      messages.push({ id: `user-${messages.length + 1}`, role: 'user', content: text });
-      sendEdits = true;
-      save();
-      start();
-      return true;
+      return nextRun(text, { sendEdits: true, parentRunId: null });
+    },
+    // A run that starts from where an earlier run ended (time travel). It
+    // carries no edits: they were made on this branch's state, not that one.
+    branchRun(fromRunId, text) {
+      return nextRun(text, { sendEdits: false, parentRunId: fromRunId });
     },
     get connections() { return connections; },
     get busy() { return loop !== null; },

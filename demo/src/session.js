@@ -3,6 +3,7 @@
 // React components only subscribe to this object.
 import { EDIT_POLICY, LIMIT_PATH } from './edit-policy.js';
 import { trackReferenceEdits, trackSyncEdits } from './edits.js';
+import { createRunHistory } from './history.js';
 import { createLink } from './link.js';
 import { createStateSync, indexedDbStorage, stateDigest } from './pkg.js';
 import { createReferenceHandler } from './reference.js';
@@ -90,6 +91,7 @@ export async function createSession({ syncOptions = {} } = {}) {
   const guardTimeline = [];
   const finished = store(false);
   const guard = store({ ok: false, reason: 'loading' });
+  const runHistory = createRunHistory({ threadId });
 
   // The right pane's Approve follows the package's guard for /proposal. Every
   // change of (status, approvable) is recorded so the e2e test can check that
@@ -179,6 +181,16 @@ export async function createSession({ syncOptions = {} } = {}) {
     return true;
   }
 
+  // Time travel: a new run that starts from where `runId` ended (its
+  // parentRunId); the agent reads that state from the thread's log.
+  function branchFrom(runId) {
+    const text = `Go back to the end of run ${runId} and try another way from there.`;
+    if (!link.branchRun(runId, text)) return false;
+    finished.set(false);
+    transcript.set((tr) => ({ ...tr, interrupt: null, messages: [...tr.messages, { id: `user-${now()}`, role: 'user', text }] }));
+    return true;
+  }
+
   // The agent's truth, and how each pane compares with it.
   let refDigestCache = { version: -1, digest: null };
   let syncDigestCache = { state: undefined, digest: null };
@@ -206,6 +218,7 @@ export async function createSession({ syncOptions = {} } = {}) {
       if (res.ok) {
         const tr = await res.json();
         truth.set(tr);
+        runHistory.sync(tr.logLength);
         persistence.set(sync.persistence);
         // Nothing to compare until a pane has received its first state.
         const j = {
@@ -233,7 +246,7 @@ export async function createSession({ syncOptions = {} } = {}) {
   return {
     threadId, sync, reference, meter, link,
     transcript, syncLog, linkLog, truth, judgement, samples, events, approvals, finished, guard, guardTimeline,
-    refEdits, syncEdits, running, continueRun, persistence,
+    refEdits, syncEdits, running, continueRun, persistence, runHistory, branchFrom,
     now, stateDigest, approve,
     start() { link.start(); poll(); },
     // Restart: the next session starts a new thread; this one's checkpoint and run go at dispose().

@@ -20,19 +20,11 @@
 // the final one is copied to docs/demo.png for the README (a plain test run
 // leaves tracked files alone).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const DEMO = path.join(ROOT, 'demo');
-const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-const require = createRequire(path.join(DEMO, 'package.json'));
-const { chromium } = require('playwright-core');
+import { ARTIFACTS, dataOf, eur, launchChromium, ROOT, startServer, waitData } from './e2e-support.mjs';
 
 // The fault schedule. Fates are a pure function of (seed, event, delivery), so
 // with seed 747 at these rates the live stream loses seq 2 and 9 (gaps: the
@@ -46,43 +38,14 @@ const FAULTS = { seed: 747, drop: 0.1, duplicate: 0.08, reorder: 0.12, latencyMs
 const STEP_MS = 150;
 const MINE = 18000; // what the user types
 const THEIRS = 14000; // what the scripted agent writes (demo/src/edit-policy.js AGENT_LIMIT)
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
-function startServer() {
-  const args = ['server/server.mjs', '--port', '0', '--host', '127.0.0.1', '--step-ms', String(STEP_MS),
-    '--seed', String(FAULTS.seed), '--drop', String(FAULTS.drop), '--duplicate', String(FAULTS.duplicate),
-    '--reorder', String(FAULTS.reorder), '--latency-ms', String(FAULTS.latencyMs), '--jitter-ms', String(FAULTS.jitterMs)];
-  const child = spawn(process.execPath, args, { cwd: DEMO, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const url = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /demo: (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
-  });
-  return { child, url, log: () => out };
-}
 
 test('demo: the reference drifts and approves a stale proposal; agui-state-sync heals and approves what the agent holds', { timeout: 90000 }, async (t) => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const server = startServer();
+  const server = startServer({ faults: FAULTS, stepMs: STEP_MS });
   t.after(() => server.child.kill('SIGTERM'));
   const url = await server.url;
 
-  const profile = mkdtempSync(path.join(tmpdir(), 'agui-demo-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 1500 },
-  });
-  t.after(async () => { await browser.close(); rmSync(profile, { recursive: true, force: true }); });
-  const page = browser.pages()[0] || (await browser.newPage());
-  const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  const { page, pageErrors } = await launchChromium(t, 'demo');
 
   await page.goto(url);
   await page.waitForFunction(() => window.__demo && window.__demo.threadId, null, { timeout: 15000 });
@@ -153,15 +116,6 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   assert.deepEqual(pageErrors, [], 'the page logged errors');
 });
 
-const dataOf = (page, testid, key) => page.evaluate(([id, k]) => {
-  const el = document.querySelector(`[data-testid="${id}"]`);
-  return el ? el.dataset[k] : undefined;
-}, [testid, key]);
-const waitData = (page, testid, key, value, timeout) => page.waitForFunction(([id, k, v]) => {
-  const el = document.querySelector(`[data-testid="${id}"]`);
-  return el && el.dataset[k] === v;
-}, [testid, key, value], { timeout });
-const eur = (n) => `${n.toLocaleString('en-US')} EUR`;
 
 async function typeLimitInBothPanes(page) {
   // Both panes show the initial limit: the first snapshot arrived.

@@ -14,19 +14,10 @@
 // checkpoint is changed in IndexedDB: the next load discards it, says why
 // (invalid-checkpoint), and starts from the server's snapshot.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const DEMO = path.join(ROOT, 'demo');
-const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
-const require = createRequire(path.join(DEMO, 'package.json'));
-const { chromium } = require('playwright-core');
+import { ARTIFACTS, eur, launchChromium, startServer, truthOf, waitData } from './e2e-support.mjs';
 
 // Drops, duplicates and reorders (no cuts: those depend on timing).
 const FAULTS = { seed: 31, drop: 0.08, duplicate: 0.08, reorder: 0.1, latencyMs: 20, jitterMs: 30 };
@@ -35,27 +26,7 @@ const MINE = 18000;
 // Reloaded in a stretch of state updates (the second day's section and a
 // budget line), well before the agent writes the limit itself.
 const RELOAD_AT_SEQ = 13;
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
 
-function startServer() {
-  const args = ['server/server.mjs', '--port', '0', '--host', '127.0.0.1', '--step-ms', String(STEP_MS), '--seed', String(FAULTS.seed),
-    '--drop', String(FAULTS.drop), '--duplicate', String(FAULTS.duplicate), '--reorder', String(FAULTS.reorder),
-    '--latency-ms', String(FAULTS.latencyMs), '--jitter-ms', String(FAULTS.jitterMs)];
-  const child = spawn(process.execPath, args, { cwd: DEMO, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const url = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /demo: (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}):\n${out}`)); });
-  });
-  return { child, url, log: () => out };
-}
 
 // In the page: changes one digit of the stored checkpoint's lastSeq (its digest no longer matches).
 async function tamperCheckpoint(key) {
@@ -77,12 +48,6 @@ async function tamperCheckpoint(key) {
   return true;
 }
 
-const truthOf = (page, threadId) => page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), threadId);
-const waitData = (page, testid, key, value, timeout) => page.waitForFunction(([id, k, v]) => {
-  const el = document.querySelector(`[data-testid="${id}"]`);
-  return el && el.dataset[k] === v;
-}, [testid, key, value], { timeout });
-const eur = (n) => `${n.toLocaleString('en-US')} EUR`;
 
 // What the page shows and holds right now.
 const pageView = (page) => page.evaluate(() => {
@@ -95,19 +60,10 @@ const pageView = (page) => page.evaluate(() => {
 });
 
 test('demo: a reload mid-run restores the right pane from IndexedDB, catches up by replay, and keeps the pending edit', { timeout: 120000 }, async (t) => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const server = startServer();
+  const server = startServer({ faults: FAULTS, stepMs: STEP_MS });
   t.after(() => server.child.kill('SIGTERM'));
   const url = await server.url;
-  const profile = mkdtempSync(path.join(tmpdir(), 'agui-reload-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 1500 },
-  });
-  t.after(async () => { await browser.close(); rmSync(profile, { recursive: true, force: true }); });
-  const page = browser.pages()[0] || (await browser.newPage());
-  const pageErrors = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  const { browser, page, pageErrors } = await launchChromium(t, 'reload');
 
   await page.goto(url);
   await page.waitForFunction(() => window.__demo && /\d/.test(document.querySelector('[data-testid="sync-limit"]')?.textContent ?? ''), null, { timeout: 15000 });
