@@ -105,7 +105,7 @@ demo: demo-build
 # the drift story, a reload mid-run (checkpoints) and time travel (the run
 # history and a branch), issue 16.
 demo-test: demo-build
-	node --test tests/browser/demo-server.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/timetravel.e2e.mjs
+	node --test tests/browser/demo-server.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/timetravel.e2e.mjs
 
 # CopilotKit e2e: a React page with a StateSyncHttpAgent as CopilotKit's agent,
 # healing over a faulty link. Its own npm project (CopilotKit's install is

@@ -95,8 +95,9 @@ function differsFrom(state, truthState) {
   return [...keys].filter((k) => JSON.stringify(state[k]) !== JSON.stringify(truthState[k]));
 }
 
-function branchBlock(session, run, running) {
+function branchBlock(session, run, running, seq) {
   if (!run || run.status === 'running') return 'the run is still going';
+  if (seq !== null) return 'a branch starts from the end of a run: slide back to its end';
   if (running) return 'wait for the current run to finish';
   if (session.sync.pendingEdits().length) return 'send your pending edit first: edits travel with follow-up runs, not branches';
   return null;
@@ -106,16 +107,23 @@ function PickedRun({ session, picked, runs, truth, running }) {
   if (!picked) return <div className="history-picked muted" data-testid="history-view" data-run-id="">Pick a run to see the state it ended with.</div>;
   const run = runs.find((r) => r.runId === picked.runId);
   const current = truth && picked.digest === truth.digest;
-  const blocked = branchBlock(session, run, running);
+  const blocked = branchBlock(session, run, running, picked.seq);
   const changed = picked.state ? differsFrom(picked.state, session.sync.confirmedState) : [];
   const p = picked.state && picked.state.proposal;
   return (
-    <div className="history-picked" data-testid="history-view" data-run-id={picked.runId} data-digest={picked.digest ?? ''}
+    <div className="history-picked" data-testid="history-view" data-run-id={picked.runId} data-seq={picked.seq ?? 'end'} data-digest={picked.digest ?? ''}
       data-limit={picked.state && picked.state.budget ? picked.state.budget.limit : ''}>
       <div className="history-picked-head">
-        <b>State at the end of {picked.runId}{run && run.status === 'running' ? ' (so far)' : ''}</b>
+        <b>{picked.seq === null ? `State at the end of ${picked.runId}${run && run.status === 'running' ? ' (so far)' : ''}` : `State of ${picked.runId} at seq ${picked.seq}`}</b>
         <span className="muted small"> replayed from the log ({picked.replayed} events of its lineage) · digest <code>{short(picked.digest)}</code></span>
       </div>
+      {run && run.firstSeq !== null && run.lastSeq > run.firstSeq && (
+        <label className="small history-seq">
+          seq <input type="range" data-testid="history-seq" min={run.firstSeq} max={run.lastSeq} value={picked.seq ?? run.lastSeq}
+            onChange={(e) => session.runHistory.pick(picked.runId, Number(e.target.value))} />
+          <span className="muted">{picked.seq ?? run.lastSeq} of {run.firstSeq}-{run.lastSeq}: slide to go back inside the run</span>
+        </label>
+      )}
       {picked.error ? <div className="warn small" data-testid="history-view-error">{picked.error}</div> : (
         <>
           <div className="small" data-testid="history-compare">

@@ -48,7 +48,7 @@ export function createRunHistory({ threadId }) {
     view.set((v) => ({ ...v, runs, logLength: events.length, error: null }));
     const picked = view.get().picked;
     // The picked run is still going: its end moved.
-    if (picked && runs.some((r) => r.runId === picked.runId && r.endIndex !== picked.endIndex)) await pick(picked.runId);
+    if (picked && runs.some((r) => r.runId === picked.runId && r.endIndex !== picked.endIndex)) await pick(picked.runId, picked.seq);
   }
 
   // Re-reads the log when it grew past what was read (truth.logLength).
@@ -60,20 +60,26 @@ export function createRunHistory({ threadId }) {
     return reading;
   }
 
-  // The state at the end of `runId` (so far, while it runs), replayed from the log.
-  async function pick(runId) {
+  // The state at the end of `runId` (so far, while it runs), or right after
+  // its state event that reached `seq` (time travel inside the run), replayed
+  // from the log through the engine.
+  async function pick(runId, seq = null) {
     const token = ++pickToken;
-    const run = view.get().runs.find((r) => r.runId === runId);
+    const runs = view.get().runs;
+    const run = runs.find((r) => r.runId === runId);
     if (!run) return;
-    const lineage = lineageOf(view.get().runs, runId);
-    const replayed = view.get().runs.filter((r) => lineage.has(r.runId)).reduce((n, r) => n + r.eventCount, 0);
+    const lineage = lineageOf(runs, runId);
+    const replayed = runs.filter((r) => lineage.has(r.runId)).reduce((n, r) => n + r.eventCount, 0);
+    const at = seq === null || seq === run.lastSeq ? null : seq;
+    const point = at === null ? { runId } : { runId, seq: at, ...(run.epoch === null ? {} : { epoch: run.epoch }) };
+    const base = { runId, seq: at, endIndex: run.endIndex, replayed };
     try {
-      const state = await stateAt(events, { runId });
+      const state = await stateAt(events, point);
       if (token !== pickToken) return;
-      view.set((v) => ({ ...v, picked: { runId, endIndex: run.endIndex, state, digest: stateDigest(state), replayed, error: null } }));
+      view.set((v) => ({ ...v, picked: { ...base, state, digest: stateDigest(state), error: null } }));
     } catch (err) {
       if (token !== pickToken) return;
-      view.set((v) => ({ ...v, picked: { runId, endIndex: run.endIndex, state: null, digest: null, replayed, error: `${err.code || 'error'}: ${err.message}` } }));
+      view.set((v) => ({ ...v, picked: { ...base, state: null, digest: null, error: `${err.code || 'error'}: ${err.message}` } }));
     }
   }
 

@@ -8,6 +8,7 @@
 //  - "Branch from here" starts a third run whose parentRunId is the first:
 //    the agent starts again from that state (not the follow-up's), both
 //    panes follow it, and the history draws the branch in its own lane;
+//  - the seq slider goes back inside a run (stateAt at a seq);
 //  - the follow-up's branch is intact (picking it still shows the user's
 //    limit), and an approval on the branch is verified against it.
 // The log is also replayed here, in Node, with the package's stateAt.
@@ -39,6 +40,20 @@ async function pick(page, runId) {
   await page.waitForFunction(() => document.querySelector('[data-testid="history-view"]').dataset.digest !== '', null, { timeout: 10000 });
   const view = await page.getByTestId('history-view').evaluate((el) => ({ ...el.dataset }));
   return { ...view, compare: await page.getByTestId('history-compare').textContent() };
+}
+
+// Moves the picked run's seq slider (React listens to 'input'); `shows` is
+// the view's data-seq then ('end' at the run's last seq).
+async function slideTo(page, seq, shows = String(seq)) {
+  await page.getByTestId('history-seq').evaluate((el, value) => {
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(el, String(value));
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, seq);
+  await page.waitForFunction((v) => {
+    const el = document.querySelector('[data-testid="history-view"]');
+    return el.dataset.seq === v && el.dataset.digest !== '';
+  }, shows, { timeout: 10000 });
+  return page.getByTestId('history-view').evaluate((el) => ({ ...el.dataset }));
 }
 
 // Run 1, then the user's limit sent with run 2: both end in step with the agent.
@@ -80,6 +95,14 @@ test('demo: the run history shows each run\'s state from the log, draws the line
   assert.equal(Number(first.limit), AGENT_LIMIT);
   assert.match(first.compare, /Differs from the state the panes show now in: budget/);
   assert.deepEqual(await edgesOf(page), { [`${run1}->${run2}`]: 'false' }, 'run 1 alone is the picked lineage');
+  // Inside the run: the state at seq 10, replayed in the page as in Node; no branch from the middle.
+  const early = await slideTo(page, 10);
+  const log2 = parseLog(await (await fetch(new URL(`/log?threadId=${threadId}`, url))).text());
+  assert.equal(early.digest, stateDigest(await stateAt(log2, { runId: run1, seq: 10, epoch: truth.runs[0].ended.epoch })));
+  assert.notEqual(early.digest, first.digest);
+  assert.equal(await page.getByTestId('history-branch').isDisabled(), true);
+  const end = await slideTo(page, truth.runs[0].ended.seq, 'end');
+  assert.deepEqual([end.seq, end.digest], ['end', first.digest]);
   await page.screenshot({ path: path.join(ARTIFACTS, 'timetravel-picked.png'), fullPage: true });
 
   // Branch from run 1: a third run with parentRunId run 1, in its own lane.
