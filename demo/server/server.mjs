@@ -17,8 +17,9 @@
 //                        A new runId with a parentRunId naming an earlier run of the thread is a
 //                        branch: the agent starts again from that run's end state, read from the
 //                        thread's log, in a new epoch (400: no such run; 409: a run is still going).
-//   GET  /log?threadId   the thread's log (JSON Lines, agui-state-sync/log's serializeLog): every
-//                        event of every run as the agent wrote it, before the fault injector
+//   GET  /log?threadId[&from=N]  the thread's log (JSON Lines, agui-state-sync/log's serializeLog):
+//                        every event of every run as the agent wrote it, before the fault
+//                        injector; from=N: a log of the events from index N on (X-Log-Length: all)
 //   GET  /truth?threadId the agent's own state digest (stateDigest), seq, recent digests, faults,
 //                        and every connection's catch-up (where the client was, why, replay or snapshot)
 //   POST /approve        {threadId, approval, pane} -> consumeApproval(approval, agent state): verified as
@@ -137,8 +138,10 @@ export async function startServer(opts = {}) {
       if (req.method === 'GET' && url.pathname === '/log') {
         const run = getRun(url.searchParams.get('threadId'));
         if (!run) return sendJson(res, 404, { error: 'no such thread' });
-        res.writeHead(200, { 'content-type': 'application/jsonl; charset=utf-8', 'cache-control': 'no-store' });
-        return res.end(run.thread.text());
+        const from = Number(url.searchParams.get('from') ?? 0);
+        if (!Number.isSafeInteger(from) || from < 0) return sendJson(res, 400, { error: 'from must be an integer >= 0' });
+        res.writeHead(200, { 'content-type': 'application/jsonl; charset=utf-8', 'cache-control': 'no-store', 'x-log-length': String(run.thread.events.length) });
+        return res.end(run.thread.text(from));
       }
       if (req.method === 'POST' && url.pathname === '/approve') {
         const body = await readJson(req);

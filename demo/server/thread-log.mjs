@@ -48,7 +48,8 @@ export class ThreadLog {
     return [...this.runs.values()];
   }
 
-  text() {
-    return serializeLog(this.events);
+  /** The log from event `from` on (a reader that has the first `from` appends the rest). */
+  text(from = 0) {
+    return serializeLog(from === 0 ? this.events : this.events.slice(from));
   }
 }

@@ -1,8 +1,8 @@
 // The run history under the panes (time travel): the thread's log as the
 // agent wrote it (GET /log, JSON Lines), its runs and their lineage
 // (listRuns), and the state at the end of a picked run, replayed from the
-// log through the engine (stateAt). The log is re-read when the server says
-// it grew (truth.logLength), never more than one read at a time.
+// log through the engine (stateAt). The page reads what it lacks when the
+// server says the log grew (truth.logLength), one read at a time.
 import { listRuns, parseLog, stateAt, stateDigest } from './pkg.js';
 import { store } from './store.js';
 
@@ -40,10 +40,13 @@ export function createRunHistory({ threadId }) {
   let reading = null;
   let pickToken = 0;
 
-  async function read() {
-    const res = await fetch(`/log?threadId=${encodeURIComponent(threadId)}`, { cache: 'no-store' });
+  // Reads what the page does not have yet (from=<events it has>); a log
+  // shorter than that (the server forgot the thread) is read again whole.
+  async function read(logLength) {
+    const from = logLength < events.length ? 0 : events.length;
+    const res = await fetch(`/log?threadId=${encodeURIComponent(threadId)}&from=${from}`, { cache: 'no-store' });
     if (!res.ok) throw new Error(`GET /log: ${res.status}`);
-    events = parseLog(await res.text());
+    events = [...(from === 0 ? [] : events), ...parseLog(await res.text())];
     const runs = laneRuns(listRuns(events));
     view.set((v) => ({ ...v, runs, logLength: events.length, error: null }));
     const picked = view.get().picked;
@@ -54,7 +57,7 @@ export function createRunHistory({ threadId }) {
   // Re-reads the log when it grew past what was read (truth.logLength).
   function sync(logLength) {
     if (reading || typeof logLength !== 'number' || logLength === view.get().logLength) return reading;
-    reading = read()
+    reading = read(logLength)
       .catch((err) => view.set((v) => ({ ...v, error: err.message || String(err) })))
       .finally(() => { reading = null; });
     return reading;

@@ -329,6 +329,11 @@ test('demo server: the thread log has every run with its lineage; a parentRunId 
     assert.equal(stateDigest(replayed), stateDigest(expected[runId]), `stateAt ${runId} is what its client ended with`);
   }
   assert.equal((await stateAt(log, { seq: 0, epoch: snapshot.metadata.epoch })).budget.limit, AGENT_LIMIT);
+  // Appending: the log from an index on is the rest of it.
+  const tail = await fetch(new URL('/log?threadId=tt&from=5', s.url));
+  assert.equal(tail.headers.get('x-log-length'), String(log.length));
+  assert.deepEqual([...log.slice(0, 5), ...parseLog(await tail.text())], log);
+  assert.equal((await fetch(new URL('/log?threadId=tt&from=-1', s.url))).status, 400);
   const compacted = await compactEvents(log);
   assert.ok(compacted.length < log.length / 2, `${compacted.length} of ${log.length} events`);
   assert.deepEqual(await replayEquivalent(log, compacted), { equal: true, firstDifference: null });
