@@ -65,11 +65,11 @@ function LineageGraph({ runs, lineage }) {
   );
 }
 
-function firstWords(run) {
+function firstWords(run, max = 70) {
   const messages = run.input && Array.isArray(run.input.messages) ? run.input.messages : [];
   const last = [...messages].reverse().find((m) => m && m.role === 'user' && typeof m.content === 'string');
   if (!last) return '';
-  return last.content.length > 70 ? `${last.content.slice(0, 67)}...` : last.content;
+  return last.content.length > max ? `${last.content.slice(0, max - 3)}...` : last.content;
 }
 
 function RunRow({ run, truth, picked, inLineage, onPick }) {
@@ -80,7 +80,7 @@ function RunRow({ run, truth, picked, inLineage, onPick }) {
   return (
     <li className={`history-run${picked ? ' picked' : ''}${inLineage ? ' on' : ''}`} style={{ height: ROW }}>
       <button type="button" data-testid="history-run" data-run-id={run.runId} data-parent={run.parentRunId ?? ''} data-branched={String(run.branched)}
-        data-lane={run.lane} data-status={run.status} data-picked={String(picked)} onClick={onPick}>
+        data-lane={run.lane} data-status={run.status} data-picked={String(picked)} onClick={onPick} title={`${run.runId}: ${firstWords(run, Infinity)}`}>
         <b>{run.runId}</b> <span className="muted small">{how} · {status} · {seqs} · epoch {String(run.epoch ?? '-').slice(0, 6)}</span>
         <span className="small history-msg"> {firstWords(run)}</span>
       </button>

@@ -131,6 +131,7 @@ test('demo: the run history shows each run\'s state from the log, draws the line
   assert.equal(third.digest, truth.digest);
   assert.match(third.compare, /This is the state the agent holds now/);
   assert.deepEqual(await edgesOf(page), { [`${run1}->${run2}`]: 'false', [`${run1}->${run3}`]: 'true' });
+  await page.getByTestId('run-history').screenshot({ path: path.join(ARTIFACTS, 'timetravel-history.png') });
   // The other branch is intact.
   const second = await pick(page, run2);
   assert.equal(Number(second.limit), MINE);
