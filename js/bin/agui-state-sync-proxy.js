@@ -2,10 +2,11 @@
 // agui-state-sync-proxy: puts agui-state-sync sequencing, resumable streams
 // and a reconnect grace period in front of any AG-UI agent.
 //   npx agui-state-sync-proxy --upstream http://127.0.0.1:8000/agent [--host 127.0.0.1] [--port 8790]
-//     [--own /proposal=agent ...] [--on-conflict agent-wins|user-wins]
+//     [--own /proposal=agent ...] [--on-conflict agent-wins|user-wins] [--redis redis://host:6379]
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
+import { redisStore } from '../src/store/redis-store.js';
 
 const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
 
@@ -19,6 +20,10 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --on-conflict POLICY    agent-wins (default) or user-wins: whose write stands when a client's
                           edit and the agent's meet on a shared path
   --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
+  --redis URL             keep each thread's emitter in Redis (redis:// or rediss://; needs the npm
+                          package \`redis\`): a restarted proxy, or another one on the same Redis,
+                          continues the thread's epoch and seq, and clients catch up by replay
+  --redis-prefix PREFIX   the key prefix in Redis (default agui:)
   --help                  this text
 
 POST a RunAgentInput to any path: the run is forwarded to the upstream and its
@@ -48,6 +53,8 @@ function readArgs() {
         own: { type: 'string', multiple: true },
         'on-conflict': { type: 'string' },
         'prompt-context': { type: 'boolean', default: false },
+        redis: { type: 'string' },
+        'redis-prefix': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -68,6 +75,22 @@ function editPolicy(args) {
   return { ownership, ...(args['on-conflict'] !== undefined && { onConflict: args['on-conflict'] }) };
 }
 
+// The store of --redis: checked here, so a typo exits 2 instead of failing every run.
+function storeOf(args) {
+  if (args.redis === undefined) {
+    if (args['redis-prefix'] !== undefined) fail('--redis-prefix needs --redis');
+    return null;
+  }
+  let url;
+  try {
+    url = new URL(args.redis);
+  } catch {
+    return fail(`--redis must be a URL, got ${JSON.stringify(args.redis)}`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') fail('--redis must be a redis:// or rediss:// URL');
+  return redisStore({ url: args.redis, ...(args['redis-prefix'] !== undefined && { prefix: args['redis-prefix'] }) });
+}
+
 function main() {
   const args = readArgs();
   if (args.help) {
@@ -78,8 +101,10 @@ function main() {
   const port = integer('port', args.port, 0);
   if (port > 65535) fail('--port must be at most 65535');
   let proxy;
+  const store = storeOf(args);
   try {
     proxy = createStateSyncProxy({
+      ...(store && { store }),
       upstream: args.upstream,
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
@@ -98,11 +123,12 @@ function main() {
   server.listen(port, args.host, () => {
     const { address, port: bound } = server.address();
     const host = address.includes(':') ? `[${address}]` : address;
-    process.stdout.write(`agui-state-sync-proxy listening on http://${host}:${bound}/ -> ${args.upstream}\n`);
+    const durable = store ? ` (threads kept in Redis at ${new URL(args.redis).host})` : '';
+    process.stdout.write(`agui-state-sync-proxy listening on http://${host}:${bound}/ -> ${args.upstream}${durable}\n`);
   });
   const stop = () => {
     proxy.close();
-    server.close(() => process.exit(0));
+    server.close(() => (store ? store.close() : Promise.resolve()).finally(() => process.exit(0)));
     server.closeAllConnections?.();
   };
   process.once('SIGINT', stop);

@@ -6,12 +6,10 @@
 // emitter before the run goes upstream, sends the upstream the merged state,
 // and the verdicts reach the clients in metadata.acks.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startFormUpstream, gate } from './form-agent.mjs';
-import { connectClient, createStateSyncProxy, parseSse, readStream, runInput, stackOn, until } from './proxy-support.mjs';
-import { jsDir, plain } from './support.mjs';
+import { connectClient, createStateSyncProxy, parseSse, readStream, runInput, runProxyCli, stackOn, startProxyCli, until } from './proxy-support.mjs';
+import { plain } from './support.mjs';
 
 const T = { timeout: 20000 };
 
@@ -359,27 +357,17 @@ describe('proxy: hostile edits are a 400 and apply nothing', () => {
 });
 
 describe('agui-state-sync-proxy (CLI): the edits policy', () => {
-  const BIN = join(jsDir, 'bin', 'agui-state-sync-proxy.js');
-
   test('--own and --on-conflict set it; a bad value exits 2', T, async () => {
     for (const args of [['--own', '/proposal'], ['--own', 'proposal=agent'], ['--own', '/proposal=boss'], ['--on-conflict', 'newest']]) {
-      const r = spawnSync(process.execPath, [BIN, '--upstream', 'http://127.0.0.1:1/agent', ...args], { encoding: 'utf8' });
+      const r = runProxyCli(['--upstream', 'http://127.0.0.1:1/agent', ...args]);
       assert.equal(r.status, 2, args.join(' '));
       assert.match(r.stderr, /usage:/);
     }
     const upstream = await startFormUpstream((input, index) => [FILL, [{ ops: [replace('/venue', 'Porto')] }], []][index] ?? []);
     const args = ['--upstream', upstream.url, '--port', '0', '--own', '/proposal=agent', '--own', '/form=user', '--on-conflict', 'agent-wins'];
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = await startProxyCli(args);
     try {
-      const url = await new Promise((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          const match = /listening on (http:\/\/\S+)/.exec(out);
-          if (match) resolve(new URL('agent', match[1]).href);
-        });
-        child.on('exit', (code) => reject(new Error(`exited ${code}`)));
-      });
+      const { url } = cli;
       const first = await connectClient(url, runInput('tc', 'tc-1'));
       await first.done;
       const base = first.sync.lastSeq;
@@ -394,7 +382,7 @@ describe('agui-state-sync-proxy (CLI): the edits policy', () => {
       const events = result.events.map((e) => e.data);
       assert.deepEqual(['c1:1', 'c1:2', 'c1:3'].map((id) => verdict(events, id).reason ?? 'applied'), ['agent-owned', 'conflict', 'applied']);
     } finally {
-      child.kill();
+      await cli.stop();
       await upstream.close();
     }
   });

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildScript, startUpstream } from '../support/upstreams.mjs';
 import { plain } from './support.mjs';
-import { connectClient, createStateSyncProxy, runInput, serve } from './proxy-support.mjs';
+import { connectClient, createStateSyncProxy, runInput, runProxyCli, serve, startProxyCli } from './proxy-support.mjs';
+import { RedisServer } from './redis-support.mjs';
 import { storeKinds } from './store-support.mjs';
 
 const T = { timeout: 30000 };
@@ -66,5 +67,37 @@ test('control: without a store, the restarted proxy has a new epoch and the clie
     sync.dispose();
   } finally {
     await upstream.close();
+  }
+});
+
+test('agui-state-sync-proxy --redis: the proxy process is killed and started again; the thread goes on in its epoch, caught up by replay', { timeout: 60000 }, async (t) => {
+  const redis = await RedisServer.start();
+  t.after(() => redis.close());
+  const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 4, steps: 10, toolCall: false }), stepMs: 1, initialState: bigState(40) });
+  t.after(() => upstream.close());
+  const args = ['--upstream', upstream.url, '--port', '0', '--redis', redis.url, '--redis-prefix', 'cli:'];
+  const first = await startProxyCli(args);
+  assert.match(first.output(), /threads kept in Redis/);
+  const client = await connectClient(first.url, runInput('t1', 'r1'));
+  await client.done;
+  const { epoch, lastSeq } = client.sync;
+  assert.equal(await first.stop(), 0, 'SIGTERM: a clean exit (the Redis connection closed)');
+  const second = await startProxyCli(args);
+  try {
+    const again = await connectClient(second.url, runInput('t1', 'r2'), { sync: client.sync });
+    await again.done;
+    assert.equal(client.sync.status, 'synced');
+    assert.deepEqual(plain(client.sync.state), upstream.state('t1'));
+    assert.equal(client.sync.epoch, epoch, 'the same epoch from the new process');
+    assert.ok(client.sync.lastSeq > lastSeq);
+    assert.equal(client.sync.metrics().snapshots, 1, 'only the first run started with a snapshot');
+  } finally {
+    client.sync.dispose();
+    await second.stop();
+  }
+  for (const bad of [['--redis', 'http://127.0.0.1:6379'], ['--redis', 'not a url'], ['--redis-prefix', 'x:']]) {
+    const r = runProxyCli(['--upstream', upstream.url, ...bad]);
+    assert.equal(r.status, 2, bad.join(' '));
+    assert.match(r.stderr, /--redis/);
   }
 });

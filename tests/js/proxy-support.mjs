@@ -2,6 +2,7 @@
 // tests/support/upstreams.mjs behind createStateSyncProxy on a real socket,
 // clients that record what they see, and a small SSE reader for raw streams.
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -173,3 +174,39 @@ export async function until(predicate, ms = 5000, what = 'condition') {
 }
 
 export { createStateSync };
+
+const PROXY_BIN = join(jsDir, 'bin', 'agui-state-sync-proxy.js');
+
+/**
+ * The agui-state-sync-proxy CLI as a user runs it (a child process): its
+ * agent URL once it listens (`url`, on `path`), `output()` (stdout and
+ * stderr so far), and `stop()`, which sends SIGTERM and waits for the exit code.
+ */
+export async function startProxyCli(args, { path = 'agent' } = {}) {
+  const child = spawn(process.execPath, [PROXY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  child.stderr.on('data', (chunk) => { out += chunk; });
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(new URL(path, match[1]).href);
+    });
+    exited.then((code) => reject(new Error(`agui-state-sync-proxy exited ${code}:\n${out}`)));
+  });
+  return {
+    url,
+    child,
+    output: () => out,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** The CLI run to its exit (a bad argument): { status, stdout, stderr }. */
+export function runProxyCli(args) {
+  return spawnSync(process.execPath, [PROXY_BIN, ...args], { encoding: 'utf8' });
+}

@@ -7,10 +7,12 @@ import { request as httpRequest } from 'node:http';
 import { describe, test } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import { buildScript, messageTexts, SHAPES } from '../support/upstreams.mjs';
-import { plain } from './support.mjs';
+import { pkg, plain } from './support.mjs';
 import {
   connectClient, createStateSync, isOneOf, proxyModule, readStream, runInput, stack, until, upstreamLike,
 } from './proxy-support.mjs';
+
+const { memoryStorage } = pkg;
 
 const { EVENTS_LOST, HEADER_RESUME, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } = proxyModule;
 const T = { timeout: 20000 };
@@ -309,6 +311,31 @@ describe('proxy: heartbeats', () => {
       const beats = [...result.text.matchAll(/^: hb (\d+)$/gm)].map((m) => Number(m[1]));
       assert.ok(beats.length >= 2, result.text);
       assert.ok(beats.every((seq) => seq === lastState));
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a client restored from its checkpoint that missed nothing is synced at once: a heartbeat follows its empty catch-up', T, async () => {
+    // Periodic heartbeats too rare to help: only the one after the catch-up can end the 'restored' resync.
+    const s = await stack({ upstream: { shape: 'docs', script: buildScript({ seed: 2, steps: 4 }), stepMs: 1 }, proxy: { heartbeatMs: 60000 } });
+    try {
+      const storage = memoryStorage();
+      const before = await createStateSync({ persist: { key: 'k', storage } });
+      await (await connectClient(s.url(), runInput('t1', 'r1'), { sync: before })).done;
+      const { lastSeq, lastEventId } = before;
+      await before.flush();
+      before.dispose();
+      const restored = await createStateSync({ persist: { key: 'k', storage } });
+      assert.deepEqual([restored.status, restored.resyncRequest()?.reason, restored.lastSeq], ['resyncing', 'restored', lastSeq]);
+      assert.ok(lastEventId, 'the checkpoint knows the stream position');
+      const again = await connectClient(s.url(), runInput('t1', 'r1'), { sync: restored });
+      await again.done;
+      assert.equal(restored.status, 'synced');
+      assert.equal(restored.lastSeq, lastSeq, 'nothing was missed: nothing was sent');
+      assert.match(again.text(), new RegExp(`^: hb ${lastSeq}$`, 'm'));
+      assert.equal(restored.metrics().snapshots, 0);
+      restored.dispose();
     } finally {
       await s.close();
     }

@@ -71,6 +71,7 @@ export class Run {
       for (const event of events) this.send(event, true);
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
       this.seq = this.thread.durable ? (events.at(-1)?.metadata.seq ?? position.lastSeq) : this.thread.emitter.seq;
+      this.#confirmPosition();
     });
   }
 
@@ -101,6 +102,7 @@ export class Run {
     this.#graceTimer = null;
     const conn = { res, timer: null };
     if (preamble) this.#write(conn, preamble);
+    if (preamble !== undefined && this.startedN > 0 && this.#pendingPosition === undefined) this.#write(conn, heartbeatLine(this.seq));
     if (this.finished) {
       res.end();
       return;
@@ -144,6 +146,13 @@ export class Run {
     this.#graceTimer = null;
     if (this.#client) this.#release(this.#client, true);
     this.#hooks.finished(this);
+  }
+
+  // A heartbeat right after a catch-up: a client that was current (an empty
+  // catch-up) learns it at once, not at the next periodic one; a restored
+  // client's 'restored' resync ends there (nothing was missed).
+  #confirmPosition() {
+    if (this.#client) this.#write(this.#client, heartbeatLine(this.seq));
   }
 
   #write(conn, text, bytes = Buffer.byteLength(text)) {
