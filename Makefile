@@ -133,6 +133,7 @@ bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_fanout.mjs 1000 60
 	node --expose-gc bench/js/bench_log.mjs
 	node --expose-gc bench/js/bench_persist.mjs
+	node --expose-gc bench/js/bench_store.mjs
 	node bench/js/bench_render.mjs
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace

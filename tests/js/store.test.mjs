@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds } from './store-support.mjs';
+import { plain } from './support.mjs';
 
 const { catchUp } = server;
 const position = (lastSeq, epoch) => ({ forwardedProps: { stateSync: { lastSeq, epoch } } });
@@ -49,6 +50,63 @@ for (const kind of storeKinds()) {
       assert.deepEqual(b.state, { items: ['mine'] });
       b.dispose();
     });
+
+    test('a write carries its events and the state only now and then; the next instance rebuilds the state from the log', async () => {
+      const raw = kind.open();
+      const sent = { appends: 0, withState: 0, stateBytes: 0, eventBytes: 0 };
+      // The same store, its appends counted.
+      const counting = { incrementalState: raw.incrementalState, ...Object.fromEntries(['load', 'init', 'head', 'reset', 'claim', 'peek'].map((m) => [m, raw[m].bind(raw)])) };
+      counting.append = (key, batch) => {
+        sent.appends++;
+        if (batch.state !== undefined) { sent.withState++; sent.stateBytes += batch.state.length; }
+        sent.eventBytes += batch.events.reduce((n, e) => n + e.text.length, 0);
+        return raw.append(key, batch);
+      };
+      const big = { items: Array.from({ length: 400 }, (_, i) => ({ id: i, label: `item ${i}`.padEnd(200, '.') })), n: 0 };
+      const a = await createStateEmitter({ store: counting, key: 'incremental', initialState: big, replayMaxEvents: 64 });
+      for (let i = 1; i <= 200; i++) await a.patch([{ op: 'replace', path: '/n', value: i }, { op: 'replace', path: `/items/${i}/label`, value: `v${i}` }]);
+      assert.equal(sent.appends, 200);
+      assert.ok(sent.withState <= Math.ceil(200 / 32), `the state went with ${sent.withState} of 200 appends`);
+      assert.ok(sent.stateBytes < 10 * JSON.stringify(big).length, `${sent.stateBytes} state bytes for 200 writes`);
+      assert.ok(sent.eventBytes < 200 * 400, 'each append carried its delta');
+      assert.equal(a.stats().store.stateWrites, sent.withState);
+      const stored = await raw.load('incremental');
+      assert.equal(stored.seq, 200);
+      assert.ok(stored.stateSeq <= 200 && stored.stateSeq >= 200 - 32, `stateSeq ${stored.stateSeq}`);
+      const seqs = stored.events.map((t) => JSON.parse(t).metadata.seq);
+      for (let q = stored.stateSeq + 1; q <= 200; q++) assert.ok(seqs.includes(q), `the log keeps seq ${q}, after the stored state`);
+      assert.ok(stored.events.length <= 64);
+      // Another instance: the state at seq 200, built from the stored state and the log after it.
+      const b = await createStateEmitter({ store: kind.open(), key: 'incremental' });
+      assert.equal(b.seq, 200);
+      assert.deepEqual(plain(b.state), plain(a.state));
+      assert.equal(b.state.n, 200);
+      assert.equal(b.state.items[150].label, 'v150');
+      assert.equal((await catchUp(b, position(190, a.epoch))).mode, 'replay');
+      const next = await b.patch([{ op: 'replace', path: '/n', value: -1 }]);
+      assert.equal(next[0].metadata.seq, 201);
+      a.dispose();
+      b.dispose();
+    });
+
+    if (kind.name === 'redisStore') {
+      test('a thread stored before stateSeq existed (its state at seq) is continued', async () => {
+        const store = kind.open();
+        const a = await createStateEmitter({ store, key: 'legacy', initialState: { n: 0, list: [] } });
+        for (let i = 1; i <= 5; i++) await a.patch([{ op: 'add', path: '/list/-', value: i }]);
+        const client = await store.client();
+        await client.sendCommand(['SET', `${store.prefix}{legacy}:state`, JSON.stringify(a.state)]);
+        await client.sendCommand(['HDEL', `${store.prefix}{legacy}:meta`, 'stateSeq']);
+        const stored = await store.load('legacy');
+        assert.equal(stored.stateSeq, stored.seq, 'no stateSeq: the state is at seq');
+        const b = await createStateEmitter({ store: kind.open(), key: 'legacy' });
+        assert.deepEqual(plain(b.state), { n: 0, list: [1, 2, 3, 4, 5] });
+        await b.patch([{ op: 'add', path: '/list/-', value: 6 }]);
+        const c = await createStateEmitter({ store: kind.open(), key: 'legacy' });
+        assert.deepEqual(plain(c.state), { n: 0, list: [1, 2, 3, 4, 5, 6] });
+        for (const e of [a, b, c]) e.dispose();
+      });
+    }
 
     test('two writers racing on one key never fork the seq; every write lands once (seeded)', async () => {
       for (let seed = 1; seed <= 6; seed++) await raceOnce(kind, seed);
@@ -113,7 +171,15 @@ async function raceOnce(kind, seed) {
   assert.deepEqual(stored.events.map((t) => JSON.parse(t)), tail, `${msg}: the log is what was returned`);
   const sync = await receiverOf(returned);
   assert.equal(sync.status, 'synced', msg);
-  assert.deepEqual(sync.state, JSON.parse(stored.state), msg);
+  // The store's state at its seq, as an instance that starts now rebuilds it (stored state + log after it).
+  const fresh = await createStateEmitter({ store: kind.open(), key });
+  assert.equal(fresh.seq, stored.seq, msg);
+  assert.deepEqual(sync.state, plain(fresh.state), msg);
+  for (const writer of [a, b]) {
+    await writer.refresh();
+    assert.deepEqual(plain(writer.state), plain(fresh.state), `${msg}: a writer's state once it caught up`);
+  }
+  fresh.dispose();
   if (seed % 2 === 0) for (const item of appended) assert.equal(sync.state.items.filter((x) => x === item).length, 1, `${msg}: ${item} once`);
   assert.ok(a.stats().store.conflicts + b.stats().store.conflicts > 0, `${msg}: the writers did race`);
   sync.dispose();

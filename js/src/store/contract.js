@@ -3,16 +3,21 @@
 // async, and rejects (with any error) only when the store cannot be reached,
 // never for a lost race, which is an ordinary answer:
 //
-//   load(key)                    -> null | { epoch, seq, state, events }
-//        state: the state's JSON text at seq; events: the log's JSON texts,
-//        oldest first, a consecutive run of seqs ending at seq (maybe empty).
+//   load(key)                    -> null | { epoch, seq, state, stateSeq?, events }
+//        state: the state's JSON text at stateSeq (default: seq); events: the
+//        log's JSON texts, oldest first, a consecutive run of seqs ending at
+//        seq (maybe empty) that holds every event after stateSeq.
 //   init(key, { epoch, seq, state })              -> { ok: true } | { ok: false }
 //        creates the thread unless it exists (then ok: false: load it).
 //   append(key, { baseSeq, epoch, state, events, maxEvents, maxBytes })
 //                                                -> { ok: true } | { ok: false }
 //        events: [{ seq, text, snapshot }]; lands with state only if the thread
 //        is still at baseSeq / epoch; the log is then trimmed to maxEvents and
-//        maxBytes (a snapshot empties it first).
+//        maxBytes (a snapshot empties it first), never past stateSeq.
+//        state: the JSON text at the last event's seq (that seq becomes
+//        stateSeq), or undefined: keep the stored state and stateSeq. Only a
+//        store with `incrementalState: true` is ever sent undefined; a store
+//        without it gets the state with every append (its stateSeq is seq).
 //   head(key)                    -> null | { epoch, seq }
 //   reset(key, expect, { epoch, seq, state })     -> { ok: true } | { ok: false }
 //        a new line with an empty log, if the thread is still at expect

@@ -1,8 +1,8 @@
 // DurableStateEmitter: a StateEmitter bound to one key of a store (contract.js),
 // what createStateEmitter({ store, key }) returns. A local StateEmitter
-// computes the events; each batch is committed to the store (with the new seq
-// and state, atomically, only if the key is still where this emitter last saw
-// it) before it is returned, so what a caller sends has landed, and two
+// computes the events; each batch is committed to the store (with the new seq,
+// atomically, only if the key is still where this emitter last saw it) before
+// it is returned, so what a caller sends has landed, and two
 // instances writing one key never fork its seq: the loser re-reads the
 // store's line (state, seq, epoch, log: adoptHistory), recomputes and retries.
 //
@@ -12,13 +12,19 @@
 // snapshots; it retries the store every second and, when it answers, makes
 // its line the stored one (or, if another instance wrote meanwhile, continues
 // the stored line with its state on top) and logs it.
+//
+// No O(state) work per write: a batch carries its events, and the whole state
+// only now and then (every snapshot, and before the events since the stored
+// state could reach half the log's caps, so trimming never needs them). The
+// committed state is kept as a JS mirror moved by each committed event.
 import { syncError } from '../errors.js';
 import { kStoreCatchUp } from '../internals.js';
 import { emitterOptions } from '../options.js';
 import { catchUp } from '../server.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
-import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+import { advanceState, buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+import { kStateText } from '../internals.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
 const RETRY_MS = 1000; // an unreachable store is tried again this often
@@ -31,7 +37,10 @@ export class DurableStateEmitter {
   #options; // the local emitters' options (no epoch, startSeq, initialState)
   #limits; // the log's caps: the replay ring's
   #local; // the StateEmitter computing the events
-  #stored; // the store's line as last seen: { epoch, seq, state }
+  #stored; // the store's line as last seen: { epoch, seq }
+  #mirror; // the state at #stored (committed), or null: read it from #local when no write is under way
+  #sinceState = { events: 0, bytes: 0 }; // logged after the stored state's seq
+  #incremental; // the store takes appends without the state
   #degraded = null; // { since, reason } while the line is this process's own
   #inFlight = false; // #local is ahead of #stored (a write under way)
   #queue = Promise.resolve();
@@ -40,11 +49,14 @@ export class DurableStateEmitter {
   #disposed = false;
   #carried = {}; // stats of the local emitters replaced so far
   #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
-  #counters = { commits: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
+  #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
 
   /** @internal use createStateEmitter({ store, key }) */
-  constructor({ store, key, create, options, local, stored }) {
+  constructor({ store, key, create, options, local, stored, state = null, sinceState }) {
     this.#store = store;
+    this.#incremental = store.incrementalState === true;
+    this.#mirror = state;
+    if (sinceState) this.#sinceState = sinceState;
     this.#key = key;
     this.#create = create;
     this.#options = options;
@@ -53,7 +65,7 @@ export class DurableStateEmitter {
       maxBytes: options.replayMaxBytes ?? REPLAY_DEFAULTS.replayMaxBytes,
     };
     this.#local = local;
-    this.#stored = stored;
+    this.#stored = { epoch: stored.epoch, seq: stored.seq };
   }
 
   /** The key this emitter is bound to. */
@@ -76,7 +88,8 @@ export class DurableStateEmitter {
   /** The state at `seq`. Treat it as read-only. */
   get state() {
     this.#check();
-    return this.#inFlight ? JSON.parse(this.#stored.state) : this.#local.state;
+    this.#mirror ??= this.#local.state; // (no write is under way when it is null)
+    return this.#mirror;
   }
 
   /** True while the store is unreachable and this emitter goes on alone. */
@@ -215,13 +228,16 @@ export class DurableStateEmitter {
   // apply(local) computes the events; they are returned (and published) once the store holds them.
   async #commit(apply) {
     const out = await this.#commitOnce(apply);
-    this.#fanout.publish(eventsOf(out));
+    const events = eventsOf(out);
+    if (events.length) this.#mirror = this.#mirror === null ? null : advanceState(this.#mirror, events);
+    this.#fanout.publish(events);
     return out;
   }
 
   async #commitOnce(apply) {
     for (let attempt = 1; ; attempt++) {
       if (this.#degraded) await this.#tryRecover();
+      this.#mirror ??= this.#local.state; // what `state` answers while the write is under way
       const out = apply(this.#local); // a refusal throws here, and nothing changed
       const events = eventsOf(out);
       if (events.length === 0 || this.#degraded) return out;
@@ -244,28 +260,48 @@ export class DurableStateEmitter {
 
   // True when `events` (computed from #stored) landed; false when another writer got there first.
   async #append(events) {
-    const line = lineOf(this.#local);
+    const records = logRecords(events);
+    const bytes = records.reduce((sum, r) => sum + Buffer.byteLength(r.text), 0);
+    const withState = this.#needsState(records, bytes);
     const { ok } = await this.#store.append(this.#key, {
-      baseSeq: this.#stored.seq, epoch: this.#stored.epoch, state: line.state, events: logRecords(events), ...this.#limits,
+      baseSeq: this.#stored.seq, epoch: this.#stored.epoch, state: withState ? this.#local[kStateText]() : undefined, events: records, ...this.#limits,
     });
     if (ok) {
-      this.#stored = line;
+      this.#stored = { epoch: this.#local.epoch, seq: this.#local.seq };
+      this.#sinceState = withState ? { events: 0, bytes: 0 } : { events: this.#sinceState.events + records.length, bytes: this.#sinceState.bytes + bytes };
       this.#counters.commits++;
+      if (withState) this.#counters.stateWrites++;
     }
     return ok;
+  }
+
+  // The state goes with a batch when the store cannot take a write without it,
+  // with a snapshot (it empties the log), and before the events logged since
+  // the stored state could reach half the log's caps: the trim by those caps
+  // then never needs an event the state at seq is built from.
+  #needsState(records, bytes) {
+    if (!this.#incremental || records.some((r) => r.snapshot)) return true;
+    return this.#sinceState.events + records.length > this.#limits.maxEvents / 2
+      || this.#sinceState.bytes + bytes > this.#limits.maxBytes / 2;
   }
 
   // Continues the store's line (the key expired meanwhile: starts it again from ours).
   async #reload() {
     this.#counters.reloads++;
     let stored = await this.#store.load(this.#key);
-    if (stored === null && (await this.#store.init(this.#key, this.#stored)).ok) stored = { ...this.#stored, events: [] };
+    if (stored === null) {
+      // Expired meanwhile: start it again from our committed line.
+      const ours = { ...this.#stored, state: JSON.stringify(this.state) };
+      if ((await this.#store.init(this.#key, ours)).ok) stored = { ...ours, events: [] };
+    }
     stored ??= await this.#store.load(this.#key);
     if (stored === null) throw syncError('store-unavailable', 'the key vanished while it was being read');
-    const { local, events } = await buildLocal(this.#create, this.#options, stored);
+    const { local, events, state, sinceState } = await buildLocal(this.#create, this.#options, stored);
     this.#replaceLocal(local);
     const seen = this.#stored;
-    this.#stored = { epoch: stored.epoch, seq: stored.seq, state: stored.state };
+    this.#stored = { epoch: stored.epoch, seq: stored.seq };
+    this.#mirror = state;
+    this.#sinceState = sinceState;
     this.#fanout.publish(eventsAfter(events, seen)); // what other instances wrote since
   }
 
@@ -291,6 +327,7 @@ export class DurableStateEmitter {
     const local = await this.#create({ ...this.#options, epoch, startSeq: old.seq, initialState: old.state });
     local.adoptHistory([{ ...snapshot, metadata: { ...snapshot.metadata, epoch } }]);
     this.#replaceLocal(local);
+    this.#mirror = null; // #commit moves it along out's new events: read it from the new line
     this.#degraded = { since: Date.now(), reason: error?.message ?? String(error) };
     this.#counters.degradations++;
     this.#log('warn', `store unreachable (${this.#degraded.reason}); going on alone at epoch ${epoch}, seq ${local.seq}: live events flow, catch-ups get snapshots`);
@@ -311,7 +348,8 @@ export class DurableStateEmitter {
       return; // still unreachable
     }
     if (result.ok) {
-      this.#stored = line;
+      this.#stored = { epoch: line.epoch, seq: line.seq };
+      this.#sinceState = { events: 0, bytes: 0 };
       return this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
     }
     // Written meanwhile (by another instance, or our write that timed out landed after all):
@@ -364,6 +402,6 @@ export async function openStoreEmitter(options, create) {
     stored = await store.load(key);
     if (stored === null) throw syncError('store-unavailable', `key ${JSON.stringify(key)} vanished while it was being created`);
   }
-  const { local } = await buildLocal(create, base, stored);
-  return new DurableStateEmitter({ store, key, create, options: base, local, stored: { epoch: stored.epoch, seq: stored.seq, state: stored.state } });
+  const { local, state, sinceState } = await buildLocal(create, base, stored);
+  return new DurableStateEmitter({ store, key, create, options: base, local, stored, state, sinceState });
 }

@@ -3,17 +3,43 @@
 // carries, and the catch-up answer while the store cannot vouch for a replay.
 import { kCatchUpSnapshot, kStateText } from '../internals.js';
 import { readResyncRequest, SNAPSHOT_REASONS } from '../server.js';
+import { applyDelta } from '../state-mirror.js';
+import { syncError } from '../errors.js';
+
+// The state at the line's seq: the stored state (at stateSeq) with the
+// logged events after stateSeq applied. Those were committed by an emitter
+// that computed them from exactly that state, so they apply; one that does
+// not means the store was changed behind our back.
+function stateAtHead(line, events) {
+  let state = JSON.parse(line.state);
+  const from = line.stateSeq ?? line.seq;
+  const after = { events: 0, bytes: 0 };
+  events.forEach((event, i) => {
+    if (!(event.metadata?.seq > from)) return;
+    after.events++;
+    after.bytes += Buffer.byteLength(line.events[i]);
+    try {
+      state = event.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(state, event.delta);
+    } catch (error) {
+      throw syncError('store-conflict', `the stored log does not apply to the stored state at seq ${event.metadata.seq} (${error.message})`);
+    }
+  });
+  return { state, after };
+}
 
 /**
- * A local emitter continuing `line` ({ epoch, seq, state: JSON text, events?: [JSON text] }):
- * { local, events } (the log's events, parsed).
+ * A local emitter continuing `line` ({ epoch, seq, state: JSON text at
+ * stateSeq (default seq), stateSeq?, events?: [JSON text] }): { local, events
+ * (the log's, parsed), state (at seq), sinceState: { events, bytes } logged
+ * after stateSeq }.
  */
 export async function buildLocal(create, options, line) {
-  const local = await create({ ...options, epoch: line.epoch, startSeq: line.seq, initialState: JSON.parse(line.state) });
-  // The log's events become its replay ring and edit ledger (one parse of the whole log).
+  // One parse of the whole log: its events become the replay ring and edit ledger.
   const events = line.events?.length ? JSON.parse(`[${line.events.join(',')}]`) : [];
+  const { state, after } = stateAtHead(line, events);
+  const local = await create({ ...options, epoch: line.epoch, startSeq: line.seq, initialState: state });
   if (events.length) local.adoptHistory(events);
-  return { local, events };
+  return { local, events, state, sinceState: after };
 }
 
 /** The events of `events` (a line's log) that come after `seen` ({ epoch, seq }): all of them in another epoch. */
@@ -29,6 +55,17 @@ export function lineOf(local) {
 /** The log records of `events`: [{ seq, text, snapshot }]. */
 export function logRecords(events) {
   return events.map((e) => ({ seq: e.metadata.seq, text: JSON.stringify(e), snapshot: e.type === 'STATE_SNAPSHOT' }));
+}
+
+/** `state` moved along `events` (the committed ones), or null when one does not apply (then read it from the engine). */
+export function advanceState(state, events) {
+  let out = state;
+  try {
+    for (const e of events) out = e.type === 'STATE_SNAPSHOT' ? e.snapshot : applyDelta(out, e.delta);
+  } catch {
+    return null;
+  }
+  return out;
 }
 
 /** A fresh epoch for a line only this process writes. */

@@ -7,7 +7,9 @@ import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, loggerOption, positiveOption }
 import { syncTypeError } from '../errors.js';
 
 class MemoryStore {
-  #threads = new Map(); // key -> { epoch, seq, state, events: [text], bytes, expires }
+  /** append() may leave the state out (contract.js). */
+  incrementalState = true;
+  #threads = new Map(); // key -> { epoch, seq, state (at stateSeq), stateSeq, events: [{ seq, text }], bytes, expires }
   #records = new Map(); // scope \0 id -> { value, expires }
   #ttlMs;
   #now;
@@ -21,12 +23,12 @@ class MemoryStore {
 
   async load(key) {
     const t = this.#live(key);
-    return t ? { epoch: t.epoch, seq: t.seq, state: t.state, events: [...t.events] } : null;
+    return t ? { epoch: t.epoch, seq: t.seq, stateSeq: t.stateSeq, state: t.state, events: t.events.map((e) => e.text) } : null;
   }
 
   async init(key, { epoch, seq, state }) {
     if (this.#live(key)) return { ok: false };
-    this.#put(key, { epoch, seq, state, events: [], bytes: 0 });
+    this.#put(key, { epoch, seq, state, stateSeq: seq, events: [], bytes: 0 });
     return { ok: true };
   }
 
@@ -36,17 +38,20 @@ class MemoryStore {
     for (const { seq, text, snapshot } of events) {
       if (snapshot) t.events = [];
       if (snapshot) t.bytes = 0;
-      t.events.push(text);
+      t.events.push({ seq, text });
       t.bytes += Buffer.byteLength(text);
       t.seq = seq;
     }
-    // Oldest first, as the emitter's ring: by count, then by bytes.
+    if (state !== undefined) {
+      t.state = state;
+      t.stateSeq = t.seq;
+    }
+    // Oldest first, as the emitter's ring: by count, then by bytes; never an event after stateSeq.
     let drop = 0;
-    while (t.events.length - drop > maxEvents || (t.bytes > maxBytes && drop < t.events.length)) {
-      t.bytes -= Buffer.byteLength(t.events[drop++]);
+    while ((t.events.length - drop > maxEvents || (t.bytes > maxBytes && drop < t.events.length)) && t.events[drop].seq <= t.stateSeq) {
+      t.bytes -= Buffer.byteLength(t.events[drop++].text);
     }
     if (drop) t.events.splice(0, drop);
-    t.state = state;
     t.expires = this.#now() + this.#ttlMs;
     return { ok: true };
   }
@@ -59,7 +64,7 @@ class MemoryStore {
   async reset(key, expect, { epoch, seq, state }) {
     const t = this.#live(key);
     if (t && (t.seq !== expect.seq || t.epoch !== expect.epoch)) return { ok: false };
-    this.#put(key, { epoch, seq, state, events: [], bytes: 0 });
+    this.#put(key, { epoch, seq, state, stateSeq: seq, events: [], bytes: 0 });
     return { ok: true };
   }
 

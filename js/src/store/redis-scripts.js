@@ -4,15 +4,20 @@
 // writer computed its events from (optimistic concurrency), and its events,
 // the new seq and the new state land together or not at all.
 //
-// Keys of one thread (KEYS[1..3]): meta (hash: seq, epoch, bytes), state
-// (string: the state's JSON at seq), log (stream: one entry per event, id
-// "<seq>-0", field e = the event's JSON). The log is always a consecutive run
-// of seqs ending at meta.seq (or empty).
+// Keys of one thread (KEYS[1..3]): meta (hash: seq, epoch, bytes, stateSeq),
+// state (string: the state's JSON at stateSeq), log (stream: one entry per
+// event, id "<seq>-0", field e = the event's JSON). The log is always a
+// consecutive run of seqs ending at meta.seq (or empty), and it holds every
+// event after stateSeq: the state at seq is the state at stateSeq with those
+// applied. An append carries the state only now and then (the writer's
+// choice), so a delta costs its own bytes, not the state's. A thread written
+// before stateSeq existed has none: its state is at seq.
 
 // Drops the oldest log entries until at most maxEvents remain and their JSON
-// adds up to at most maxBytes (the emitter's replay ring, by the same caps).
+// adds up to at most maxBytes (the emitter's replay ring, by the same caps),
+// but never an event after stateSeq: the state at seq needs those.
 const TRIM = `
-local function trim(log, bytes, maxEvents, maxBytes)
+local function trim(log, bytes, maxEvents, maxBytes, stateSeq)
   local len = redis.call('XLEN', log)
   local cursor = '-'
   while len > 0 and (len > maxEvents or bytes > maxBytes) do
@@ -20,6 +25,7 @@ local function trim(log, bytes, maxEvents, maxBytes)
     local ids = {}
     for _, entry in ipairs(batch) do
       if not (len > 0 and (len > maxEvents or bytes > maxBytes)) then break end
+      if tonumber(string.match(entry[1], '^(%d+)')) > stateSeq then break end
       bytes = bytes - #entry[2][2]
       len = len - 1
       ids[#ids + 1] = entry[1]
@@ -39,11 +45,13 @@ end
 `;
 
 /**
- * ARGV: baseSeq, epoch, stateJson, ttlMs, maxEvents, maxBytes, then per event
- * (seq, '1' for a snapshot else '0', eventJson). Returns {1, seq} when
- * appended, {0, seq, epoch} ('' for a missing thread) when the thread is not at
- * baseSeq/epoch any more. A snapshot empties the log first: nothing before it
- * is ever replayed (a client that old gets a snapshot).
+ * ARGV: baseSeq, epoch, stateJson ('' for none: the stored state and its
+ * stateSeq stay), ttlMs, maxEvents, maxBytes, then per event (seq, '1' for a
+ * snapshot else '0', eventJson). Returns {1, seq} when appended, {0, seq,
+ * epoch} ('' for a missing thread) when the thread is not at baseSeq/epoch any
+ * more. A snapshot empties the log first: nothing before it is ever replayed
+ * (a client that old gets a snapshot). The writer sends the state with every
+ * snapshot.
  */
 export const APPEND = `${TRIM}${EXPIRE}
 local head = redis.call('HMGET', KEYS[1], 'seq', 'epoch')
@@ -61,19 +69,23 @@ for i = 7, #ARGV, 3 do
   bytes = bytes + #ARGV[i + 2]
   seq = ARGV[i]
 end
-bytes = trim(KEYS[3], bytes, tonumber(ARGV[5]), tonumber(ARGV[6]))
-redis.call('HSET', KEYS[1], 'seq', seq, 'bytes', bytes)
-redis.call('SET', KEYS[2], ARGV[3])
+local stateSeq = tonumber(redis.call('HGET', KEYS[1], 'stateSeq') or ARGV[1])
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[3])
+  stateSeq = tonumber(seq)
+end
+bytes = trim(KEYS[3], bytes, tonumber(ARGV[5]), tonumber(ARGV[6]), stateSeq)
+redis.call('HSET', KEYS[1], 'seq', seq, 'bytes', bytes, 'stateSeq', stateSeq)
 expire(ARGV[4])
 return {1, seq}
 `;
 
-/** Returns nil for an unknown thread, else {seq, epoch, stateJson, eventJson...} (the log, oldest first). */
+/** Returns nil for an unknown thread, else {seq, epoch, stateSeq, stateJson, eventJson...} (the log, oldest first). */
 export const LOAD = `
-local head = redis.call('HMGET', KEYS[1], 'seq', 'epoch')
+local head = redis.call('HMGET', KEYS[1], 'seq', 'epoch', 'stateSeq')
 local state = redis.call('GET', KEYS[2])
 if not head[1] or not state then return false end
-local out = {head[1], head[2], state}
+local out = {head[1], head[2], head[3] or head[1], state}
 for _, entry in ipairs(redis.call('XRANGE', KEYS[3], '-', '+')) do out[#out + 1] = entry[2][2] end
 return out
 `;
@@ -82,7 +94,7 @@ return out
 export const INIT = `${EXPIRE}
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'epoch', ARGV[2], 'bytes', 0)
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'epoch', ARGV[2], 'bytes', 0, 'stateSeq', ARGV[1])
 redis.call('SET', KEYS[2], ARGV[3])
 expire(ARGV[4])
 return 1
@@ -97,7 +109,7 @@ export const RESET = `${EXPIRE}
 local head = redis.call('HMGET', KEYS[1], 'seq', 'epoch')
 if head[1] and (head[1] ~= ARGV[1] or head[2] ~= ARGV[2]) then return 0 end
 redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'epoch', ARGV[4], 'bytes', 0)
+redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'epoch', ARGV[4], 'bytes', 0, 'stateSeq', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[5])
 expire(ARGV[6])
 return 1

@@ -18,6 +18,8 @@ function unreachable(error) {
 }
 
 class RedisStore {
+  /** append() may leave the state out (contract.js): a delta costs its own bytes. */
+  incrementalState = true;
   #options;
   #client = null; // connected lazily
   #connecting = null;
@@ -34,8 +36,8 @@ class RedisStore {
   async load(key) {
     const reply = await this.#script('LOAD', this.#keys(key), []);
     if (reply === null) return null;
-    const [seq, epoch, state, ...events] = reply;
-    return { seq: Number(seq), epoch, state, events };
+    const [seq, epoch, stateSeq, state, ...events] = reply;
+    return { seq: Number(seq), epoch, stateSeq: Number(stateSeq), state, events };
   }
 
   async init(key, { epoch, seq, state }) {
@@ -44,7 +46,7 @@ class RedisStore {
   }
 
   async append(key, { baseSeq, epoch, state, events, maxEvents, maxBytes }) {
-    const args = [String(baseSeq), epoch, state, String(this.#options.ttlMs), String(maxEvents), String(maxBytes)];
+    const args = [String(baseSeq), epoch, state ?? '', String(this.#options.ttlMs), String(maxEvents), String(maxBytes)];
     for (const e of events) args.push(String(e.seq), e.snapshot ? '1' : '0', e.text);
     const [ok] = await this.#script('APPEND', this.#keys(key), args);
     return { ok: ok === 1 };
