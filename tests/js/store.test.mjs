@@ -108,6 +108,33 @@ for (const kind of storeKinds()) {
       });
     }
 
+    test('another instance\'s writes reach a subscriber through the store\'s notification, not the poll', async () => {
+      const a = await createStateEmitter({ store: kind.open(), key: 'watched', initialState: bigState(0) }); // deltas, not snapshots
+      const b = await createStateEmitter({ store: kind.open(), key: 'watched' }); // another instance (its own connection)
+      const heard = [];
+      let arrived;
+      const all = new Promise((resolve) => { arrived = resolve; });
+      // A poll once a minute: only the notification can deliver within the test.
+      const off = a.subscribe((events) => {
+        heard.push(...events.map((e) => e.metadata.seq));
+        if (heard.length >= 5) arrived();
+      }, { pollMs: 60000 });
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the subscription is set up
+      const written = [];
+      for (let i = 1; i <= 5; i++) written.push(...(await b.patch([{ op: 'replace', path: '/n', value: i }])).map((e) => e.metadata.seq));
+      let timer;
+      const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`not delivered in 5 s: heard ${JSON.stringify(heard)}`)), 5000); });
+      await Promise.race([all, timeout]).finally(() => clearTimeout(timer));
+      assert.deepEqual(heard, written, 'each of b\'s events once, in order');
+      assert.equal(a.state.n, 5);
+      off();
+      await b.patch([{ op: 'replace', path: '/n', value: 6 }]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(heard.length, 5, 'nothing after unsubscribe');
+      a.dispose();
+      b.dispose();
+    });
+
     test('two writers racing on one key never fork the seq; every write lands once (seeded)', async () => {
       for (let seed = 1; seed <= 6; seed++) await raceOnce(kind, seed);
     });

@@ -26,6 +26,9 @@
 //        records `value` under (scope, id) once (consumeApproval).
 //   peek(scope, id)              -> the value recorded under (scope, id), or null.
 //   log(level, message)          'warn' | 'info': the store's logger.
+//   watch(key, onChange)         -> unwatch()  (optional) onChange() after every
+//        write to key by anyone: subscribed emitters hear other instances at
+//        once instead of at their next poll.
 import { syncTypeError } from '../errors.js';
 
 const METHODS = ['load', 'init', 'append', 'head', 'reset', 'claim', 'peek'];

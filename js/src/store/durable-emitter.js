@@ -170,8 +170,10 @@ export class DurableStateEmitter {
   /**
    * listener(events) gets every event of the key's line, in order, once each:
    * this emitter's own writes once committed, and those of other instances as
-   * this emitter finds them (catch-ups, writes that lost a race, and a poll of
-   * the store every `pollMs` while anyone listens). An instance's fan-out to
+   * this emitter finds them (catch-ups, writes that lost a race, the store's
+   * notification of a write when it has one: memoryStore() and redisStore()
+   * (pub/sub) do; and a poll every `pollMs`, or every max(pollMs, 1 s) as a
+   * safety net with notifications). An instance's fan-out to
    * its clients: write each event to each of them. A gap (events another
    * instance wrote and the log trimmed before they were seen) shows to the
    * clients as a gap, which they heal by a catch-up. Returns unsubscribe().
@@ -180,7 +182,8 @@ export class DurableStateEmitter {
     this.#check();
     // The poll leaves an unreachable store to the retry pace (RETRY_MS), unlike an explicit refresh().
     const poll = () => this.#serial(() => (this.#degraded ? this.#tryRecover() : this.#refresh())).catch(() => {});
-    return this.#fanout.add(listener, pollMs, poll);
+    const watch = typeof this.#store.watch === 'function' ? (onChange) => this.#store.watch(this.#key, onChange) : null;
+    return this.#fanout.add(listener, pollMs, poll, watch);
   }
 
   /** "id: <seq>\ndata: <JSON>\n\n", as StateEmitter.encode(). */

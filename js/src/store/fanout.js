@@ -1,18 +1,33 @@
 // The listeners of a store-bound emitter (DurableStateEmitter.subscribe) and
-// the poll that finds other instances' writes while anyone listens.
+// how other instances' writes are found while anyone listens: the store's
+// notification when it has one (watch: Redis pub/sub, memoryStore's own),
+// and a poll, every pollMs without one, as a slow safety net with one.
 import { reportListenerError, syncTypeError } from '../errors.js';
+
+const WATCHED_POLL_MS = 1000; // the safety-net poll when the store notifies
 
 export class Fanout {
   #listeners = new Set();
   #timer = null;
+  #unwatch = null;
+  #running = null; // the poll under way
+  #again = false; // a notification came during it: poll once more after
 
-  /** Adds listener(events); poll() runs every pollMs while any listener is left. Returns the remover. */
-  add(listener, pollMs, poll) {
+  /**
+   * Adds listener(events); while any listener is left, poll() runs on every
+   * notification of watch(onChange) -> unwatch (when given) and every pollMs
+   * (at least WATCHED_POLL_MS with a watch). Returns the remover.
+   */
+  add(listener, pollMs, poll, watch = null) {
     if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'subscribe() needs a function');
     if (!(pollMs > 0)) throw syncTypeError('invalid-argument', 'subscribe() pollMs must be a positive number');
     this.#listeners.add(listener);
-    this.#timer ??= setInterval(poll, pollMs);
-    this.#timer.unref?.(); // never keeps a process alive by itself
+    if (this.#timer === null) {
+      const kick = () => this.#kick(poll);
+      this.#unwatch = watch ? watch(kick) : null;
+      this.#timer = setInterval(kick, watch ? Math.max(pollMs, WATCHED_POLL_MS) : pollMs);
+      this.#timer.unref?.(); // never keeps a process alive by itself
+    }
     return () => {
       this.#listeners.delete(listener);
       if (this.#listeners.size === 0) this.clear();
@@ -34,6 +49,23 @@ export class Fanout {
   clear() {
     clearInterval(this.#timer);
     this.#timer = null;
+    this.#unwatch?.();
+    this.#unwatch = null;
     this.#listeners.clear();
+  }
+
+  // One poll at a time; notifications during it make one more, not one each.
+  #kick(poll) {
+    if (this.#timer === null) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = Promise.resolve(poll()).catch(() => {}).finally(() => {
+      this.#running = null;
+      if (!this.#again) return;
+      this.#again = false;
+      this.#kick(poll);
+    });
   }
 }

@@ -11,6 +11,7 @@ class MemoryStore {
   incrementalState = true;
   #threads = new Map(); // key -> { epoch, seq, state (at stateSeq), stateSeq, events: [{ seq, text }], bytes, expires }
   #records = new Map(); // scope \0 id -> { value, expires }
+  #watchers = new Map(); // key -> Set<onChange>
   #ttlMs;
   #now;
   log;
@@ -29,6 +30,7 @@ class MemoryStore {
   async init(key, { epoch, seq, state }) {
     if (this.#live(key)) return { ok: false };
     this.#put(key, { epoch, seq, state, stateSeq: seq, events: [], bytes: 0 });
+    this.#notify(key);
     return { ok: true };
   }
 
@@ -53,6 +55,7 @@ class MemoryStore {
     }
     if (drop) t.events.splice(0, drop);
     t.expires = this.#now() + this.#ttlMs;
+    this.#notify(key);
     return { ok: true };
   }
 
@@ -65,6 +68,7 @@ class MemoryStore {
     const t = this.#live(key);
     if (t && (t.seq !== expect.seq || t.epoch !== expect.epoch)) return { ok: false };
     this.#put(key, { epoch, seq, state, stateSeq: seq, events: [], bytes: 0 });
+    this.#notify(key);
     return { ok: true };
   }
 
@@ -79,6 +83,31 @@ class MemoryStore {
   async peek(scope, id) {
     const record = this.#records.get(`${scope}\u0000${id}`);
     return record && record.expires > this.#now() ? record.value : null;
+  }
+
+  /** onChange() after every write to `key` (init, append, reset), on a later microtask. Returns unwatch(). */
+  watch(key, onChange) {
+    let set = this.#watchers.get(key);
+    if (!set) this.#watchers.set(key, (set = new Set()));
+    set.add(onChange);
+    return () => {
+      set.delete(onChange);
+      if (set.size === 0 && this.#watchers.get(key) === set) this.#watchers.delete(key);
+    };
+  }
+
+  #notify(key) {
+    const set = this.#watchers.get(key);
+    if (!set) return;
+    queueMicrotask(() => {
+      for (const onChange of [...set]) {
+        try {
+          onChange();
+        } catch {
+          // a watcher's failure is its own
+        }
+      }
+    });
   }
 
   /** Nothing to release; for symmetry with redisStore(). */

@@ -11,7 +11,8 @@
 // event after stateSeq: the state at seq is the state at stateSeq with those
 // applied. An append carries the state only now and then (the writer's
 // choice), so a delta costs its own bytes, not the state's. A thread written
-// before stateSeq existed has none: its state is at seq.
+// before stateSeq existed has none: its state is at seq. Every write
+// PUBLISHes the new seq on the meta key's name (redisStore's watch()).
 
 // Drops the oldest log entries until at most maxEvents remain and their JSON
 // adds up to at most maxBytes (the emitter's replay ring, by the same caps),
@@ -77,6 +78,7 @@ end
 bytes = trim(KEYS[3], bytes, tonumber(ARGV[5]), tonumber(ARGV[6]), stateSeq)
 redis.call('HSET', KEYS[1], 'seq', seq, 'bytes', bytes, 'stateSeq', stateSeq)
 expire(ARGV[4])
+redis.call('PUBLISH', KEYS[1], seq)
 return {1, seq}
 `;
 
@@ -97,6 +99,7 @@ redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'epoch', ARGV[2], 'bytes', 0, 'stateSeq', ARGV[1])
 redis.call('SET', KEYS[2], ARGV[3])
 expire(ARGV[4])
+redis.call('PUBLISH', KEYS[1], ARGV[1])
 return 1
 `;
 
@@ -112,6 +115,7 @@ redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'epoch', ARGV[4], 'bytes', 0, 'stateSeq', ARGV[3])
 redis.call('SET', KEYS[2], ARGV[5])
 expire(ARGV[6])
+redis.call('PUBLISH', KEYS[1], ARGV[3])
 return 1
 `;
 

@@ -13,6 +13,16 @@ import { APPEND, CLAIM, INIT, LOAD, RESET } from './redis-scripts.js';
 const SCRIPTS = { APPEND, CLAIM, INIT, LOAD, RESET };
 const MAX_ID_LENGTH = 1024;
 
+async function closeClient(client) {
+  if (!client) return;
+  try {
+    if (client.isReady) await client.close();
+    else client.destroy(); // connecting or reconnecting: stop trying
+  } catch {
+    // already closed
+  }
+}
+
 function unreachable(error) {
   return syncError('store-unavailable', `the Redis store is unreachable (${error?.message ?? error})`, { cause: error });
 }
@@ -25,6 +35,11 @@ class RedisStore {
   #connecting = null;
   #reachable = true; // what was last logged
   #shas = {}; // script name -> SHA1, as SCRIPT LOAD answered
+  #subscriber = null; // a second connection, for watch() (pub/sub), made on first use
+  #subscriberStart = null; // its connect, once
+  #watchers = new Map(); // channel (a thread's meta key) -> Set<onChange>
+  #subscribed = new Set(); // channels Redis confirmed (node-redis renews them after a reconnect)
+  #subscribing = new Set(); // SUBSCRIBE under way
   log;
 
   constructor(options) {
@@ -76,18 +91,88 @@ class RedisStore {
     return this.#ready();
   }
 
-  /** Closes the connection this store opened (a client passed in stays the app's). */
-  async close() {
-    const client = this.#client;
-    this.#client = null;
-    this.#connecting = null;
-    if (!client || this.#options.client) return;
-    try {
-      if (client.isReady) await client.close();
-      else client.destroy(); // connecting or reconnecting: stop trying
-    } catch {
-      // already closed
+  /**
+   * onChange() after every write to `key` by any instance (the scripts
+   * PUBLISH on the thread's meta key name), over a second connection made on
+   * first use. Returns unwatch(). While Redis is unreachable nothing is
+   * heard; the emitters' safety-net poll still finds the writes.
+   */
+  watch(key, onChange) {
+    const channel = this.#keys(key)[0];
+    let set = this.#watchers.get(channel);
+    if (!set) {
+      this.#watchers.set(channel, (set = new Set()));
+      this.#subscribe(channel).catch(() => {}); // retried when the subscriber (re)connects
     }
+    set.add(onChange);
+    return () => {
+      set.delete(onChange);
+      if (set.size > 0 || this.#watchers.get(channel) !== set) return;
+      this.#watchers.delete(channel);
+      if (this.#subscribed.delete(channel)) this.#subscriber?.unsubscribe(channel).catch(() => {});
+    };
+  }
+
+  /** Closes the connections this store opened (a client passed in stays the app's). */
+  async close() {
+    const [client, subscriber] = [this.#client, this.#subscriber];
+    this.#client = null;
+    this.#subscriber = null;
+    this.#subscriberStart = null;
+    this.#connecting = null;
+    this.#watchers.clear();
+    this.#subscribed.clear();
+    await closeClient(subscriber);
+    if (!this.#options.client) await closeClient(client);
+  }
+
+  async #subscribe(channel) {
+    const subscriber = await this.#subscriberReady();
+    if (this.#subscribed.has(channel) || this.#subscribing.has(channel) || !this.#watchers.has(channel)) return;
+    this.#subscribing.add(channel);
+    try {
+      await subscriber.subscribe(channel, () => this.#changed(channel));
+      this.#subscribed.add(channel);
+    } finally {
+      this.#subscribing.delete(channel);
+    }
+  }
+
+  #changed(channel) {
+    for (const onChange of [...(this.#watchers.get(channel) ?? [])]) {
+      try {
+        onChange();
+      } catch {
+        // a watcher's failure is its own
+      }
+    }
+  }
+
+  // One subscriber connection, started once; a failed start is tried again by the next watch().
+  #subscriberReady() {
+    this.#subscriberStart ??= this.#startSubscriber().catch((error) => {
+      this.#subscriberStart = null;
+      throw error;
+    });
+    return this.#subscriberStart;
+  }
+
+  async #startSubscriber() {
+    const subscriber = this.#options.client ? this.#options.client.duplicate() : await this.#newClient();
+    subscriber.on('error', () => {}); // the main connection reports an outage
+    // Channels whose SUBSCRIBE failed while Redis was away are tried again once it is back.
+    subscriber.on('ready', () => {
+      for (const channel of this.#watchers.keys()) if (!this.#subscribed.has(channel)) this.#subscribe(channel).catch(() => {});
+    });
+    this.#subscriber = subscriber;
+    try {
+      await subscriber.connect();
+    } catch (error) {
+      this.#subscriber = null;
+      await closeClient(subscriber);
+      throw error;
+    }
+    return subscriber;
   }
 
   #claimKey(scope, id) {
@@ -135,6 +220,13 @@ class RedisStore {
   }
 
   async #createClient() {
+    const client = await this.#newClient();
+    client.on('error', (error) => this.#unreachable(error));
+    client.on('ready', () => this.#reachableAgain());
+    return client;
+  }
+
+  async #newClient() {
     let createClient;
     try {
       ({ createClient } = await import('redis'));
@@ -142,14 +234,11 @@ class RedisStore {
       throw syncError('load-failed', 'redisStore() needs the npm package `redis` (npm install redis)', { cause: error });
     }
     const { url, timeoutMs } = this.#options;
-    const client = createClient({
+    return createClient({
       url,
       disableOfflineQueue: true, // a command while disconnected fails now, not when Redis returns
       socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
     });
-    client.on('error', (error) => this.#unreachable(error));
-    client.on('ready', () => this.#reachableAgain());
-    return client;
   }
 
   #unreachable(error) {
