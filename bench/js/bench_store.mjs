@@ -6,6 +6,9 @@
 // for memoryStore() and a redis-server started here (appendfsync always, as
 // the tests run it). Each write is one small patch. Not a test: it prints
 // the median µs per awaited patch() over `runs`, and the bytes sent.
+// Then cross-instance delivery: how long after one instance's write another
+// instance's subscriber has the event, polling (pollMs 100, a store without
+// watch) and notified (watch: Redis pub/sub), side by side, p50 / p99.
 //
 //   node --expose-gc bench/js/bench_store.mjs [runs=3] [writes=300]
 import { dirname, join } from 'node:path';
@@ -62,11 +65,47 @@ async function row(name, raw, kb) {
   console.log(`${name.padEnd(12)} ${String(kb).padStart(4)} KB   full ${f.us.toFixed(0).padStart(7)} µs ${Math.round(f.bytes).toString().padStart(8)} B/write   incremental ${i.us.toFixed(0).padStart(6)} µs ${Math.round(i.bytes).toString().padStart(6)} B/write   ${(f.us / i.us).toFixed(1)}x`);
 }
 
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+// `n` writes by one instance, one every 20 ms; ms until a second instance's subscriber has each.
+async function delivery(url, watched, n = 100) {
+  const writerStore = redisStore({ url, prefix: 'bench:' });
+  const readerRaw = redisStore({ url, prefix: 'bench:' });
+  const reader = watched ? readerRaw : Object.fromEntries([...METHODS, 'append'].map((m) => [m, readerRaw[m].bind(readerRaw)]));
+  const key = `delivery-${watched}`;
+  const writer = await createStateEmitter({ store: writerStore, key, initialState: stateOf(5) });
+  const listener = await createStateEmitter({ store: reader, key });
+  const sentAt = new Map();
+  const lags = [];
+  const off = listener.subscribe((events) => {
+    for (const e of events) if (sentAt.has(e.metadata.seq)) lags.push(performance.now() - sentAt.get(e.metadata.seq));
+  }, { pollMs: 100 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const [event] = await writer.patch([{ op: 'replace', path: '/counter', value: i }]);
+    sentAt.set(event.metadata.seq, t);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  off();
+  writer.dispose();
+  listener.dispose();
+  await writerStore.close();
+  await readerRaw.close();
+  return lags;
+}
+
 const redis = await RedisServer.start();
 const stores = [['memoryStore', memoryStore()], ['redisStore', redisStore({ url: redis.url, prefix: 'bench:' })]];
 try {
   console.log(`${writes} awaited patch() per run, median of ${runs}`);
   for (const [name, raw] of stores) for (const kb of [5, 50, 500]) await row(name, raw, kb);
+  console.log('cross-instance delivery over Redis (100 writes, one per 20 ms)');
+  for (const watched of [false, true]) {
+    const lags = await delivery(redis.url, watched);
+    console.log(`  ${watched ? 'notified (pub/sub)' : 'polled every 100 ms'}: ${lags.length} delivered, p50 ${pct(lags, 0.5).toFixed(1)} ms, p99 ${pct(lags, 0.99).toFixed(1)} ms`);
+  }
 } finally {
   await stores[1][1].close();
   await redis.close();
