@@ -182,13 +182,17 @@ function applyEdits(ctx, thread, { edits, position }) {
  * The state the upstream's deltas apply to until it sends a snapshot: the
  * RunAgentInput.state the proxy forwarded (what a stateless agent starts
  * from), else the thread's vouched state. cursor: whether the emitter holds
- * exactly that state, at which seq (thread.restamp).
+ * exactly that state, at which seq, and the thread's state then (thread.restamp).
  */
 function upstreamBase(thread, input) {
   const seq = thread.emitter.seq;
-  if (input.state === undefined) return { base: thread.state ?? {}, cursor: { inStep: thread.vouched, seq } };
-  const inStep = thread.vouched && (input.state === thread.state || JSON.stringify(input.state) === JSON.stringify(thread.state));
-  return { base: input.state, cursor: { inStep, seq } };
+  // view: the state the upstream's changes are measured from when the thread
+  // moved meanwhile (thread.restamp): the thread's state as this run starts.
+  const view = thread.state;
+  if (input.state === undefined) return { base: view ?? {}, cursor: { inStep: thread.vouched, seq, view } };
+  const inStep = thread.vouched && (input.state === view || JSON.stringify(input.state) === JSON.stringify(view));
+  // fromInput: the upstream starts from the client's state, not the thread's: its first change is measured from `view`.
+  return { base: input.state, cursor: { inStep, seq, view, fromInput: !inStep } };
 }
 
 // The upstream's response is over (error: null after a complete one).

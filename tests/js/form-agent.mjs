@@ -3,7 +3,8 @@
 // RunAgentInput.state (as AG-UI agents do), announces it with an unsequenced
 // STATE_SNAPSHOT, makes its scripted writes as unsequenced STATE_DELTAs (the
 // AG-UI docs' pattern) and finishes. `plan(input, index)` gives the index-th
-// run's steps: [{ ops, gate? }] (gate: a Promise awaited before the step).
+// run's steps: [{ ops, gate?, snapshot? }] (gate: a Promise awaited before
+// the step; snapshot: send the new state as a STATE_SNAPSHOT, not the ops).
 // Served over HTTP with the real @ag-ui/encoder. Not a test file itself.
 import { AbstractAgent } from '@ag-ui/client';
 import { Observable } from 'rxjs';
@@ -35,7 +36,8 @@ export class FormAgent extends AbstractAgent {
           const next = applyOps(state, step.ops);
           if (next.failed) throw new Error(`the form agent's own step failed: ${next.failed}`);
           state = next.doc;
-          subscriber.next({ type: 'STATE_DELTA', delta: step.ops });
+          // snapshot: a snapshot-only backend's way of saying the same.
+          subscriber.next(step.snapshot ? { type: 'STATE_SNAPSHOT', snapshot: structuredClone(state) } : { type: 'STATE_DELTA', delta: step.ops });
         }
         subscriber.next({ type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId });
         subscriber.complete();

@@ -207,7 +207,43 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
       await watcher.done;
       assert.equal(watcher.sync.status, 'synced');
       assert.equal(plain(watcher.sync.state).form.name, 'Grace');
+      // That agent never saw the edit: its write is rebased on the thread's state, so the acked edit stands.
+      assert.equal(plain(watcher.sync.state).form.note, 'from another tab', 'the acked edit survives the older run\'s later write');
+      const later = await connectClient(s.url(), runInput('t7', 't7-later', { state: plain(watcher.sync.state) }));
+      await later.done;
+      assert.deepEqual(plain(later.sync.state).form, { name: 'Grace', note: 'from another tab' }, 'and the thread holds both');
       assert.equal(verdict(request.events.map((e) => e.data), 'c2:1').status, 'applied', 'the requester has it too (in its snapshot)');
+    } finally {
+      hold.open();
+      await s.close();
+    }
+  });
+
+  test('a snapshot-only upstream that started before an edit: its later snapshot changes only what it changed', T, async () => {
+    const hold = gate();
+    const late = [{ ops: [replace('/venue', 'Porto')], snapshot: true }, { ops: [replace('/form/name', 'Grace'), replace('/tags', ['x'])], gate: hold.promise, snapshot: true }];
+    const s = await edStack([FILL, late]);
+    try {
+      const editor = await firstRun(s, 't9');
+      const watcher = await connectClient(s.url(), runInput('t9', 't9-watch', { state: plain(editor.sync.state) }), { sync: editor.sync });
+      await until(() => plain(watcher.sync.state).venue === 'Porto', 5000, 'the watcher\'s run under way');
+      const request = await readStream(s.url(), {
+        input: runInput('t9', 't9-edit', { forwardedProps: { stateSync: { lastSeq: null, edits: [edit('c2:1', editor.sync.lastSeq, [replace('/form/note', 'mine')])] } } }),
+        stop: (events) => events.some((e) => e.data.type === 'RUN_FINISHED'),
+      });
+      assert.equal(verdict(request.events.map((e) => e.data), 'c2:1').status, 'applied');
+      hold.open();
+      await watcher.done;
+      assert.equal(watcher.sync.status, 'synced');
+      // Its snapshot says note: '' (it never saw the edit); it did not write the note, so the edit stands.
+      assert.deepEqual(plain(watcher.sync.state).form, { name: 'Grace', note: 'mine' });
+      assert.deepEqual(plain(watcher.sync.state).tags, ['x']);
+      assert.equal(plain(watcher.sync.state).venue, 'Porto');
+      const seen = eventsOf(watcher.text());
+      const ackAt = seen.findIndex((e) => (e.metadata?.acks ?? []).some((a) => a.editId === 'c2:1'));
+      assert.ok(ackAt > 0, 'the watcher got the ack');
+      const later = seen.slice(ackAt + 1).filter((e) => e.type === 'STATE_DELTA' || e.type === 'STATE_SNAPSHOT');
+      assert.ok(later.length > 0 && later.every((e) => e.type === 'STATE_DELTA' && e.delta.every((op) => op.path !== '/form/note')), 'after the ack, no write of the note went out');
     } finally {
       hold.open();
       await s.close();

@@ -6,6 +6,7 @@
 import { createStateEmitter } from '../emitter.js';
 import { judgeEdits } from '../run-edits.js';
 import { catchUp } from '../server.js';
+import { diffOps } from './state-diff.js';
 
 // fn(value), or once `value` resolves (a store-bound emitter's answers are promises).
 export function after(value, fn, onError) {
@@ -19,6 +20,7 @@ export class Thread {
   runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
   pins = 0; // requests setting up a run on it: not evictable meanwhile
   #state = undefined; // the vouched state (the upstream engine's or the emitter's object, never mutated)
+  #stale = false; // #state is behind the emitter's (after a rebase): read it from the emitter when asked
 
   /** @internal use Thread.create() */
   constructor(id, emitter) {
@@ -49,6 +51,10 @@ export class Thread {
 
   /** The vouched state (undefined before any). Read-only. */
   get state() {
+    if (this.#stale) {
+      this.#state = this.emitter.state;
+      this.#stale = false;
+    }
     return this.#state;
   }
 
@@ -75,32 +81,61 @@ export class Thread {
 
   /**
    * Re-stamps one state change the upstream engine applied (an 'applied'
-   * outcome) and returns the sequenced events that carry it. A delta goes
-   * through emitter.patch() with the upstream's own operations (O(delta),
-   * `test` ops kept) when the emitter holds exactly the state the delta was
-   * applied to (`cursor`: this run wrote the emitter's current seq); otherwise,
-   * and for snapshots, emitter.update() diffs the new state (O(state)), which
-   * is what turns a snapshot-only upstream into deltas.
+   * outcome) and returns the sequenced events that carry it.
+   *  - In step (this run wrote the emitter's current seq, so the emitter holds
+   *    exactly the upstream's previous state): a delta goes through
+   *    emitter.patch() with the upstream's own operations (O(delta), `test`
+   *    ops kept); a snapshot through emitter.update(), which diffs it: what
+   *    turns a snapshot-only upstream into deltas.
+   *  - Out of step (another client's edit, another run, or another instance
+   *    wrote since) and for a store-bound emitter: rebased. Only what the
+   *    upstream changed goes on top of the thread's state: its delta, or the
+   *    difference between its previous state (`cursor.view`) and its
+   *    snapshot, so the others' writes stand where the upstream did not
+   *    write. If that does not apply (the upstream wrote inside something
+   *    another writer removed, or its `test` failed on the other's value), its
+   *    difference without tests, and as a last resort its whole state
+   *    (update(): the agent's state wins).
+   *  - Before the thread has a vouched state: update() to the upstream's.
    */
   restamp(outcome, cursor) {
-    const done = (events) => {
-      this.#state = outcome.state;
-      cursor.inStep = true;
+    const view = cursor.view;
+    const done = (events, rebased) => {
+      this.#state = rebased ? undefined : outcome.state;
+      this.#stale = rebased;
+      cursor.view = outcome.state;
+      cursor.fromInput = false;
+      cursor.inStep = !rebased;
       cursor.seq = this.emitter.seq;
       this.lastActive = Date.now();
       return events;
     };
-    // Store-bound: always the new state, which a retry after another instance's write diffs again.
-    if (this.durable) return this.emitter.update(outcome.state).then(done);
-    let events = null;
-    if (outcome.type === 'STATE_DELTA' && cursor.inStep && this.emitter.seq === cursor.seq) {
-      try {
-        events = this.emitter.patch(outcome.event.delta);
-      } catch {
-        events = null; // cannot happen when in step; update() below is correct either way
-      }
+    const inStep = !this.durable && cursor.inStep && this.emitter.seq === cursor.seq;
+    if (!this.vouched || view === undefined || inStep) {
+      const events = inStep && outcome.type === 'STATE_DELTA' ? this.#tryPatch(outcome.event.delta) : null;
+      return after(events ?? this.emitter.update(outcome.state), (out) => done(out, false));
     }
-    return done(events ?? this.emitter.update(outcome.state));
+    const diff = () => diffOps(view, outcome.state);
+    // A delta is relative to the upstream's previous state, unless that was the client's state.
+    const tries = outcome.type === 'STATE_DELTA' && !cursor.fromInput ? [() => outcome.event.delta, diff] : [diff];
+    return after(this.#rebase(tries), (out) => (out ? done(out, true) : after(this.emitter.update(outcome.state), (all) => done(all, false))));
+  }
+
+  // emitter.patch(ops), or null when they do not apply (nothing changed then).
+  #tryPatch(ops) {
+    try {
+      const out = this.emitter.patch(ops);
+      return typeof out?.then === 'function' ? out.catch(refusedPatch) : out;
+    } catch (error) {
+      return refusedPatch(error);
+    }
+  }
+
+  // The first of `tries` (functions giving ops) that applies: its events, or null.
+  #rebase(tries) {
+    if (tries.length === 0) return null;
+    const [first, ...rest] = tries;
+    return after(this.#tryPatch(first()), (events) => events ?? this.#rebase(rest));
   }
 
   /**
@@ -118,6 +153,7 @@ export class Thread {
     return after(judgeEdits(this.emitter, edits, epoch, policy), (outcome) => {
       if (outcome.events.length) {
         this.#state = this.emitter.state; // vouched: the upstream's state with edits the proxy accepted
+        this.#stale = false;
         this.lastActive = Date.now();
       }
       return outcome;
@@ -132,5 +168,13 @@ export class Thread {
   dispose() {
     this.emitter.dispose();
     this.#state = undefined;
+    this.#stale = false;
   }
+}
+
+// A patch the emitter refused because it does not apply: null (try the next way). Anything else is a failure.
+const NOT_APPLICABLE = new Set(['patch-failed', 'precondition-failed', 'invalid-patch']);
+function refusedPatch(error) {
+  if (NOT_APPLICABLE.has(error?.code)) return null;
+  throw error;
 }
