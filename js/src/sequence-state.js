@@ -27,7 +27,15 @@
 // STATE_SNAPSHOT, which re-establishes the state (sent as a delta or snapshot
 // from the last state the clients hold). options.onInconsistent hears of each
 // dropped event (default: one console.warn per run).
+//
+// Another writer of the thread meanwhile (another run's client edits, or
+// another instance on a store): the agent's deltas go on top of the thread's
+// state as they are; its snapshot is rebased (only what it changed since its
+// previous state, proxy/state-diff.js), so the other's writes stand where the
+// agent did not write.
 import { Middleware } from '@ag-ui/client';
+import { diffOps } from './proxy/state-diff.js';
+import { applyDelta } from './state-mirror.js';
 import { Observable } from 'rxjs';
 import { checkEditPolicy } from './edit-policy.js';
 import { createStateEmitter } from './emitter.js';
@@ -184,6 +192,9 @@ class RunStamper {
   #report;
   #started = false; // the catch-up went out
   #suspended = false; // an agent delta did not apply: deltas wait for a snapshot
+  #ours = null; // the emitter's seq after this run's last write: another writer moved it when it differs
+  #view; // the agent's state at its last snapshot (or the run's start), undefined when unknown
+  #tail = []; // the agent's deltas since #view (the agent's state now: #view with these applied)
 
   constructor(emitter, input, report) {
     this.#emitter = emitter;
@@ -199,11 +210,33 @@ class RunStamper {
   }
 
   #events(event) {
-    if (event?.type === 'STATE_SNAPSHOT') return this.#stamp(event, (e) => e.update(event.snapshot));
+    if (event?.type === 'STATE_SNAPSHOT') {
+      const rebase = this.#rebaseOps(event.snapshot);
+      this.#view = event.snapshot;
+      this.#tail = [];
+      if (rebase === null) return this.#stamp(event, (e) => e.update(event.snapshot));
+      return this.#stamp(event, (e) => patchOr(e, rebase, event.snapshot));
+    }
     if (event?.type !== 'STATE_DELTA') return [event];
+    if (this.#tail.length < MAX_TAIL) this.#tail.push(event.delta);
+    else this.#view = undefined; // too long a run of deltas to keep: its next snapshot replaces
     if (!this.#suspended) return this.#stamp(event, (e) => e.patch(event.delta));
     this.#report(event, null);
     return [];
+  }
+
+  // What the agent's snapshot changed since its previous state, when another
+  // writer moved the thread meanwhile (null: nobody did, or the agent's
+  // previous state is unknown; then the snapshot replaces the state).
+  #rebaseOps(snapshot) {
+    if (this.#ours === null || this.#view === undefined || this.#suspended || this.#emitter.seq === this.#ours) return null;
+    let previous = this.#view;
+    try {
+      for (const delta of this.#tail) previous = applyDelta(previous, delta);
+    } catch {
+      return null;
+    }
+    return diffOps(previous, snapshot);
   }
 
   // At the start of the run: the emitter moves to the run's input state, then
@@ -216,6 +249,8 @@ class RunStamper {
       this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
     };
     let moved;
+    // Where the agent starts: its input state, else the thread's.
+    this.#view = input.state !== undefined ? input.state : this.#emitter.state;
     if (input.state !== undefined) {
       try {
         moved = this.#emitter.update(input.state);
@@ -225,8 +260,9 @@ class RunStamper {
       }
     }
     const asked = input.forwardedProps?.stateSync;
-    if (asked === null || typeof asked !== 'object') return after(moved, () => []);
-    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => answer.events));
+    const settle = () => { this.#ours = this.#emitter.seq; };
+    if (asked === null || typeof asked !== 'object') return after(moved, () => { settle(); return []; });
+    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => { settle(); return answer.events; }));
   }
 
   // The emitter's events for one agent state event, carrying the agent's other fields.
@@ -248,11 +284,28 @@ class RunStamper {
   }
 
   #carry(event, stamped) {
+    this.#ours = this.#emitter.seq;
     if (event.type === 'STATE_SNAPSHOT') this.#suspended = false;
     // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along.
     const { type, snapshot, delta, metadata, seq, base_seq: baseSeq, ...rest } = event;
     const own = metadata !== null && typeof metadata === 'object' ? metadata : {};
     return stamped.map((e) => ({ ...rest, ...e, metadata: { ...own, ...e.metadata } }));
+  }
+}
+
+const MAX_TAIL = 4096; // deltas kept to rebase the agent's next snapshot
+
+// emitter.patch(ops), or update(whole) when the ops do not apply (the agent's state wins).
+function patchOr(emitter, ops, whole) {
+  const fallback = (error) => {
+    if (error?.code !== 'patch-failed' && error?.code !== 'precondition-failed') throw error;
+    return emitter.update(whole);
+  };
+  try {
+    const out = emitter.patch(ops);
+    return typeof out?.then === 'function' ? out.catch(fallback) : out;
+  } catch (error) {
+    return fallback(error);
   }
 }
 

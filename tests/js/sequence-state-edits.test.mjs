@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startSequencedServer } from './ag-ui-support.mjs';
-import { FormAgent } from './form-agent.mjs';
+import { FormAgent, gate } from './form-agent.mjs';
 import { connectClient, runInput } from './proxy-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
@@ -84,6 +84,29 @@ describe('sequenceState(): edits', () => {
       assert.equal(agent.inputs[3].state.venue, onConflict === 'agent-wins' ? 'Porto' : 'Faro');
       middleware.dispose();
     }
+  });
+
+  test('a snapshot from a run that started before another client\'s edit changes only what the agent changed', T, async () => {
+    const hold = gate();
+    const middleware = sequenceState();
+    const agent = new FormAgent((input, index) => (index === 1
+      ? [{ ops: [replace('/venue', 'Porto')], snapshot: true }, { ops: [replace('/form/name', 'Grace')], gate: hold.promise, snapshot: true }]
+      : []));
+    const { seq, epoch } = await firstRun(middleware, agent, 'R');
+    const older = collect(middleware, agent, runInput('R', 'R-older', { state: FORM }));
+    for (let i = 0; i < 100 && middleware.emitterFor('R').state.venue !== 'Porto'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(middleware.emitterFor('R').state.venue, 'Porto', 'the older run is under way');
+    const now = middleware.emitterFor('R');
+    const edits = [edit('c2:1', now.seq, [replace('/form/note', 'mine')])];
+    const events = await collect(middleware, agent, runInput('R', 'R-edit', { state: now.state, forwardedProps: { stateSync: { lastSeq: now.seq, epoch, edits } } }));
+    assert.deepEqual(verdict(events, 'c2:1'), { editId: 'c2:1', status: 'applied' });
+    hold.open();
+    const stamped = await older;
+    // Its snapshot says note: '' (it never saw the edit); it wrote only the name.
+    assert.deepEqual(middleware.emitterFor('R').state.form, { name: 'Grace', note: 'mine' });
+    const after = stamped.filter((e) => e.metadata?.seq > seq + 1);
+    assert.ok(after.every((e) => e.type !== 'STATE_DELTA' || e.delta.every((op) => op.path !== '/form/note')), JSON.stringify(after.map((e) => e.delta)));
+    middleware.dispose();
   });
 
   test('a thread it has no state of starts from the client\'s state, edits unjudged', T, async () => {
