@@ -5,6 +5,7 @@
 
 #include "json/json_measure.h"
 #include "wire/patch_code.h"
+#include "wire/wire.h"
 
 namespace agui_sync {
 
@@ -104,6 +105,10 @@ AGUI_COLD void EditLayer::readBases(json& doc, std::vector<Write>& writes) {
 }
 
 AGUI_COLD std::optional<Failure> EditLayer::edit(json& doc, json ops, std::optional<uint64_t> baseSeq, std::string& editId) {
+  // A checkpoint stores the counter as a seq (readCheckpoint refuses more):
+  // one past it would make the engine's own checkpoint unrestorable.
+  if (counter_ >= kMaxSeq)
+    return Failure{Code::LimitExceeded, "no editId left: the edit counter reached 2^53-1", std::nullopt};
   Edit e;
   if (auto failure = check(doc, ops, e.ops, e.writes)) return failure;
   readBases(doc, e.writes);

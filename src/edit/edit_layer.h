@@ -40,8 +40,9 @@ class EditLayer {
   void attach(nlohmann::json& doc);
 
   // Applies a new edit atomically to `doc` (the visible state). Refused (state
-  // unchanged): invalid-patch, agent-owned, limit-exceeded, patch-failed,
-  // precondition-failed; failure.opIndex names the op.
+  // unchanged): invalid-patch, agent-owned, limit-exceeded (also once the
+  // counter reached kMaxSeq: editIds stay JS-safe integers, as checkpoints
+  // store them), patch-failed, precondition-failed; failure.opIndex names the op.
   std::optional<Failure> edit(nlohmann::json& doc, nlohmann::json ops, std::optional<uint64_t> baseSeq,
                               std::string& editId);
 
@@ -52,7 +53,7 @@ class EditLayer {
 
   // Replaces the pending edits with stored ones (their ids kept) over the
   // confirmed `doc`, and continues the edit numbering. An edit the rules now
-  // refuse becomes an edit-rejected outcome.
+  // refuse becomes an edit-rejected outcome. `doc` is left visible (attached).
   void restore(nlohmann::json& doc, std::vector<PendingEdit> edits, std::string clientId, uint64_t counter,
                std::vector<Outcome>& out);
   uint64_t counter() const { return counter_; }

@@ -179,8 +179,11 @@ AGUI_COLD void SyncEngine::restore(Checkpoint c, std::vector<Outcome>& out) {
   e.receiver.setLastEventId(c.lastEventId);  // first: the `restored` resync request carries it
   e.receiver.restore(std::move(c.state), c.lastSeq, std::move(c.epoch), out);
   e.framer.setLastEventId(c.lastEventId.value_or(std::string()));
+  // Leaves the document visible: every stored edit replayed in order, or
+  // skipped when it does not apply. (A further attach() would retry the
+  // skipped ones on top of the later edits, out of order, and the next
+  // detach() would then roll them back in the wrong order.)
   e.edits.restore(e.receiver.mutableState(), std::move(c.edits), std::move(c.clientId), c.editCounter, out);
-  e.edits.attach(e.receiver.mutableState());
 }
 
 AGUI_COLD std::vector<PendingEdit> SyncEngine::pendingEdits() const { return impl_->edits.pending(); }

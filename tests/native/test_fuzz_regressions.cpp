@@ -104,3 +104,90 @@ TEST_CASE("fuzz: a rejected snapshot while resyncing still yields an outcome", "
   CHECK(engine.metrics().events == 3);
   CHECK_FALSE(out.empty());
 }
+
+// fuzz_edits, id "restore-order" (its first artifact was a UBSan report: a null
+// object_t* in PatchTransaction::rollback, src/json/json_patch.cpp:347).
+// SyncEngine::restore called EditLayer::attach() after EditLayer::restore(),
+// which had already laid the stored edits on the confirmed state in order.
+// attach() retried every edit that did not apply -- now on top of the later
+// edits, out of order -- so the visible state was not the confirmed state with
+// the pending edits replayed in order, `applies` was wrong, and the next
+// detach() rolled the edits back in the wrong order: a corrupted confirmed
+// state, or a crash when the later edit had replaced the root.
+TEST_CASE("fuzz: a restored edit that does not apply stays skipped, in order", "[fuzz][edits][checkpoint]") {
+  Options options;
+  options.clientId = "t";
+  SECTION("the visible state replays the edits in order") {
+    SyncFacade f("{\"clientId\":\"t\"}");
+    f.feed("data: {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{\"l\":[],\"x\":1},\"metadata\":{\"seq\":1}}\n\n");
+    REQUIRE(json::parse(f.edit(R"([{"op":"test","path":"/x","value":1},{"op":"add","path":"/l/0","value":"e1"}])"))["ok"] == true);
+    f.feed("data: {\"type\":\"STATE_DELTA\",\"delta\":[{\"op\":\"remove\",\"path\":\"/x\"}],\"metadata\":{\"seq\":2,\"baseSeq\":1}}\n\n");
+    REQUIRE(json::parse(f.edit(R"([{"op":"add","path":"/x","value":1},{"op":"add","path":"/l/0","value":"e2"}])"))["ok"] == true);
+    const json visible = json::parse(f.visibleStateJson());
+    CHECK(visible == json{{"l", {"e2"}}, {"x", 1}});
+
+    SyncEngine reloaded(options);
+    std::vector<Outcome> out;
+    reloaded.restore(f.engine().checkpoint(), out);
+    CHECK(reloaded.state() == visible);  // was {"l":["e1","e2"],"x":1}
+    REQUIRE(reloaded.pendingEdits().size() == 2);
+    CHECK_FALSE(reloaded.pendingEdits()[0].applies);
+    CHECK(reloaded.pendingEdits()[1].applies);
+    CHECK(reloaded.confirmedState() == json{{"l", json::array()}});
+    CHECK(reloaded.state() == visible);  // reading the confirmed state changes nothing
+  }
+  SECTION("detaching the restored edits does not roll them back out of order") {
+    Checkpoint c;
+    c.state = json::array();
+    c.lastSeq = 3;
+    c.clientId = "t";
+    c.editCounter = 2;
+    // The first edit cannot apply to an array; the second replaces the root.
+    c.edits.push_back(PendingEdit{"t:1", 3, json::parse(R"([{"op":"add","path":"/s","value":1}])"), true});
+    c.edits.push_back(PendingEdit{"t:2", 3, json::parse(R"([{"op":"add","path":"","value":{"s":0}}])"), true});
+    SyncEngine engine(options);
+    std::vector<Outcome> out;
+    engine.restore(c, out);
+    CHECK(engine.state() == json{{"s", 0}});
+    REQUIRE(engine.pendingEdits().size() == 2);
+    CHECK_FALSE(engine.pendingEdits()[0].applies);
+    CHECK(engine.confirmedState() == json::array());  // was a null dereference
+    out.clear();
+    engine.feed("data: {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{},\"metadata\":{\"seq\":4}}\n\n", out);
+    CHECK(engine.confirmedState() == json::object());
+    // Both edits write the root (t:1 a member of the root array: edits.h) and
+    // the agent changed it: two conflicts the agent wins.
+    CHECK(hasOutcome(out, OutcomeKind::Conflict));
+    CHECK(engine.pendingEdits().empty());
+    CHECK(engine.state() == json::object());
+  }
+}
+
+// fuzz_edits, id "edit-counter". A stored checkpoint may carry editCounter
+// 2^53-1 (readCheckpoint accepts any seq); the next edit() then numbered itself
+// 2^53 and the engine's own checkpoint stored an editCounter that restore()
+// refuses ("editCounter must be a count"): the reload discarded the checkpoint
+// and its pending edits. edit() now refuses (limit-exceeded) once the counter
+// is at 2^53-1.
+TEST_CASE("fuzz: the edit counter stops at 2^53-1", "[fuzz][edits][checkpoint]") {
+  SyncFacade f("{\"clientId\":\"t\"}");
+  json r = json::parse(f.restore(R"({"state":{},"clientId":"t","editCounter":9007199254740990})"));
+  REQUIRE(r["status"] == "resyncing");
+  r = json::parse(f.edit(R"([{"op":"add","path":"/a","value":1}])"));
+  CHECK(r["editId"] == "t:9007199254740991");
+  r = json::parse(f.edit(R"([{"op":"add","path":"/b","value":1}])"));
+  CHECK(r["ok"] == false);
+  CHECK(r["code"] == "limit-exceeded");
+  CHECK(json::parse(f.visibleStateJson()) == json{{"a", 1}});
+  CHECK(json::parse(f.checkpointMetaJson())["editCounter"] == 9007199254740991ull);
+
+  // The engine's own checkpoint still restores, with its pending edit.
+  json stored = {{"state", json::parse(f.stateJson())},
+                 {"clientId", "t"},
+                 {"editCounter", json::parse(f.checkpointMetaJson())["editCounter"]},
+                 {"edits", json::parse(f.pendingEditsJson())}};
+  SyncFacade reloaded("{\"clientId\":\"t\"}");
+  r = json::parse(reloaded.restore(stored.dump()));
+  CHECK(r["status"] == "resyncing");
+  CHECK(json::parse(reloaded.visibleStateJson()) == json{{"a", 1}});
+}
