@@ -18,6 +18,7 @@ Input layouts (see the comment at the top of each fuzz/fuzz_*.cpp):
   fuzz_canonical   JSON text, or 8 raw bytes of an IEEE-754 double
   fuzz_json_reader JSON text
   fuzz_prompt_render [maxBytes][maxStringBytes][maxArrayItems][maxDepth][flags] + JSON state
+  fuzz_edits       [opt0][opt1] + commands (feed, edit, agent acks, checkpoint, reload, restore)
 """
 import argparse
 import base64
@@ -307,6 +308,145 @@ def main():
         for h in headers:
             c.add(h + compact(case["state"]).encode("utf-8"))
     print("fuzz_prompt_render: %d seeds" % c.count)
+
+    # --- fuzz_edits: command scripts (see EditScript).
+    c = Corpus(args.out, "fuzz_edits")
+    for script in edit_scripts(agui):
+        c.add(script)
+    print("fuzz_edits: %d seeds" % c.count)
+
+
+class EditScript:
+    """Commands of fuzz/fuzz_edits.cpp (see the layout at the top of that file)."""
+
+    def __init__(self, opt0=0, opt1=0):
+        self.data = bytearray([opt0, opt1])
+
+    def feed(self, sse, how=1):
+        """Raw SSE bytes (cut into <= 255-byte feeds). how: bit 0 SyncEngine::feed,
+        else the facade (bit 1 feedInput), the rest picks where a chunk is cut."""
+        if isinstance(sse, str):
+            sse = sse.encode("utf-8")
+        for at in range(0, len(sse), 255):
+            part = sse[at:at + 255]
+            self.data += bytes([0, len(part)]) + part + bytes([how])
+        return self
+
+    def event(self, event, how=1):
+        return self.feed(frame(event), how)
+
+    def edit(self, ops):
+        text = compact(ops).encode("utf-8")
+        assert len(text) < 256
+        self.data += bytes([5, 1, len(text)]) + text
+        return self
+
+    def agent_takes(self, count, refuse=(), snapshot=False, how=0):
+        """The agent judges the `count` oldest pending edits (at most 4): ack each."""
+        b = (count - 1) | (0x80 if snapshot else 0)
+        self.data += bytes([3, b]) + bytes(3 if i in refuse else 0 for i in range(count)) + bytes([0, how])
+        return self
+
+    def round_trip(self):
+        self.data += bytes([6])
+        return self
+
+    def reload(self, carry_on=True):
+        self.data += bytes([7, 1 if carry_on else 0])
+        return self
+
+    def restore(self, text):
+        if not isinstance(text, bytes):
+            text = (text if isinstance(text, str) else compact(text)).encode("utf-8")
+        assert len(text) < 1024
+        self.data += bytes([8, len(text) & 0xFF, len(text) >> 8]) + text
+        return self
+
+    def end(self):
+        self.data += bytes([10])
+        return self
+
+    def reset(self):
+        self.data += bytes([130])  # 130 % 12 == 10, high bit: reset()
+        return self
+
+    def heartbeat_at_last_seq(self, how=0):
+        self.data += bytes([11, 0, how])
+        return self
+
+    def bytes(self):
+        return bytes(self.data)
+
+
+def edit_scripts(agui):
+    """Seeds for fuzz_edits: the edit life cycle (acked, rejected, conflicting,
+    masked, stale), checkpoints and reloads, hostile restores, and the AG-UI
+    streams with an edit on top. The state's keys are the harness's pools:
+    /a (agent-owned under ownership 1-3), /u (user-owned under 2-3), /s, /l."""
+    state = {"a": {"x": 1}, "u": {"n": "hi"}, "s": {"x": 10}, "l": [1, 2]}
+
+    def snap(seq, snapshot=None, **meta):
+        return {"type": "STATE_SNAPSHOT", "snapshot": state if snapshot is None else snapshot,
+                "metadata": dict({"seq": seq}, **meta)}
+
+    def delta(seq, ops, **meta):
+        return {"type": "STATE_DELTA", "delta": ops, "metadata": dict({"seq": seq, "baseSeq": seq - 1}, **meta)}
+
+    def replace(path, value):
+        return {"op": "replace", "path": path, "value": value}
+
+    out = []
+    # opt1: ownership (bits 0-1), user-wins (bit 2); clientId "tab" (bits 3-4 = 0).
+    for opt0, opt1 in ((0x00, 0x00), (0x00, 0x02), (0x00, 0x06), (0x55, 0x03)):
+        # Acked, then a conflict with the agent on a shared path, then a reload.
+        out.append(EditScript(opt0, opt1).event(snap(1)).edit([replace("/s/x", 11)]).agent_takes(1)
+                   .edit([replace("/s/x", 12)]).event(delta(3, [replace("/s/x", 13)]))
+                   .edit([replace("/u/n", "mine")]).event(delta(4, [replace("/u/n", "theirs")]), how=0)
+                   .round_trip().reload().bytes())
+        # Refused edits (agent-owned, failed test, bad op, nothing) change nothing.
+        out.append(EditScript(opt0, opt1).event(snap(1)).edit([replace("/a/x", 2)])
+                   .edit([{"op": "test", "path": "/s/x", "value": 99}, replace("/s/x", 1)])
+                   .edit([{"op": "frob", "path": "/s"}]).edit([]).edit([{"op": "remove", "path": "/nope"}])
+                   .round_trip().bytes())
+        # Acks as the emitter sends them: applied, rejected (with a reason), a late
+        # one in a snapshot, one for an unknown edit, a malformed entry.
+        out.append(EditScript(opt0, opt1).event(snap(1)).edit([{"op": "add", "path": "/l/-", "value": 3}])
+                   .edit([replace("/s/x", 20)]).edit([{"op": "remove", "path": "/u/n"}])
+                   .event(delta(2, [{"op": "add", "path": "/l/-", "value": 3}], acks=[
+                       {"editId": "tab:1", "status": "applied"},
+                       {"editId": "tab:2", "status": "rejected", "reason": "conflict"},
+                       {"editId": "zz:1", "status": "applied"}, 7]))
+                   .event(snap(3, dict(state, l=[1, 2, 3]), acks=[{"editId": "tab:3", "status": "rejected",
+                                                                   "reason": "agent-owned", "seq": 3}]), how=2)
+                   .round_trip().bytes())
+        # An edit that stops applying (the agent removed what it tests), a later
+        # edit, then checkpoints and a reload.
+        out.append(EditScript(opt0, opt1).event(snap(1, {"l": [], "x": 1}))
+                   .edit([{"op": "test", "path": "/x", "value": 1}, {"op": "add", "path": "/l/0", "value": "e1"}])
+                   .event(delta(2, [{"op": "remove", "path": "/x"}]))
+                   .edit([{"op": "add", "path": "/x", "value": 1}, {"op": "add", "path": "/l/0", "value": "e2"}])
+                   .round_trip().reload().event(delta(3, [{"op": "add", "path": "/y", "value": 2}]))
+                   .bytes())
+        # A reload whose catch-up is a heartbeat at lastSeq, then a replay, a gap, an end.
+        out.append(EditScript(opt0, opt1).event(snap(1, epoch="e1")).edit([replace("/s/x", 5)]).reload()
+                   .heartbeat_at_last_seq().event(delta(2, [replace("/l/0", 9)], epoch="e1"))
+                   .event(delta(4, [replace("/l/1", 9)])).end().reset().round_trip().bytes())
+        # Hostile restores: well formed, torn, wrong types, over the limits, odd edits.
+        good = {"state": state, "lastSeq": 4, "epoch": "e1", "lastEventId": "7", "clientId": "tab",
+                "editCounter": 2, "edits": [{"editId": "tab:1", "baseSeq": 3, "ops": [replace("/s/x", 1)]},
+                                            {"editId": "tab:2", "baseSeq": None, "ops": [replace("/a/x", 1)]}]}
+        script = EditScript(opt0, opt1).event(snap(1)).edit([replace("/s/x", 3)])
+        for text in (good, compact(good)[:60], dict(good, lastSeq=-1), dict(good, edits=7),
+                     dict(good, state=[[[[[[[[[[]]]]]]]]]]), dict(good, editCounter=9007199254740991),
+                     dict(good, edits=[{"editId": "tab:1", "ops": "nope"}, {"editId": "tab:1", "ops": []}]),
+                     dict(good, clientId="", lastEventId=""), "null", "{\"state\":{}}\u0000"):
+            script.restore(text)
+        out.append(script.edit([replace("/s/x", 4)]).round_trip().bytes())
+    # The AG-UI streams (and the repository's capture) with edits on top.
+    for i, stream in enumerate(agui[:40]):
+        out.append(EditScript(0, 0).feed(stream[:2000], how=i & 3).edit([{"op": "add", "path": "/x", "value": i}])
+                   .round_trip().reload().bytes())
+    return out
 
 
 if __name__ == "__main__":
