@@ -29,10 +29,9 @@ FUZZ_SMOKE_SECONDS ?= 60
 # keep exploring (ids are documented at the top of each fuzz/fuzz_*.cpp; the
 # regression tests in tests/native/test_fuzz_regressions.cpp cover them).
 # Remove an id once its fix lands. Empty = every invariant enforced.
-# Open: copy-amplification (fuzz_edits; a patch's copy ops can double the state
-# each, before any size check). Fixed: nul-json, snapshot-depth, silent-snapshot
-# (fuzz_receiver), restore-order and edit-counter (fuzz_edits).
-FUZZ_KNOWN_ISSUES ?= copy-amplification
+# None open. Fixed: nul-json, snapshot-depth, silent-snapshot (fuzz_receiver),
+# restore-order, edit-counter and copy-amplification (fuzz_edits).
+FUZZ_KNOWN_ISSUES ?=
 # Extra libFuzzer flags for `make fuzz` / `make fuzz-<name>` (e.g. -jobs=2 -workers=2).
 FUZZ_FLAGS ?=
 

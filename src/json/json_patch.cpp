@@ -286,6 +286,12 @@ PatchResult PatchTransaction::applyOne(PatchOp& op, size_t index) {
     case OpKind::Copy: {
       const json* source = resolvePointer(doc_, op.fromTokens, op.fromTokens.size(), &error);
       if (!source) return fail(PatchStatus::Failed, index, "copy: " + error);
+      // Measured before copying (O(source), as the copy itself): copies that
+      // double the document op after op stop here, not at an out-of-memory.
+      const size_t bytes = rawSize(*source, kMaxCopyBytes - copied_ + 1);  // stops counting past the budget
+      if (bytes > kMaxCopyBytes - copied_)
+        return fail(PatchStatus::LimitExceeded, index, "copy: the patch's copies would add more than 8 MiB");
+      copied_ += bytes;
       json value = *source;  // a copy costs the copied subtree, which the patch asked for
       ok = add(path, std::move(value), error);
       break;
@@ -318,6 +324,7 @@ __attribute__((noinline)) PatchResult PatchTransaction::apply(PatchOps ops) {
   // (a moved vector keeps its elements where they are).
   batches_.push_back(std::move(ops));
   PatchOps& kept = batches_.back();
+  copied_ = 0;
   undo_.reserve(undo_.size() + kept.size() + 1);
   changed_.reserve(changed_.size() + kept.size());  // one path per op (a move adds one more)
   for (size_t i = 0; i < kept.size(); ++i) {

@@ -22,8 +22,15 @@ enum class PatchStatus {
   Malformed,           // an operation object is not a valid RFC 6902 operation
   Failed,              // a path did not resolve, an index was out of range, ...
   PreconditionFailed,  // a `test` operation did not match
-  LimitExceeded,       // the result would nest deeper than the depth limit
+  LimitExceeded,       // the result would nest deeper than the depth limit, or the
+                       // patch's `copy` ops would add more than kMaxCopyBytes
 };
+
+// What one apply() call's `copy` operations may add to the document, in
+// serialized bytes. Without it each {"op":"copy","from":"","path":"/k"} doubles
+// the document before any caller could check its size: a few hundred bytes of
+// patch would allocate gigabytes (found by fuzz_edits, "copy-amplification").
+constexpr size_t kMaxCopyBytes = 8u << 20;
 
 struct PatchResult {
   PatchStatus status = PatchStatus::Ok;
@@ -122,6 +129,7 @@ class PatchTransaction {
   std::vector<Undo> undo_;
   std::vector<std::string> changed_;
   int64_t sizeDelta_ = 0;
+  size_t copied_ = 0;  // bytes the current apply() call's copy ops added (kMaxCopyBytes)
   bool depthFailure_ = false;
   size_t appendedIndex_ = 0;  // where the last add with "-" landed, for changedPaths
   bool appended_ = false;     // the current operation appended to an array with "-"

@@ -13,6 +13,7 @@
 #include "receive/event_decoder.h"
 #include "facade/sync_facade.h"
 #include "json/json_measure.h"
+#include "json/json_patch.h"
 #include <agui_sync/options.h>
 #include <agui_sync/sync_engine.h>
 
@@ -190,4 +191,45 @@ TEST_CASE("fuzz: the edit counter stops at 2^53-1", "[fuzz][edits][checkpoint]")
   r = json::parse(reloaded.restore(stored.dump()));
   CHECK(r["status"] == "resyncing");
   CHECK(json::parse(reloaded.visibleStateJson()) == json{{"a", 1}});
+}
+
+namespace {
+
+// {"op":"copy","from":"","path":"/kN"} n times: each doubles the document.
+json doublingCopies(int n) {
+  json ops = json::array();
+  for (int i = 0; i < n; ++i) ops.push_back({{"op", "copy"}, {"from", ""}, {"path", "/k" + std::to_string(i)}});
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: copy ops cannot double the document past the copy budget", "[fuzz][patch]") {
+  // copy-amplification: 30 ops (~1 KB) would need 2^30 times the document.
+  json doc = {{"text", std::string(64, 'x')}};
+  const json before = doc;
+  PatchResult r = applyPatch(doc, doublingCopies(30));
+  CHECK(r.status == PatchStatus::LimitExceeded);
+  CHECK(r.message.find("8 MiB") != std::string::npos);
+  CHECK(doc == before);  // rolled back
+  // A few honest copies go through.
+  CHECK(applyPatch(doc, doublingCopies(3)).ok());
+  CHECK(doc.size() == 4);
+
+  // Through the engine: a delta of such copies is refused whole, the state kept.
+  SyncEngine e;
+  std::vector<Outcome> out;
+  e.feed(R"(data: {"type":"STATE_SNAPSHOT","snapshot":{"text":")" + std::string(64, 'x') + "\"}}\n\n", out);
+  out.clear();
+  e.feed("data: " + json{{"type", "STATE_DELTA"}, {"delta", doublingCopies(30)}}.dump() + "\n\n", out);
+  CHECK(e.state() == before);
+  CHECK((hasOutcome(out, OutcomeKind::Resync, "limit-exceeded") || hasOutcome(out, OutcomeKind::Error, "limit-exceeded")));
+
+  // And as a user's edit: refused with limit-exceeded, nothing pending.
+  std::string editId;
+  auto failure = e.edit(doublingCopies(30), &editId);
+  REQUIRE(failure.has_value());
+  CHECK(failure->code == Code::LimitExceeded);
+  CHECK(e.pendingEdits().empty());
+  CHECK(e.state() == before);
 }
