@@ -22,7 +22,7 @@ import { Registry } from './proxy/registry.js';
 import { Relay } from './proxy/relay.js';
 import { resumePreamble } from './proxy/resume.js';
 import { Run } from './proxy/run.js';
-import { after } from './proxy/thread.js';
+import { after } from './emitter-writes.js';
 import { newStreamKey } from './proxy/sse-out.js';
 import { openUpstream } from './proxy/upstream.js';
 

@@ -39,6 +39,7 @@ import { applyDelta } from './state-mirror.js';
 import { Observable } from 'rxjs';
 import { checkEditPolicy } from './edit-policy.js';
 import { createStateEmitter } from './emitter.js';
+import { after, patchIfApplies } from './emitter-writes.js';
 import { syncTypeError } from './errors.js';
 import { emitterOptions } from './options.js';
 import { clientEpoch, judgeEdits, readRunEdits } from './run-edits.js';
@@ -48,10 +49,6 @@ import { checkStore } from './store/contract.js';
 const DEFAULT_MAX_THREADS = 1000;
 const DEFAULT_IDLE_TTL_MS = 30 * 60 * 1000;
 
-// fn(value), or once `value` resolves when it is a promise (a store-bound emitter's writes are).
-function after(value, fn) {
-  return typeof value?.then === 'function' ? value.then(fn) : fn(value);
-}
 
 function once(fn) {
   let done = false;
@@ -215,7 +212,7 @@ class RunStamper {
       this.#view = event.snapshot;
       this.#tail = [];
       if (rebase === null) return this.#stamp(event, (e) => e.update(event.snapshot));
-      return this.#stamp(event, (e) => patchOr(e, rebase, event.snapshot));
+      return this.#stamp(event, (e) => after(patchIfApplies(e, rebase), (events) => events ?? e.update(event.snapshot)));
     }
     if (event?.type !== 'STATE_DELTA') return [event];
     if (this.#tail.length < MAX_TAIL) this.#tail.push(event.delta);
@@ -294,20 +291,6 @@ class RunStamper {
 }
 
 const MAX_TAIL = 4096; // deltas kept to rebase the agent's next snapshot
-
-// emitter.patch(ops), or update(whole) when the ops do not apply (the agent's state wins).
-function patchOr(emitter, ops, whole) {
-  const fallback = (error) => {
-    if (error?.code !== 'patch-failed' && error?.code !== 'precondition-failed') throw error;
-    return emitter.update(whole);
-  };
-  try {
-    const out = emitter.patch(ops);
-    return typeof out?.then === 'function' ? out.catch(fallback) : out;
-  } catch (error) {
-    return fallback(error);
-  }
-}
 
 export class SequenceStateMiddleware extends Middleware {
   #threads;

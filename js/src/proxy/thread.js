@@ -4,14 +4,10 @@
 // the proxy accepted since), the catch-up answers of docs/wire.md section 3,
 // the re-stamping of upstream state events, and clients' edits (section 9).
 import { createStateEmitter } from '../emitter.js';
+import { after, patchIfApplies } from '../emitter-writes.js';
 import { judgeEdits } from '../run-edits.js';
 import { catchUp } from '../server.js';
 import { diffOps } from './state-diff.js';
-
-// fn(value), or once `value` resolves (a store-bound emitter's answers are promises).
-export function after(value, fn, onError) {
-  return typeof value?.then === 'function' ? value.then(fn, onError) : fn(value);
-}
 
 export class Thread {
   id;
@@ -112,7 +108,7 @@ export class Thread {
     };
     const inStep = !this.durable && cursor.inStep && this.emitter.seq === cursor.seq;
     if (!this.vouched || view === undefined || inStep) {
-      const events = inStep && outcome.type === 'STATE_DELTA' ? this.#tryPatch(outcome.event.delta) : null;
+      const events = inStep && outcome.type === 'STATE_DELTA' ? patchIfApplies(this.emitter, outcome.event.delta) : null;
       return after(events ?? this.emitter.update(outcome.state), (out) => done(out, false));
     }
     const diff = () => diffOps(view, outcome.state);
@@ -121,21 +117,11 @@ export class Thread {
     return after(this.#rebase(tries), (out) => (out ? done(out, true) : after(this.emitter.update(outcome.state), (all) => done(all, false))));
   }
 
-  // emitter.patch(ops), or null when they do not apply (nothing changed then).
-  #tryPatch(ops) {
-    try {
-      const out = this.emitter.patch(ops);
-      return typeof out?.then === 'function' ? out.catch(refusedPatch) : out;
-    } catch (error) {
-      return refusedPatch(error);
-    }
-  }
-
   // The first of `tries` (functions giving ops) that applies: its events, or null.
   #rebase(tries) {
     if (tries.length === 0) return null;
     const [first, ...rest] = tries;
-    return after(this.#tryPatch(first()), (events) => events ?? this.#rebase(rest));
+    return after(patchIfApplies(this.emitter, first()), (events) => events ?? this.#rebase(rest));
   }
 
   /**
@@ -172,9 +158,3 @@ export class Thread {
   }
 }
 
-// A patch the emitter refused because it does not apply: null (try the next way). Anything else is a failure.
-const NOT_APPLICABLE = new Set(['patch-failed', 'precondition-failed', 'invalid-patch']);
-function refusedPatch(error) {
-  if (NOT_APPLICABLE.has(error?.code)) return null;
-  throw error;
-}
