@@ -18,13 +18,12 @@
 // state could reach half the log's caps, so trimming never needs them). The
 // committed state is kept as a JS mirror moved by each committed event.
 import { syncError } from '../errors.js';
-import { kStoreCatchUp } from '../internals.js';
+import { kStateText, kStoreCatchUp } from '../internals.js';
 import { emitterOptions } from '../options.js';
 import { catchUp } from '../server.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
 import { advanceState, buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
-import { kStateText } from '../internals.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
 const RETRY_MS = 1000; // an unreachable store is tried again this often

@@ -92,15 +92,23 @@ for _, entry in ipairs(redis.call('XRANGE', KEYS[3], '-', '+')) do out[#out + 1]
 return out
 `;
 
+// A new line at (seq, epoch) with `state` and an empty log, announced: what
+// INIT and RESET write.
+const NEW_LINE = `${EXPIRE}
+local function newLine(seq, epoch, state, ttl)
+  redis.call('DEL', KEYS[3])
+  redis.call('HSET', KEYS[1], 'seq', seq, 'epoch', epoch, 'bytes', 0, 'stateSeq', seq)
+  redis.call('SET', KEYS[2], state)
+  expire(ttl)
+  redis.call('PUBLISH', KEYS[1], seq)
+  return 1
+end
+`;
+
 /** ARGV: seq, epoch, stateJson, ttlMs. Creates the thread unless it exists: 1 when created, 0 when it existed. */
-export const INIT = `${EXPIRE}
+export const INIT = `${NEW_LINE}
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'epoch', ARGV[2], 'bytes', 0, 'stateSeq', ARGV[1])
-redis.call('SET', KEYS[2], ARGV[3])
-expire(ARGV[4])
-redis.call('PUBLISH', KEYS[1], ARGV[1])
-return 1
+return newLine(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 `;
 
 /**
@@ -108,15 +116,10 @@ return 1
  * thread's line with a new one (an empty log) if it is still at expectSeq /
  * expectEpoch, or gone (expired, or Redis came back empty): 1, else 0.
  */
-export const RESET = `${EXPIRE}
+export const RESET = `${NEW_LINE}
 local head = redis.call('HMGET', KEYS[1], 'seq', 'epoch')
 if head[1] and (head[1] ~= ARGV[1] or head[2] ~= ARGV[2]) then return 0 end
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', ARGV[3], 'epoch', ARGV[4], 'bytes', 0, 'stateSeq', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[5])
-expire(ARGV[6])
-redis.call('PUBLISH', KEYS[1], ARGV[3])
-return 1
+return newLine(ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 `;
 
 /** KEYS[1]: a record; ARGV: value, ttlMs. Sets it if absent: nil; else its value (SET NX + GET, atomically). */
