@@ -18,11 +18,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createStateEmitter } = await import(join(root, 'js', 'src', 'index.js'));
 const { memoryStore, redisStore } = await import(join(root, 'js', 'src', 'server.js'));
 const { RedisServer } = await import(join(root, 'tests', 'js', 'redis-support.mjs'));
+const { storeOf } = await import(join(root, 'tests', 'js', 'store-support.mjs'));
 
 const runs = Number(process.argv[2] ?? 3);
 const writes = Number(process.argv[3] ?? 300);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const METHODS = ['load', 'init', 'head', 'reset', 'claim', 'peek'];
 
 function stateOf(kb) {
   const rows = Array.from({ length: Math.round(kb * 1024 / 100) }, (_, i) => ({ id: i, name: `row ${i} ${'x'.repeat(60)}`, done: false }));
@@ -33,12 +33,13 @@ function stateOf(kb) {
 // declare incrementalState, so the emitter sends the state every time.
 function counted(raw, full) {
   const sent = { bytes: 0 };
-  const store = Object.fromEntries(METHODS.map((m) => [m, raw[m].bind(raw)]));
-  if (!full) store.incrementalState = true;
-  store.append = (key, batch) => {
-    sent.bytes += (batch.state?.length ?? 0) + batch.events.reduce((n, e) => n + e.text.length, 0);
-    return raw.append(key, batch);
-  };
+  const store = storeOf(raw, {
+    ...(full ? {} : { incrementalState: true }),
+    append: (key, batch) => {
+      sent.bytes += (batch.state?.length ?? 0) + batch.events.reduce((n, e) => n + e.text.length, 0);
+      return raw.append(key, batch);
+    },
+  });
   return { store, sent };
 }
 
@@ -71,7 +72,7 @@ const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Mat
 async function delivery(url, watched, n = 100) {
   const writerStore = redisStore({ url, prefix: 'bench:' });
   const readerRaw = redisStore({ url, prefix: 'bench:' });
-  const reader = watched ? readerRaw : Object.fromEntries([...METHODS, 'append'].map((m) => [m, readerRaw[m].bind(readerRaw)]));
+  const reader = watched ? readerRaw : storeOf(readerRaw); // without watch(): it polls
   const key = `delivery-${watched}`;
   const writer = await createStateEmitter({ store: writerStore, key, initialState: stateOf(5) });
   const listener = await createStateEmitter({ store: reader, key });

@@ -39,6 +39,15 @@ async function pageWithEdit(storage, emitter, n = 3, options = {}) {
   return { sync, editId: edit.editId };
 }
 
+// A page that got the snapshot and two deltas, checkpointed them and went away; then the page that reopens it.
+async function reopened(storage, emitter) {
+  const first = await createStateSync(persist(storage));
+  feedAll(first, emitter, [emitter.snapshot(), ...grow(emitter, 2)]);
+  await first.flush();
+  first.dispose();
+  return createStateSync(persist(storage));
+}
+
 describe('persist: options', () => {
   test('a wrong persist option is a TypeError invalid-options', async () => {
     const storage = memoryStorage();
@@ -159,11 +168,7 @@ describe('persist: a reload', () => {
   test('nothing missed: a heartbeat at lastSeq ends the restored resync', async () => {
     const storage = new ControlledStorage();
     const emitter = await agent();
-    const first = await createStateSync(persist(storage));
-    feedAll(first, emitter, [emitter.snapshot(), ...grow(emitter, 2)]);
-    await first.flush();
-    first.dispose();
-    const page = await createStateSync(persist(storage));
+    const page = await reopened(storage, emitter);
     assert.equal(page.status, 'resyncing');
     page.feed(emitter.heartbeat());
     assert.equal(page.status, 'synced');
@@ -514,11 +519,7 @@ describe('persist: reconnecting after a reload', () => {
   test('nothing missed: writeCatchUp answers current with a heartbeat, which ends the resync at once', async () => {
     const storage = new ControlledStorage();
     const emitter = await agent();
-    const first = await createStateSync(persist(storage));
-    feedAll(first, emitter, [emitter.snapshot(), ...grow(emitter, 2)]);
-    await first.flush();
-    first.dispose();
-    const page = await createStateSync(persist(storage));
+    const page = await reopened(storage, emitter);
     let statusBeforeEnd;
     const http = await server([(req, res) => {
       assert.equal(writeCatchUp(res, emitter, req).mode, 'current');

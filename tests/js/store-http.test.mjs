@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { captureLogger, createStateEmitter, createStateSync, server } from './store-support.mjs';
+import { captureLogger, createStateEmitter, createStateSync, server, until } from './store-support.mjs';
 import { RedisServer } from './redis-support.mjs';
 import { pkg } from './support.mjs';
 
@@ -65,13 +65,6 @@ async function startClient(route) {
   return { sync, connection };
 }
 
-async function until(condition, what, ms = 10000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('a client of a key shared through Redis', () => {
   let redis;

@@ -5,20 +5,13 @@
 // handed a replay (or a seq) that could belong to two different states.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { captureLogger, createStateEmitter, receiverOf, server } from './store-support.mjs';
+import { captureLogger, createStateEmitter, receiverOf, server, until } from './store-support.mjs';
 import { RedisServer } from './redis-support.mjs';
 
 const { catchUp, memoryStore, redisStore } = server;
 const position = (lastSeq, epoch) => ({ forwardedProps: { stateSync: { lastSeq, epoch } } });
 const state = (n) => ({ n, text: 'x'.repeat(2000) });
 
-async function until(condition, what, ms = 10000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('redis-server stopped and started under an emitter', () => {
   let redis;

@@ -6,6 +6,7 @@ import { jsDir, pkg, rng } from './support.mjs';
 import { RedisServer } from './redis-support.mjs';
 
 export const server = await import(join(jsDir, 'src', 'server.js'));
+const { STORE_METHODS } = await import(join(jsDir, 'src', 'store', 'contract.js'));
 export const { createStateEmitter, createStateSync } = pkg;
 
 /** The suite's seeded PRNG (support.mjs rng, mulberry32): the seed is in every failure message. */
@@ -53,6 +54,24 @@ export async function receiverOf(events) {
   const encoder = new TextEncoder();
   for (const e of events) sync.feed(encoder.encode(`data: ${JSON.stringify(e)}\n\n`));
   return sync;
+}
+
+/**
+ * `raw`'s contract methods, bound, as a store of its own: without
+ * incrementalState or watch unless `extra` adds them; `extra` also replaces
+ * methods (an append that counts, or loses every race).
+ */
+export function storeOf(raw, extra = {}) {
+  return { ...Object.fromEntries(STORE_METHODS.map((m) => [m, raw[m].bind(raw)])), ...extra };
+}
+
+/** Resolves once condition() holds; fails naming `what` after `ms`. */
+export async function until(condition, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** Asserts that `events` carry consecutive seqs from `first`. */

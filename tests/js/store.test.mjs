@@ -4,7 +4,7 @@
 // (seeded property test); the log is bounded; a thread expires.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds } from './store-support.mjs';
+import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds, storeOf } from './store-support.mjs';
 import { plain } from './support.mjs';
 
 const { catchUp } = server;
@@ -55,13 +55,15 @@ for (const kind of storeKinds()) {
       const raw = kind.open();
       const sent = { appends: 0, withState: 0, stateBytes: 0, eventBytes: 0 };
       // The same store, its appends counted.
-      const counting = { incrementalState: raw.incrementalState, ...Object.fromEntries(['load', 'init', 'head', 'reset', 'claim', 'peek'].map((m) => [m, raw[m].bind(raw)])) };
-      counting.append = (key, batch) => {
-        sent.appends++;
-        if (batch.state !== undefined) { sent.withState++; sent.stateBytes += batch.state.length; }
-        sent.eventBytes += batch.events.reduce((n, e) => n + e.text.length, 0);
-        return raw.append(key, batch);
-      };
+      const counting = storeOf(raw, {
+        incrementalState: raw.incrementalState,
+        append: (key, batch) => {
+          sent.appends++;
+          if (batch.state !== undefined) { sent.withState++; sent.stateBytes += batch.state.length; }
+          sent.eventBytes += batch.events.reduce((n, e) => n + e.text.length, 0);
+          return raw.append(key, batch);
+        },
+      });
       const big = { items: Array.from({ length: 400 }, (_, i) => ({ id: i, label: `item ${i}`.padEnd(200, '.') })), n: 0 };
       const a = await createStateEmitter({ store: counting, key: 'incremental', initialState: big, replayMaxEvents: 64 });
       for (let i = 1; i <= 200; i++) await a.patch([{ op: 'replace', path: '/n', value: i }, { op: 'replace', path: `/items/${i}/label`, value: `v${i}` }]);
@@ -299,11 +301,12 @@ describe('store options and a writer that always loses', () => {
     const raw = server.memoryStore();
     const other = await createStateEmitter({ store: raw, key: 'lose', initialState: { n: 0 } });
     let n = 0;
-    const losing = { ...Object.fromEntries(['load', 'init', 'head', 'reset', 'claim', 'peek'].map((m) => [m, raw[m].bind(raw)])) };
-    losing.append = async (...args) => {
-      await other.update({ n: ++n }); // the other instance gets there first, every time
-      return raw.append(...args);
-    };
+    const losing = storeOf(raw, {
+      append: async (...args) => {
+        await other.update({ n: ++n }); // the other instance gets there first, every time
+        return raw.append(...args);
+      },
+    });
     const loser = await createStateEmitter({ store: losing, key: 'lose' });
     const heard = [];
     loser.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 1000 });

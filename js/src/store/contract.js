@@ -31,13 +31,14 @@
 //        once instead of at their next poll.
 import { syncTypeError } from '../errors.js';
 
-const METHODS = ['load', 'init', 'append', 'head', 'reset', 'claim', 'peek'];
+/** The methods every store has (watch() is optional). */
+export const STORE_METHODS = Object.freeze(['load', 'init', 'append', 'head', 'reset', 'claim', 'peek']);
 const MAX_KEY_LENGTH = 1024;
 
 /** Throws 'invalid-options' unless `store` has every method of the contract. */
 export function checkStore(store, what) {
-  if (store === null || typeof store !== 'object' || !METHODS.every((m) => typeof store[m] === 'function')) {
-    throw syncTypeError('invalid-options', `${what} must be a store: memoryStore(), redisStore() or an object with ${METHODS.join(', ')}`);
+  if (store === null || typeof store !== 'object' || !STORE_METHODS.every((m) => typeof store[m] === 'function')) {
+    throw syncTypeError('invalid-options', `${what} must be a store: memoryStore(), redisStore() or an object with ${STORE_METHODS.join(', ')}`);
   }
   return store;
 }
