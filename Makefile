@@ -60,7 +60,7 @@ conformance:
 build: native-build wasm
 
 # ---- WebAssembly engine + npm package (cmake/wasm.cmake, bindings/, js/, tests/js/)
-# make wasm: emcmake build of bindings/embind.cpp + src/ into js/wasm/, after
+# make wasm: emcmake build of bindings/wasm/embind.cpp + src/ into js/wasm/, after
 # which js/ is the complete npm package. Emscripten's JS optimizer needs
 # Debian's acorn (NODE_PATH); cmake/wasm.cmake also sets it for the link.
 WASM_BUILD := build/wasm

@@ -130,7 +130,7 @@ set_source_files_properties(${AGUI_WASM_SMALL_HOT_SOURCES} PROPERTIES COMPILE_OP
 
 function(agui_wasm_module target output_name export_name define)
   add_executable(${target}
-    ${CMAKE_CURRENT_SOURCE_DIR}/bindings/embind.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/embind.cpp
     ${AGUI_CORE_SOURCES})
   target_include_directories(${target} PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/include
