@@ -280,7 +280,7 @@ describe('StateSyncHttpAgent -> faulty link -> proxy: an abort is not a cut', ()
     await agent.ready;
     const { seen, subscriber } = watcher(agent, () => s.upstream.history(threadId));
     const running = agent.runAgent({ runId: 'run-abort' }, subscriber);
-    await until(() => s.upstream.requests.length === 1, 5000, 'the upstream run');
+    await until(() => s.upstream.requests.length === 1, 'the upstream run');
     const [request] = s.upstream.requests;
     let closed = false;
     request.closed.then(() => {
@@ -288,7 +288,7 @@ describe('StateSyncHttpAgent -> faulty link -> proxy: an abort is not a cut', ()
     });
 
     // Several cuts, each resumed: the upstream run goes on.
-    await until(() => link.stats.cuts >= 3 && s.proxy.stats().resumes.exact + s.proxy.stats().resumes['caught-up'] >= 2, 8000, 'cuts and resumes');
+    await until(() => link.stats.cuts >= 3 && s.proxy.stats().resumes.exact + s.proxy.stats().resumes['caught-up'] >= 2, 'cuts and resumes');
     assert.equal(closed, false, 'a cut did not close the upstream request');
     assert.equal(request.aborted, false);
     assert.equal(s.upstream.requests.length, 1, 'no second upstream run');
@@ -301,7 +301,7 @@ describe('StateSyncHttpAgent -> faulty link -> proxy: an abort is not a cut', ()
     const result = await running; // as with HttpAgent: an abort is not a failure
     assert.equal(result.result, undefined);
     assert.equal(seen.errors[0]?.name, 'AbortError');
-    await until(() => closed, 3000, 'the upstream request to close');
+    await until(() => closed, 'the upstream request to close');
     assert.equal(request.aborted, true, 'closed before its run completed');
     assert.equal(request.completed, false);
     assert.ok(!request.events.some((e) => e.type === 'RUN_FINISHED'), 'aborted mid-run');

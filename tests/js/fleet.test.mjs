@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { startFaultLink } from '../support/fault-link.mjs';
+import { until } from '../support/until.mjs';
 import { freePort, RedisServer } from './redis-support.mjs';
 import { here, pkg, plain } from './support.mjs';
 import { server } from './store-support.mjs';
@@ -122,14 +123,6 @@ async function approve(client, balancerPort) {
     }
   }
   return { interruptId: body.interruptId, amount: view.value.amount, answers };
-}
-
-async function until(condition, what, ms) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 test('two instances behind a balancer, one killed and restarted, clients through a faulty link', { timeout: 120000 }, async () => {

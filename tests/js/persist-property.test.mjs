@@ -29,7 +29,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ControlledStorage, corruptions, drain, KEY, readStored, turns } from './persist-support.mjs';
+import { atStorage, ControlledStorage, corruptions, drain, KEY, readStored } from './persist-support.mjs';
 import { jsDir, pkg, plain, rng } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
@@ -204,11 +204,7 @@ class World {
   // Waits until the writer has a write at storage or is idle: the schedule
   // never depends on how fast the digest was computed.
   async writerSettles() {
-    let idle = false;
-    this.sync.flush().then(() => {
-      idle = true;
-    });
-    while (!idle && this.storage.pending.length === 0) await turns(1);
+    await atStorage([this.sync], this.storage);
   }
 
   // The page goes away (after storage caught up, or with a write in flight

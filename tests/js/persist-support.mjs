@@ -5,6 +5,7 @@
 //    (node:crypto for the digest), to check what the package wrote;
 //  - corruptions: the ways the suites damage a stored checkpoint.
 import { createHash } from 'node:crypto';
+import { until } from '../support/until.mjs';
 
 export const KEY = 'thread-1';
 
@@ -65,18 +66,27 @@ export class ControlledStorage {
   }
 }
 
-/** A few event-loop turns: enough for the writer's digest (crypto.subtle) and its awaits. */
-export async function turns(n = 3) {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
-}
+export { until };
 
-/** Event-loop turns until `predicate()` holds (the writer's digest runs on another thread: its time varies). */
-export async function until(predicate, what = 'the condition') {
-  const deadline = Date.now() + 5000;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await turns(1);
-  }
+/**
+ * Waits until storage has a write to settle for each of `syncs`' checkpoint
+ * writers still running (all of them idle: none), never for a number of
+ * event-loop turns: the digest runs on another thread and takes what it takes.
+ * Sound because a running writer's only unbounded wait is storage.set(), which
+ * nothing settles meanwhile: it reaches storage and stays pending there, or
+ * the writer ends and flush() resolves. Each writer has at most one write in
+ * flight, so when every writer with a pending write is in `syncs`, the count
+ * reaches the running ones exactly when all of them are at storage.
+ */
+export async function atStorage(syncs, storage, what = 'the writers to reach storage') {
+  const running = syncs.map((sync) => {
+    const writer = { idle: false };
+    sync.flush().then(() => {
+      writer.idle = true;
+    });
+    return writer;
+  });
+  await until(() => storage.pending.length >= running.filter((w) => !w.idle).length, what);
 }
 
 /**
@@ -86,23 +96,17 @@ export async function until(predicate, what = 'the condition') {
  * `advance(ms)` moves a mocked clock, or real time passes.
  */
 export async function drain(sync, storage, fate = () => 'commit', advance = null) {
-  const deadline = Date.now() + 10000;
   for (;;) {
-    if (Date.now() > deadline) throw new Error('the checkpoint writer never caught up');
-    let idle = false;
-    sync.flush().then(() => {
-      idle = true;
-    });
-    await turns(1);
+    await atStorage([sync], storage, 'the checkpoint writer to catch up');
     if (storage.pending.length > 0) {
       storage.settle(fate());
       continue;
     }
-    if (!idle) continue; // digesting
     const { behind, active } = sync.persistence;
     if (!behind || !active) return;
-    if (advance) advance(1000); // a failed write waits to be retried
-    else await new Promise((resolve) => setTimeout(resolve, 5));
+    // A failed write waits to be retried: a mocked clock moves on, or real time passes until it is under way.
+    if (advance) advance(1000);
+    else await until(() => storage.pending.length > 0 || !sync.persistence.behind, 'the retry of a failed write');
   }
 }
 

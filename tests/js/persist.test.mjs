@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ControlledStorage, corruptions, drain, KEY, readStored, sealed, turns, until } from './persist-support.mjs';
+import { atStorage, ControlledStorage, corruptions, drain, KEY, readStored, sealed, until } from './persist-support.mjs';
 import { jsDir, kInternals, pkg, plain, rng } from './support.mjs';
 
 const { AguiSyncError, connectStateSync, createStateEmitter, createStateSync, memoryStorage } = pkg;
@@ -265,8 +265,9 @@ describe('persist: writing', () => {
     for (const [i, event] of events.entries()) {
       sync.feed(emitter.encode(event)); // storage never answered yet: still returns
       if (i % 20 === 0) {
-        await turns(); // the writer reaches storage
-        if (storage.pending.length) order.push(readStored(storage.pending[0].value).lastSeq);
+        // The writer was just offered a checkpoint, so it runs: wait until its write is at storage (however long the digest takes).
+        await atStorage([sync], storage, `the write taken at event ${i}`);
+        order.push(readStored(storage.pending[0].value).lastSeq);
         storage.settle('commit');
       }
     }
@@ -302,7 +303,10 @@ describe('persist: writing', () => {
     assert.equal(sync.persistence.behind, true);
     assert.equal(storage.pending.length, 0, 'the retry waits');
     advance(49);
-    await turns();
+    // Sound without waiting: the retry's timer is on the mocked clock, so only advance() can fire it, and firing it
+    // starts a write at once (offer()), which flush() then waits for; that write's storage.set() is never settled
+    // here. So flush() resolves only if no retry started by 49 ms (else the test's timeout fails it).
+    await sync.flush();
     assert.equal(storage.pending.length, 0, 'not before 50 ms');
     advance(1);
     await until(() => storage.pending.length === 1, 'the retry after 50 ms');
@@ -333,7 +337,13 @@ describe('persist: writing', () => {
     const creating = createStateSync(persist(storage, { lockTimeoutMs: 5000 })).then((s) => {
       next = s;
     });
-    await turns();
+    // A probe asks for the key after it and gives up at once: 'locked' proves the key was held when it asked. Had
+    // dispose() released the key early, `creating` (which asked first) would hold it instead, and, with nothing
+    // stored to digest, would have finished on microtasks alone, before the probe's 0 ms timer ran: `next` would be
+    // set by now. So the order of these events, not a wait, decides.
+    const probe = await createStateSync(persist(storage, { lockTimeoutMs: 0 }));
+    assert.deepEqual([probe.persistence.active, probe.persistence.inactiveReason], [false, 'locked']);
+    probe.dispose();
     assert.equal(next, null, 'the key is held until the write in flight ends');
     storage.settle('commit');
     await sync.flush();
@@ -451,7 +461,7 @@ describe('persist: two holders of one key', () => {
     for (let i = 0; i < 40; i++) {
       const events = grow(emitter, 1);
       for (const tab of tabs) if (random() < 0.7) feedAll(tab, emitter, events);
-      await turns();
+      await atStorage(tabs, storage, `the tabs' writes of step ${i}`);
       while (storage.pending.length) {
         storage.settle('commit');
         assert.notEqual(readStored(storage.entries.get(KEY)), null, 'a whole checkpoint');

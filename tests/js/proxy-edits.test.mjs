@@ -193,13 +193,13 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
     try {
       const editor = await firstRun(s, 't7');
       const watcher = await connectClient(s.url(), runInput('t7', 't7-watch', { state: plain(editor.sync.state) }), { sync: editor.sync });
-      await until(() => plain(watcher.sync.state).venue === 'Porto', 5000, 'the watcher\'s run under way');
+      await until(() => plain(watcher.sync.state).venue === 'Porto', 'the watcher\'s run under way');
       const base = editor.sync.lastSeq;
       const request = await readStream(s.url(), {
         input: runInput('t7', 't7-edit', { forwardedProps: { stateSync: { lastSeq: null, edits: [edit('c2:1', base, [replace('/form/note', 'from another tab')])] } } }),
         stop: (events) => events.some((e) => e.data.type === 'RUN_FINISHED'),
       });
-      await until(() => verdict(eventsOf(watcher.text()), 'c2:1') !== undefined, 5000, 'the ack in the watcher\'s stream');
+      await until(() => verdict(eventsOf(watcher.text()), 'c2:1') !== undefined, 'the ack in the watcher\'s stream');
       assert.equal(watcher.sync.status, 'synced');
       assert.equal(plain(watcher.sync.state).form.note, 'from another tab');
       // The watcher's agent started before the edit; its later writes are the agent's (docs/wire.md section 9).
@@ -226,7 +226,7 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
     try {
       const editor = await firstRun(s, 't9');
       const watcher = await connectClient(s.url(), runInput('t9', 't9-watch', { state: plain(editor.sync.state) }), { sync: editor.sync });
-      await until(() => plain(watcher.sync.state).venue === 'Porto', 5000, 'the watcher\'s run under way');
+      await until(() => plain(watcher.sync.state).venue === 'Porto', 'the watcher\'s run under way');
       const request = await readStream(s.url(), {
         input: runInput('t9', 't9-edit', { forwardedProps: { stateSync: { lastSeq: null, edits: [edit('c2:1', editor.sync.lastSeq, [replace('/form/note', 'mine')])] } } }),
         stop: (events) => events.some((e) => e.data.type === 'RUN_FINISHED'),
@@ -266,7 +266,7 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
       assert.ok(['exact', 'caught-up'].includes(resumed.headers.get('x-agui-resume')));
       assert.equal(verdict(resumed.events.map((e) => e.data), 'c1:1').status, 'applied');
       hold.open();
-      await until(() => s.upstream.requests.length === 2 && s.proxy.stats().liveRuns === 0, 5000, 'the edits run to finish');
+      await until(() => s.upstream.requests.length === 2 && s.proxy.stats().liveRuns === 0, 'the edits run to finish');
 
       // A later run from the position before the edits: the missed deltas, acks included.
       const replay = await readStream(s.url(), { input: runInput('t8', 't8-r3'), headers: position });

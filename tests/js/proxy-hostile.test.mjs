@@ -153,12 +153,12 @@ describe('proxy: bounded memory', () => {
     try {
       const a = readStream(s.url(), { input: runInput('ta', 'r1') });
       const b = readStream(s.url(), { input: runInput('tb', 'r1') });
-      await until(() => s.upstream.requests.length === 2, 5000, 'two runs');
+      await until(() => s.upstream.requests.length === 2, 'two runs');
       const refused = await raw(s.port, { headers: jsonHeaders, body: json(runInput('tc', 'r1')) });
       assert.equal(refused.status, 503);
       assert.equal(JSON.parse(refused.body).error.code, 'limit-exceeded');
       await Promise.all([a, b]);
-      await until(() => s.proxy.stats().runs === 0, 5000, 'finished runs to be dropped');
+      await until(() => s.proxy.stats().runs === 0, 'finished runs to be dropped');
       const c = await readStream(s.url(), { input: runInput('tc', 'r1') });
       assert.equal(c.events.at(-1).data.type, 'RUN_FINISHED');
       assert.equal(s.proxy.stats().threads, 2);
@@ -171,7 +171,7 @@ describe('proxy: bounded memory', () => {
     const s = await stack({ upstream: slow, proxy: { maxRuns: 1 } });
     try {
       const a = readStream(s.url(), { input: runInput('ta', 'r1') });
-      await until(() => s.upstream.requests.length === 1, 5000, 'one run');
+      await until(() => s.upstream.requests.length === 1, 'one run');
       const refused = await raw(s.port, { headers: jsonHeaders, body: json(runInput('tb', 'r1')) });
       assert.equal(refused.status, 503);
       await a;
@@ -185,8 +185,8 @@ describe('proxy: bounded memory', () => {
     try {
       await readStream(s.url(), { input: runInput('ta', 'r1') });
       assert.equal(s.proxy.stats().threads, 1);
-      await until(() => s.proxy.stats().runs === 0, 5000, 'the run to be dropped');
-      await until(() => s.proxy.stats().threads === 0, 5000, 'the thread to be forgotten');
+      await until(() => s.proxy.stats().runs === 0, 'the run to be dropped');
+      await until(() => s.proxy.stats().threads === 0, 'the thread to be forgotten');
       assert.equal(s.proxy.stats().bufferedBytes, 0);
     } finally {
       await s.close();
@@ -204,8 +204,8 @@ describe('proxy: bounded memory', () => {
       const body = json(runInput('t1', 'r1'));
       socket.write(`POST /agent HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       socket.pause(); // and never read
-      await until(() => s.proxy.stats().slowClientsCut === 1, 15000, 'the slow client to be cut');
-      await until(() => s.upstream.requests[0]?.completed, 15000, 'the upstream run to complete');
+      await until(() => s.proxy.stats().slowClientsCut === 1, 'the slow client to be cut');
+      await until(() => s.upstream.requests[0]?.completed, 'the upstream run to complete');
       assert.equal(s.upstream.requests[0].aborted, false);
     } finally {
       socket.destroy();

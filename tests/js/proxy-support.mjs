@@ -1,7 +1,6 @@
 // Shared set-up of the proxy suites (not a test file): an upstream from
 // tests/support/upstreams.mjs behind createStateSyncProxy on a real socket,
 // clients that record what they see, and a small SSE reader for raw streams.
-import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -164,14 +163,7 @@ export function upstreamLike(events) {
   return events.filter((e) => e.type !== 'STATE_SNAPSHOT' && e.type !== 'STATE_DELTA' && !(e.type === 'CUSTOM' && String(e.name).startsWith('agui-state-sync.')));
 }
 
-/** Waits until `predicate()` is true (polling), or fails after `ms`. */
-export async function until(predicate, ms = 5000, what = 'condition') {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { until } from '../support/until.mjs';
 
 export { createStateSync };
 

@@ -264,7 +264,7 @@ describe('proxy: resumable streams', () => {
     try {
       const input = runInput('t1', 'r1');
       const first = await readStream(s.url(), { input, stop: (events) => events.length >= 3 });
-      await until(() => s.upstream.requests[0]?.completed, 5000, 'the upstream run');
+      await until(() => s.upstream.requests[0]?.completed, 'the upstream run');
       const sync = await createStateSync();
       sync.feed(first.text);
       const rest = await readStream(s.url(), {
@@ -288,7 +288,7 @@ describe('proxy: resumable streams', () => {
     try {
       const input = runInput('t1', 'r1');
       const first = readStream(s.url(), { input });
-      await until(() => s.upstream.requests.length === 1, 5000, 'the first request');
+      await until(() => s.upstream.requests.length === 1, 'the first request');
       const second = await readStream(s.url(), { input });
       await first;
       assert.equal(s.upstream.requests.length, 1);
@@ -369,7 +369,7 @@ describe('proxy: a broken connection is not an abort', () => {
     try {
       const input = runInput('t1', 'r1');
       const reading = readStream(s.url(), { input, headers: { authorization: 'Bearer a' } });
-      await until(() => s.upstream.requests[0]?.events.length >= 5, 5000, 'the run to start');
+      await until(() => s.upstream.requests[0]?.events.length >= 5, 'the run to start');
       const wrong = await fetch(s.url(), { method: 'POST', headers: { 'x-agui-abort': 'r1', authorization: 'Bearer b' } });
       assert.equal(wrong.status, 404, 'other credentials cannot abort it');
       const response = await fetch(s.url(), { method: 'POST', headers: { 'x-agui-abort': 'r1', authorization: 'Bearer a' } });
@@ -394,10 +394,10 @@ describe('proxy: a broken connection is not an abort', () => {
       req.on('error', () => {});
       req.end(JSON.stringify(runInput('t1', 'r1')));
       setTimeout(() => req.destroy(), 5);
-      await until(() => s.upstream.requests.length === 1, 5000, 'the upstream run');
+      await until(() => s.upstream.requests.length === 1, 'the upstream run');
       await s.upstream.requests[0].closed;
       assert.equal(s.upstream.requests[0].aborted, true);
-      await until(() => s.proxy.stats().aborts.abandoned === 1, 5000, 'the abandon count');
+      await until(() => s.proxy.stats().aborts.abandoned === 1, 'the abandon count');
     } finally {
       await s.close();
     }

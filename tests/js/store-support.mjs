@@ -65,14 +65,7 @@ export function storeOf(raw, extra = {}) {
   return { ...Object.fromEntries(STORE_METHODS.map((m) => [m, raw[m].bind(raw)])), ...extra };
 }
 
-/** Resolves once condition() holds; fails naming `what` after `ms`. */
-export async function until(condition, what, ms = 10000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { until } from '../support/until.mjs';
 
 /** Asserts that `events` carry consecutive seqs from `first`. */
 export function assertConsecutive(events, first, message) {
