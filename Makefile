@@ -118,6 +118,22 @@ tests/copilotkit/node_modules/.package-lock.json: tests/copilotkit/package.json 
 copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
 	node --test tests/copilotkit/copilotkit.e2e.mjs
 
+# make test-under-load: the JS suite, the browser suites (demo-test's files) and
+# the CopilotKit e2e while two busy loops keep both cores at 100% (issue 22): no
+# test may depend on how fast the machine is. Every suite runs, whatever the
+# others did; the loops are killed on exit, pass, fail or Ctrl-C.
+.PHONY: test-under-load
+test-under-load: wasm npm-deps conformance demo-build tests/copilotkit/node_modules/.package-lock.json
+	@busy=""; trap 'kill $$busy 2>/dev/null || true' EXIT INT TERM; \
+	for i in 1 2; do sh -c 'while :; do :; done' & busy="$$busy $$!"; done; \
+	echo "test-under-load: busy loops$$busy on $$(nproc) cores"; \
+	status=0; \
+	node --expose-gc --test tests/js/ || status=1; \
+	node --test tests/browser/demo-server.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/timetravel.e2e.mjs || status=1; \
+	node --test tests/copilotkit/copilotkit.e2e.mjs || status=1; \
+	echo "test-under-load: $$([ $$status = 0 ] && echo PASSED || echo FAILED)"; \
+	exit $$status
+
 # Benchmarks (not tests): native per-delta, emitter and prompt-render costs, then
 # the JS consumers side by side (@ag-ui/client, the docs handler, the floor,
 # ours), the proxy, and the prompt renderer in WASM next to JSON.stringify.
