@@ -48,7 +48,7 @@ native-test: native-build npm-deps conformance
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize
+test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -163,3 +163,28 @@ clean:
 
 # libFuzzer targets (fuzz, fuzz-smoke) and the ASan/UBSan suite (sanitize): docs/fuzzing.md
 include fuzz/fuzz.mk
+
+# ---- Python package (pyproject.toml, bindings/python/, python/, tests/python/)
+# make py-test: a venv in build/venv (made when missing; pinned requirements
+# installed when the lock file is newer), the package built into it from this
+# clone (incremental: scikit-build-core's build dir is build/python/), then
+# pytest. native-build provides agui-sync-render for the renderer comparison.
+PY_VENV := build/venv
+PYTHON3 ?= python3
+.PHONY: py-test py-lock
+
+$(PY_VENV)/.requirements: tests/python/requirements.lock | deps
+	[ -x $(PY_VENV)/bin/python ] || $(PYTHON3) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.lock
+	@touch $@
+
+py-test: native-build $(PY_VENV)/.requirements
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+	$(PY_VENV)/bin/python -m pytest -q tests/python
+
+# Re-pin tests/python/requirements.lock from tests/python/requirements.in (deliberately).
+py-lock:
+	rm -rf build/venv-lock && $(PYTHON3) -m venv build/venv-lock
+	build/venv-lock/bin/pip install -q -r tests/python/requirements.in
+	{ echo "# Pinned by make py-lock from tests/python/requirements.in"; build/venv-lock/bin/pip freeze; } > tests/python/requirements.lock
+	rm -rf build/venv-lock

@@ -1,0 +1,127 @@
+// nanobind surface of agui-state-sync: agui_state_sync._core, the Python twin
+// of bindings/wasm/embind.cpp over the same string-in/string-out facades
+// (src/facade/). The package's Python layer (python/agui_state_sync/) is the
+// only caller; it turns results into objects and failures into exceptions.
+//
+// What crosses: JSON as bytes in (the layer's to_json output, or SSE chunks
+// as they came off the socket), JSON text as str out. A failure is data, the
+// facades' {"ok":false,"code","message"} shape, or for to_json a
+// (None, kind, message) tuple; no C++ exception is thrown by this file or the
+// core. The GIL is held during every call: a facade is not thread-safe, and
+// the GIL is what serialises two Python threads sharing one.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+
+#include <agui_sync/codes.h>
+
+#include "facade/emitter_facade.h"
+#include "facade/prompt_facade.h"
+#include "facade/sync_facade.h"
+#include "py_json.h"
+
+namespace nb = nanobind;
+using agui_sync::EmitterFacade;
+using agui_sync::SyncFacade;
+
+namespace {
+
+std::string text(const nb::bytes& b) { return std::string(b.c_str(), b.size()); }
+
+// A chunk of SSE goes through the facade's own scratch buffer (one memcpy),
+// as the WASM binding does; the Result is read where the facade left it.
+nb::str feed(SyncFacade& f, const nb::bytes& chunk) {
+  std::memcpy(f.inputBuffer(chunk.size()), chunk.c_str(), chunk.size());
+  const uint8_t* result = f.feedInput(chunk.size());
+  uint32_t n;
+  std::memcpy(&n, result, sizeof n);  // little-endian on every target we build
+  return nb::str(reinterpret_cast<const char*>(result + 4), n);
+}
+
+// (text, "", "") or (None, "type" | "value" | "depth", message).
+nb::tuple toJson(nb::handle value, size_t maxDepth, bool wellFormed) {
+  agui_py::JsonText r = agui_py::toJson(value.ptr(), maxDepth, wellFormed);
+  static const char* kinds[] = {"", "type", "value", "depth"};
+  if (r.refusal == agui_py::JsonRefusal::None)
+    return nb::make_tuple(nb::bytes(r.text.data(), r.text.size()), "", "");
+  return nb::make_tuple(nb::none(), kinds[static_cast<int>(r.refusal)], r.message);
+}
+
+// The code table (include/agui_sync/codes.h) as [(name, categories, cure)]:
+// the Python layer builds its code lists from it instead of keeping a copy.
+nb::list codeTable() {
+  static const char* cures[] = {"none", "replay", "snapshot", "either"};
+  size_t count = 0;
+  const agui_sync::CodeInfo* rows = agui_sync::codeTable(&count);
+  nb::list out;
+  for (size_t i = 0; i < count; ++i)
+    out.append(nb::make_tuple(rows[i].name, int(rows[i].categories), cures[static_cast<int>(rows[i].cure)]));
+  return out;
+}
+
+void bindSync(nb::module_& m) {
+  nb::class_<SyncFacade>(m, "SyncFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const SyncFacade& f) { return f.initResult(); })
+      .def("feed", &feed, nb::arg("chunk"))
+      .def("end", &SyncFacade::end)
+      .def("reset", &SyncFacade::reset)
+      .def("state_json", &SyncFacade::stateJson)
+      .def("visible_state_json", &SyncFacade::visibleStateJson)
+      .def("edit", [](SyncFacade& f, const nb::bytes& ops) { return f.edit(text(ops)); }, nb::arg("ops_json"))
+      .def("pending_edits_json", &SyncFacade::pendingEditsJson)
+      .def("client_id", &SyncFacade::clientId)
+      .def("checkpoint_meta_json", &SyncFacade::checkpointMetaJson)
+      .def("restore", [](SyncFacade& f, const nb::bytes& c) { return f.restore(text(c)); }, nb::arg("checkpoint_json"))
+      .def("metrics_json", &SyncFacade::metricsJson)
+      .def("status_json", &SyncFacade::statusJson)
+      .def("note_activity", &SyncFacade::noteActivity, nb::arg("now_ms"))
+      .def("guard_view", &SyncFacade::guardView, nb::arg("path"))
+      .def("guard_approve", &SyncFacade::guardApprove, nb::arg("token_json"), nb::arg("now_ms"))
+      .def("guard_blocker", &SyncFacade::guardBlocker, nb::arg("now_ms"));
+}
+
+void bindEmitter(nb::module_& m) {
+  nb::class_<EmitterFacade>(m, "EmitterFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const EmitterFacade& f) { return f.initResult(); })
+      .def("update", [](EmitterFacade& f, const nb::bytes& s) { return f.update(text(s)); }, nb::arg("state_json"))
+      .def("patch", [](EmitterFacade& f, const nb::bytes& ops) { return f.patch(text(ops)); }, nb::arg("ops_json"))
+      .def("apply_edits",
+           [](EmitterFacade& f, const nb::bytes& edits, const std::string& policy) {
+             return f.applyEdits(text(edits), policy);
+           },
+           nb::arg("edits_json"), nb::arg("policy_json"))
+      .def("provenance_json", &EmitterFacade::provenanceJson)
+      .def("adopt_history", [](EmitterFacade& f, const nb::bytes& e) { return f.adoptHistory(text(e)); },
+           nb::arg("events_json"))
+      .def("snapshot", &EmitterFacade::snapshot)
+      .def("replay", &EmitterFacade::replay, nb::arg("request_json"))
+      .def("heartbeat", &EmitterFacade::heartbeat)
+      .def("state_json", &EmitterFacade::stateJson)
+      .def("seq", &EmitterFacade::seq)
+      .def("epoch", &EmitterFacade::epoch)
+      .def("stats_json", &EmitterFacade::statsJson);
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "agui-state-sync's C++ core (internal: use the agui_state_sync package)";
+  bindSync(m);
+  bindEmitter(m);
+  m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
+  m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
+        nb::arg("approval_json"), nb::arg("state_json"));
+  m.def("render_prompt",
+        [](const nb::bytes& state, const std::string& options) {
+          return agui_sync::renderPromptParts(std::string_view(state.c_str(), state.size()), options);
+        },
+        nb::arg("state_json"), nb::arg("options_json"));
+  m.def("code_table", &codeTable);
+  m.def("to_json", &toJson, nb::arg("value"), nb::arg("max_depth"), nb::arg("well_formed") = false);
+}

@@ -1,0 +1,40 @@
+"""agui-state-sync for Python: the AG-UI state-sync core (C++, the same one
+the npm package compiles to WebAssembly) for Python agents and clients.
+
+The names are the JS package's in snake_case, with the same semantics and
+codes. Every error is an AguiSyncError with ``.code`` (also a TypeError for
+misuse, a ValueError for a value JSON cannot hold).
+"""
+
+from ._codes import (
+    ALL_CODES,
+    EDIT_REASONS,
+    ERROR_CODES,
+    GUARD_REASONS,
+    IGNORED_REASONS,
+    REPLAY_REASONS,
+    RESYNC_REASONS,
+    SNAPSHOT_REASONS,
+)
+from .approvals import consume_approval, effect_key
+from .canonical import canonical_json, state_digest, verify_approval
+from .emitter import StateEmitter
+from .errors import AguiSyncError, AguiSyncTypeError, AguiSyncValueError
+from .once import once
+from .prompt import prompt_message, prompt_preamble, render_state_for_prompt
+from .receiver import StateSync, SyncEngine
+from .resync import HEADER_CATCH_UP, catch_up, read_resync_request
+from .store import memory_store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ALL_CODES", "EDIT_REASONS", "ERROR_CODES", "GUARD_REASONS", "IGNORED_REASONS", "REPLAY_REASONS",
+    "RESYNC_REASONS", "SNAPSHOT_REASONS",
+    "AguiSyncError", "AguiSyncTypeError", "AguiSyncValueError",
+    "SyncEngine", "StateSync", "StateEmitter",
+    "canonical_json", "state_digest", "verify_approval",
+    "render_state_for_prompt", "prompt_message", "prompt_preamble",
+    "memory_store", "consume_approval", "effect_key", "once",
+    "catch_up", "read_resync_request", "HEADER_CATCH_UP",
+]

@@ -1,0 +1,172 @@
+"""StateEmitter: the sender (the JS package's StateEmitter, js/src/emitter.js)
+for Python agents. It owns one C++ EmitterFacade: the app hands it whole new
+states (diffed in C++) or its own RFC 6902 ops, and gets back sequenced,
+digest-stamped AG-UI events as dicts, SSE-encoded by encode() with an ``id:``
+line. Every decision (the diff, seq/epoch/digest, edits, the replay ring) is
+the facade's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional
+
+from . import _core
+from ._json import json_bytes, json_text, parse, plain
+from ._options import check_init, options_json, random_epoch
+from .errors import failure_code, failure_error, sync_type_error
+from .resync import catch_up as _catch_up
+from .resync import check_edit_policy
+
+Event = Dict[str, Any]
+
+
+def _refusal(what: str, failure: Mapping[str, Any], fallback: str) -> Exception:
+    code = failure_code(failure, fallback)
+    message = f"{what} refused ({code}): {failure.get('message')}; the state is unchanged"
+    return failure_error(failure, fallback, message)
+
+
+def _is_seq(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
+
+
+class StateEmitter:
+    """Options as the JS createStateEmitter() takes them, in snake_case:
+    initial_state, start_seq, epoch (default: a random UUID), digest_every,
+    guarded_paths, test_all, snapshot_ratio, replay_max_events,
+    replay_max_bytes, max_depth, edit_history, ack_history."""
+
+    def __init__(self, *, initial_state: Any = None, start_seq: Optional[int] = None,
+                 epoch: Optional[str] = None, digest_every: Optional[int] = None,
+                 guarded_paths: Optional[List[str]] = None, test_all: Optional[bool] = None,
+                 snapshot_ratio: Optional[float] = None, replay_max_events: Optional[int] = None,
+                 replay_max_bytes: Optional[int] = None, max_depth: Optional[int] = None,
+                 edit_history: Optional[int] = None, ack_history: Optional[int] = None) -> None:
+        if epoch is not None and not isinstance(epoch, str):
+            raise sync_type_error("invalid-options", "option epoch must be a string")
+        options = dict(initial_state=plain(initial_state), start_seq=start_seq,
+                       epoch=random_epoch() if epoch is None else epoch, digest_every=digest_every,
+                       guarded_paths=guarded_paths, test_all=test_all, snapshot_ratio=snapshot_ratio,
+                       replay_max_events=replay_max_events, replay_max_bytes=replay_max_bytes,
+                       max_depth=max_depth, edit_history=edit_history, ack_history=ack_history)
+        self._facade = _core.EmitterFacade(options_json(options, "StateEmitter()"))
+        check_init(parse(self._facade.init_result()), "StateEmitter()")
+        self._epoch: str = self._facade.epoch()
+        self._state: Any = None
+        self._state_valid = False
+
+    def update(self, new_state: Any) -> List[Event]:
+        """Diffs the current state against ``new_state``: one STATE_DELTA, or a
+        STATE_SNAPSHOT when that is smaller; [] when nothing changed. Raises an
+        AguiSyncError (the state then unchanged) when it cannot be sent."""
+        text = json_bytes(plain(new_state), "update() state")
+        return self._events(parse(self._facade.update(text)), "update()", "invalid-json")
+
+    def patch(self, ops: Any) -> List[Event]:
+        """Applies the app's RFC 6902 ops atomically; the events that carry them.
+        A refusal raises an AguiSyncError with ``code`` and ``op_index``."""
+        text = json_bytes(ops, "patch() operations")
+        return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
+
+    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Judges a client's edits ([{editId, baseSeq, ops}]) under ``policy``
+        ({ownership, onConflict}) and applies those it accepts: {events,
+        results}. An edit's own problems are its verdict, never a raise."""
+        if not isinstance(edits, (list, tuple)):
+            raise sync_type_error("invalid-request", "apply_edits() edits must be a list of {editId, baseSeq, ops}")
+        policy_text = json_text(check_edit_policy(policy, "apply_edits() policy"), "apply_edits() policy",
+                                "invalid-options")
+        text = json_bytes(edits, "apply_edits() edits", "invalid-request")
+        result = parse(self._facade.apply_edits(text, policy_text))
+        if not result.get("ok") and result.get("code") == "invalid-options":  # misuse: a TypeError, as in JS
+            raise sync_type_error("invalid-options", f"apply_edits() policy: {result.get('message')}")
+        if not result.get("ok"):
+            raise _refusal("apply_edits()", result, "invalid-request")
+        if result["events"]:
+            self._state_valid = False
+        return {"events": result["events"], "results": result["results"]}
+
+    def adopt_history(self, events: Iterable[Event]) -> int:
+        """Continues a log another process wrote: how many events were adopted."""
+        if not isinstance(events, (list, tuple)):
+            raise sync_type_error("invalid-argument", "adopt_history() events must be a list of events")
+        result = parse(self._facade.adopt_history(json_bytes(list(events), "adopt_history() events")))
+        if not result.get("ok"):
+            raise failure_error(result, "invalid-request", f"adopt_history() refused: {result.get('message')}")
+        return int(result["adopted"])
+
+    def provenance(self) -> List[Dict[str, Any]]:
+        """[{path, writer: 'client', origin, seq}]: the pointers a client edit wrote last."""
+        return parse(self._facade.provenance_json())
+
+    def snapshot(self) -> Event:
+        """A STATE_SNAPSHOT of the current state at the current seq."""
+        return parse(self._facade.snapshot())
+
+    def replay_since(self, seq: int, epoch: Optional[str] = None, held: Optional[Iterable[int]] = None) -> List[Event]:
+        """What a client at ``seq`` needs: [], the missed deltas, or one snapshot."""
+        if not _is_seq(seq):
+            raise sync_type_error("invalid-argument", "replay_since() seq must be an integer >= 0")
+        if epoch is not None and not isinstance(epoch, str):
+            raise sync_type_error("invalid-argument", "replay_since() epoch must be a str")
+        skip = list(held or [])
+        if not all(_is_seq(s) for s in skip):
+            raise sync_type_error("invalid-argument", "replay_since() held must be integers >= 0")
+        return self._replay(json_text({"seq": seq, "epoch": epoch, "skip": skip}, "replay_since()"), "replay_since()")
+
+    def catch_up(self, request: Any) -> Dict[str, Any]:
+        """What to send a (re)connecting client first: {mode: 'current' |
+        'replay' | 'snapshot', events}. ``request``: an HTTP request (anything
+        with ``headers``) or a RunAgentInput (forwardedProps.stateSync)."""
+        return _catch_up(self, request)
+
+    def encode(self, event: Any, *, id: bool = True) -> bytes:  # noqa: A002 - the JS option's name
+        """b"id: <metadata.seq>\\ndata: <JSON>\\n\\n", the bytes the JS emitter's
+        encode() writes (no id line when ``id`` is False or there is no seq)."""
+        data = plain(event, event=True)
+        text = json_bytes(data, "encode() event")
+        seq = data.get("metadata", {}).get("seq") if isinstance(data, dict) and isinstance(data.get("metadata"), dict) else None
+        id_line = b"id: %d\n" % seq if id and _is_seq(seq) else b""
+        return id_line + b"data: " + text + b"\n\n"
+
+    def heartbeat(self) -> bytes:
+        """The SSE heartbeat comment b": hb <seq>\\n\\n"."""
+        return self._facade.heartbeat().encode("ascii")
+
+    @property
+    def seq(self) -> int:
+        return int(self._facade.seq())
+
+    @property
+    def epoch(self) -> str:
+        return self._epoch
+
+    @property
+    def state(self) -> Any:
+        """The current state as receivers reconstruct it (parsed once per change)."""
+        if not self._state_valid:
+            self._state = parse(self._facade.state_json())
+            self._state_valid = True
+        return self._state
+
+    def stats(self) -> Dict[str, Any]:
+        return parse(self._facade.stats_json())
+
+    def _catch_up_snapshot(self) -> Event:
+        # snapshot() as a catch-up's answer, counted in stats()['replaySnapshots'].
+        return self._replay('{"snapshot":true}', "catch_up()")[0]
+
+    def _events(self, result: Mapping[str, Any], what: str, fallback: str) -> List[Event]:
+        if not result.get("ok"):
+            raise _refusal(what, result, fallback)
+        if result["events"]:
+            self._state_valid = False
+        return result["events"]
+
+    def _replay(self, request_json: str, what: str) -> List[Event]:
+        result = parse(self._facade.replay(request_json))
+        if not result.get("ok"):
+            raise failure_error(result, "invalid-request", f"{what} failed: {result.get('message')}")
+        return result["events"]
+
+

@@ -1,0 +1,202 @@
+"""SyncEngine: the receiver (the JS package's StateSync) for Python clients
+and tests. Raw SSE bytes go in; outcomes come out as the facade writes them
+(src/facade/sync_facade.h: dicts with the wire's camelCase keys). Every
+decision (framing, sequencing, patching, edits, the guard) is the C++
+SyncFacade's; this class only moves bytes and parses answers.
+
+Unlike the JS StateSync it keeps no mirror of the state: ``state`` is read
+from the engine once per change, and an applied outcome carries no ``state``
+(applying deltas in Python would be a second copy of the patch decision).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import _core
+from ._json import json_bytes, parse
+from ._options import check_init, options_json, random_client_id
+from .errors import failure_code, sync_error, sync_type_error
+
+Chunk = Union[bytes, bytearray, memoryview, str]
+# Outcomes after which the state may differ (an 'event' or 'ignored' never changes it).
+_STILL = frozenset(("event", "ignored"))
+
+
+def _chunk_bytes(chunk: Chunk) -> bytes:
+    if isinstance(chunk, bytes):
+        return chunk
+    if isinstance(chunk, (bytearray, memoryview)):
+        return bytes(chunk)
+    if isinstance(chunk, str):
+        try:
+            return chunk.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: U+FFFD, as the JS TextEncoder writes it
+            return chunk.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+    raise sync_type_error("invalid-argument", "feed() takes bytes or a str")
+
+
+class SyncEngine:
+    """One receiver per stream. Options as the JS createStateSync() takes them,
+    in snake_case: initial_state, reorder_window, reorder_bytes, max_gap_events,
+    max_event_bytes, max_depth, max_state_bytes, stale_after_ms,
+    trust_unsequenced, ownership, on_conflict, client_id; ``now`` is the
+    guard's clock in milliseconds (default: time.monotonic)."""
+
+    def __init__(self, *, initial_state: Any = None, reorder_window: Optional[int] = None,
+                 reorder_bytes: Optional[int] = None, max_gap_events: Optional[int] = None,
+                 max_event_bytes: Optional[int] = None, max_depth: Optional[int] = None,
+                 max_state_bytes: Optional[int] = None, stale_after_ms: Optional[int] = None,
+                 trust_unsequenced: Optional[bool] = None, ownership: Optional[Dict[str, str]] = None,
+                 on_conflict: Optional[str] = None, client_id: Optional[str] = None,
+                 now: Optional[Callable[[], float]] = None) -> None:
+        if now is not None and not callable(now):
+            raise sync_type_error("invalid-options", "option now must be a function returning milliseconds")
+        options = dict(initial_state=initial_state, reorder_window=reorder_window, reorder_bytes=reorder_bytes,
+                       max_gap_events=max_gap_events, max_event_bytes=max_event_bytes, max_depth=max_depth,
+                       max_state_bytes=max_state_bytes, stale_after_ms=stale_after_ms,
+                       trust_unsequenced=trust_unsequenced, ownership=ownership, on_conflict=on_conflict,
+                       client_id=random_client_id() if client_id is None else client_id)
+        self._facade = _core.SyncFacade(options_json(options, "SyncEngine()"))
+        check_init(parse(self._facade.init_result()), "SyncEngine()")
+        self._now = now or (lambda: time.monotonic() * 1000.0)
+        self._result: Dict[str, Any] = {}
+        self._state: Any = None
+        self._confirmed: Any = None
+        self._fresh = False
+        self._absorb(self._facade.status_json())
+
+    # --- the stream -------------------------------------------------------------
+    def feed(self, chunk: Chunk) -> List[Dict[str, Any]]:
+        """Feeds one chunk of the SSE byte stream (any chunking). Returns one
+        outcome per complete SSE event the chunk finished."""
+        data = _chunk_bytes(chunk)
+        if data:
+            self._facade.note_activity(float(self._now()))
+        return self._absorb(self._facade.feed(data))
+
+    def end(self) -> List[Dict[str, Any]]:
+        """The stream ended: a pending gap becomes a resync."""
+        return self._absorb(self._facade.end())
+
+    def reset(self) -> None:
+        """A new connection starts; state, last_seq and last_event_id are kept."""
+        self._facade.reset()
+        self._absorb(self._facade.status_json())
+
+    # --- what the engine holds ----------------------------------------------------
+    @property
+    def state(self) -> Any:
+        """The visible state: the agent's, with this client's pending edits on top."""
+        self._load()
+        return self._state
+
+    @property
+    def confirmed_state(self) -> Any:
+        """The agent's state as of last_seq, without pending edits."""
+        self._load()
+        return self._confirmed
+
+    @property
+    def status(self) -> str:
+        """'synced' | 'unverified' | 'resyncing'"""
+        return self._result["status"]
+
+    @property
+    def last_seq(self) -> Optional[int]:
+        return self._result.get("lastSeq")
+
+    @property
+    def last_event_id(self) -> Optional[str]:
+        return self._result.get("lastEventId")
+
+    @property
+    def epoch(self) -> Optional[str]:
+        return self._result.get("epoch")
+
+    @property
+    def client_id(self) -> str:
+        return self._facade.client_id()
+
+    def resync_request(self) -> Optional[Dict[str, Any]]:
+        """None, or what to tell the server: {reason, lastSeq, lastEventId, held}."""
+        resync = self._result.get("resync")
+        return None if resync is None else dict(resync, held=list(resync.get("held") or []))
+
+    def metrics(self) -> Dict[str, Any]:
+        return parse(self._facade.metrics_json())
+
+    # --- local edits -------------------------------------------------------------
+    def edit(self, ops: Any) -> Dict[str, Any]:
+        """RFC 6902 ``ops`` applied to the visible state at once, pending until
+        the agent acknowledges them: {ok: True, editId} or {ok: False, reason,
+        code, message, opIndex?}. Never raises for ``ops``."""
+        if not isinstance(ops, (list, tuple)):
+            return _edit_refusal("invalid-patch", "an edit is a list of RFC 6902 operations")
+        try:
+            text = json_bytes(ops, "edit()", "invalid-patch")
+        except Exception as error:  # the refusal is the answer, as in JS
+            return _edit_refusal(getattr(error, "code", "invalid-patch"), str(error))
+        result = parse(self._facade.edit(text))
+        if not result.get("ok"):
+            return _edit_refusal(failure_code(result, "invalid-patch"), result.get("message", ""), result.get("opIndex"))
+        self._absorb(self._facade.status_json())
+        self._fresh = False
+        return {"ok": True, "editId": result["editId"]}
+
+    def pending_edits(self) -> List[Dict[str, Any]]:
+        """[{editId, baseSeq, ops}], oldest first."""
+        return [{k: e[k] for k in ("editId", "baseSeq", "ops")} for e in parse(self._facade.pending_edits_json())]
+
+    def run_input(self) -> Dict[str, Any]:
+        """What the next RunAgentInput needs: {state, forwardedProps: {stateSync: {edits}}}."""
+        return {"state": self.state, "forwardedProps": {"stateSync": {"edits": self.pending_edits()}}}
+
+    # --- the approval guard ---------------------------------------------------------
+    def view(self, path: str) -> Dict[str, Any]:
+        """{ok: True, token: {path, seq, digest}} or {ok: False, reason}: what a
+        person is shown, for approve()."""
+        if not isinstance(path, str):
+            raise sync_type_error("invalid-argument", "view() path must be a JSON Pointer string")
+        return _guard_answer(parse(self._facade.guard_view(path)))
+
+    def approve(self, token: Any) -> Dict[str, Any]:
+        """{ok: True, approval: {path, seq, viewedSeq, digest, epoch}} or {ok: False, reason}."""
+        text = json_bytes(token, "approve() token").decode("utf-8")
+        return _guard_answer(parse(self._facade.guard_approve(text, float(self._now()))))
+
+    # --- internals ------------------------------------------------------------------
+    def _absorb(self, result_json: str) -> List[Dict[str, Any]]:
+        result = parse(result_json)
+        if "outcomes" not in result:  # a facade failure where a Result was due: an engine bug
+            raise sync_error("engine-failed", f"the engine answered {result_json[:200]!r}")
+        outcomes = result.pop("outcomes")
+        self._result = result
+        if any(o.get("kind") not in _STILL for o in outcomes):
+            self._fresh = False
+        return outcomes
+
+    def _load(self) -> None:
+        if self._fresh:
+            return
+        self._confirmed = parse(self._facade.state_json())
+        self._state = self._confirmed if not self._result.get("edits") else parse(self._facade.visible_state_json())
+        self._fresh = True
+
+
+def _edit_refusal(code: str, message: str, op_index: Optional[int] = None) -> Dict[str, Any]:
+    refusal: Dict[str, Any] = {"ok": False, "reason": code, "code": code, "message": message}
+    if op_index is not None:
+        refusal["opIndex"] = op_index
+    return refusal
+
+
+def _guard_answer(result: Dict[str, Any]) -> Dict[str, Any]:
+    if result.get("ok"):
+        return result
+    return {"ok": False, "reason": result.get("code")}
+
+
+# The JS package's name for the same object.
+StateSync = SyncEngine

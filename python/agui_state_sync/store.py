@@ -1,0 +1,150 @@
+"""memory_store(): the store contract of the JS package (js/src/store/
+contract.js) in this process's memory: consume_approval's and once()'s
+records (claim/peek), and the thread methods a store-bound emitter uses
+(load/init/append/head/reset). Every method is a coroutine that finishes
+without awaiting anything, so each is atomic like a Redis script. Nothing
+survives the process; share a redis_store to share decisions between
+processes and with Node."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Optional
+
+from .errors import sync_type_error
+
+DEFAULT_TTL_MS = 24 * 60 * 60 * 1000  # a thread not written for a day is forgotten
+DEFAULT_APPROVAL_TTL_MS = 7 * 24 * 60 * 60 * 1000
+MAX_KEY_LENGTH = 1024
+STORE_METHODS = ("load", "init", "append", "head", "reset", "claim", "peek")
+RECORD_METHODS = ("claim", "peek")
+
+
+def check_store(store: Any, what: str, methods: tuple = STORE_METHODS) -> Any:
+    if store is None or not all(callable(getattr(store, m, None)) for m in methods):
+        raise sync_type_error("invalid-options", f"{what} must be a store: memory_store(), redis_store() or an object "
+                                                 f"with {', '.join(methods)}")
+    return store
+
+
+def check_key(key: Any, what: str) -> str:
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
+        raise sync_type_error("invalid-options", f"{what} must be a non-empty str of at most {MAX_KEY_LENGTH} characters")
+    return key
+
+
+def _positive(value: Any, name: str, fallback: int) -> int:
+    if value is None:
+        return fallback
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise sync_type_error("invalid-options", f"{name} must be a positive integer")
+    return value
+
+
+class MemoryStore:
+    incremental_state = True  # append() may leave the state out (contract.js)
+
+    def __init__(self, ttl_ms: int, now: Callable[[], float]) -> None:
+        self._ttl_ms = ttl_ms
+        self._now = now
+        self._threads: Dict[str, Dict[str, Any]] = {}
+        self._records: Dict[str, Dict[str, Any]] = {}
+
+    async def load(self, key: str) -> Optional[Dict[str, Any]]:
+        t = self._live(key)
+        if t is None:
+            return None
+        return {"epoch": t["epoch"], "seq": t["seq"], "stateSeq": t["stateSeq"], "state": t["state"],
+                "events": [e["text"] for e in t["events"]]}
+
+    async def init(self, key: str, line: Dict[str, Any]) -> Dict[str, bool]:
+        if self._live(key) is not None:
+            return {"ok": False}
+        self._put(key, line)
+        return {"ok": True}
+
+    async def append(self, key: str, write: Dict[str, Any]) -> Dict[str, bool]:
+        t = self._live(key)
+        if t is None or t["seq"] != write["baseSeq"] or t["epoch"] != write["epoch"]:
+            return {"ok": False}
+        for event in write["events"]:
+            if event.get("snapshot"):
+                t["events"], t["bytes"] = [], 0
+            t["events"].append({"seq": event["seq"], "text": event["text"]})
+            t["bytes"] += len(event["text"].encode("utf-8"))
+            t["seq"] = event["seq"]
+        if write.get("state") is not None:
+            t["state"], t["stateSeq"] = write["state"], t["seq"]
+        # Oldest first, by count then by bytes; never an event after stateSeq.
+        drop = 0
+        while ((len(t["events"]) - drop > write["maxEvents"] or (t["bytes"] > write["maxBytes"] and drop < len(t["events"])))
+               and t["events"][drop]["seq"] <= t["stateSeq"]):
+            t["bytes"] -= len(t["events"][drop]["text"].encode("utf-8"))
+            drop += 1
+        del t["events"][:drop]
+        t["expires"] = self._now() + self._ttl_ms
+        return {"ok": True}
+
+    async def head(self, key: str) -> Optional[Dict[str, Any]]:
+        t = self._live(key)
+        return None if t is None else {"epoch": t["epoch"], "seq": t["seq"]}
+
+    async def reset(self, key: str, expect: Dict[str, Any], line: Dict[str, Any]) -> Dict[str, bool]:
+        t = self._live(key)
+        if t is not None and (t["seq"] != expect["seq"] or t["epoch"] != expect["epoch"]):
+            return {"ok": False}
+        self._put(key, line)
+        return {"ok": True}
+
+    async def claim(self, scope: str, id: str, value: str, ttl_ms: int = DEFAULT_APPROVAL_TTL_MS) -> Dict[str, Any]:  # noqa: A002
+        name = f"{scope}\0{id}"
+        existing = self._records.get(name)
+        if existing is not None and existing["expires"] > self._now():
+            return {"ok": False, "existing": existing["value"]}
+        self._records[name] = {"value": value, "expires": self._now() + ttl_ms}
+        return {"ok": True}
+
+    async def peek(self, scope: str, id: str) -> Optional[str]:  # noqa: A002
+        record = self._records.get(f"{scope}\0{id}")
+        return record["value"] if record is not None and record["expires"] > self._now() else None
+
+    async def release(self, scope: str, id: str, value: str) -> bool:  # noqa: A002
+        """Drops the record if it still holds ``value`` (once()'s lease after a failed effect)."""
+        name = f"{scope}\0{id}"
+        record = self._records.get(name)
+        if record is None or record["value"] != value:
+            return False
+        del self._records[name]
+        return True
+
+    async def close(self) -> None:
+        """Nothing to release; for symmetry with redis_store()."""
+
+    def _put(self, key: str, line: Dict[str, Any]) -> None:
+        self._sweep()
+        self._threads[key] = {"epoch": line["epoch"], "seq": line["seq"], "state": line["state"],
+                              "stateSeq": line["seq"], "events": [], "bytes": 0,
+                              "expires": self._now() + self._ttl_ms}
+
+    def _live(self, key: str) -> Optional[Dict[str, Any]]:
+        t = self._threads.get(key)
+        if t is not None and t["expires"] <= self._now():
+            del self._threads[key]
+            return None
+        return t
+
+    # Expired threads and records go when a thread is created: bounded by what lives.
+    def _sweep(self) -> None:
+        now = self._now()
+        for key in [k for k, t in self._threads.items() if t["expires"] <= now]:
+            del self._threads[key]
+        for name in [n for n, r in self._records.items() if r["expires"] <= now]:
+            del self._records[name]
+
+
+def memory_store(*, ttl_ms: Optional[int] = None, now: Optional[Callable[[], float]] = None) -> MemoryStore:
+    """The in-process store. ttl_ms: a thread not written for this long is
+    forgotten (1 day); now: the clock in milliseconds (default: time.time)."""
+    if now is not None and not callable(now):
+        raise sync_type_error("invalid-options", "memory_store() now must be a function")
+    return MemoryStore(_positive(ttl_ms, "memory_store() ttl_ms", DEFAULT_TTL_MS), now or (lambda: time.time() * 1000.0))
