@@ -1,7 +1,7 @@
 // agui-sync-codes: writes the artefacts that mirror the code table
 // (include/agui_sync/codes.h) outside C++, or checks that they still match it.
 //
-//   agui-sync-codes --write <repo>   regenerate js/src/codes.js, js/types/codes.d.ts, docs/codes.md
+//   agui-sync-codes --write <repo>   regenerate js/src/engine/codes.js, js/types/codes.d.ts, docs/codes.md
 //   agui-sync-codes --check <repo>   exit 1, naming each stale file, when one differs (ctest: code_table)
 #include <cstdio>
 #include <cstring>
@@ -115,7 +115,7 @@ std::string codesMd() {
   md << "<!-- " << kGenerated << " -->\n# Codes\n\n"
      << "Every code agui-state-sync reports, from the one table in `include/agui_sync/codes.h`.\n"
      << "C++ has them as `agui_sync::Code`; JavaScript as strings (`outcome.reason`, `outcome.code`,\n"
-     << "`AguiSyncError.code`, a guard refusal's `reason`), listed in `js/src/codes.js` and typed in\n"
+     << "`AguiSyncError.code`, a guard refusal's `reason`), listed in `js/src/engine/codes.js` and typed in\n"
      << "`js/types/codes.d.ts`. A facade failure is always `{ok:false, code, message}`; branch on\n"
      << "`code`, never on `message`.\n\n"
      << "For a resync reason, *heals by* says what a server must send (docs/wire.md, section 3).\n\n"
@@ -134,7 +134,7 @@ struct Artefact {
 };
 
 const Artefact kArtefacts[] = {
-    {"js/src/codes.js", codesJs},
+    {"js/src/engine/codes.js", codesJs},
     {"js/types/codes.d.ts", codesDts},
     {"docs/codes.md", codesMd},
 };

@@ -22,7 +22,7 @@ import { createParser } from 'eventsource-parser';
 import fastJsonPatch from 'fast-json-patch';
 import { transformHttpEventStream, defaultApplyEvents, AbstractAgent } from '@ag-ui/client';
 import { createStateSync } from '../../js/src/index.js';
-import { applyDelta } from '../../js/src/state-mirror.js';
+import { applyDelta } from '../../js/src/shared/state-mirror.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');

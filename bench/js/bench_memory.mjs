@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { createStateSync } = await import(join(here, '..', '..', 'js', 'src', 'index.js'));
-const { kInternals } = await import(join(here, '..', '..', 'js', 'src', 'internals.js'));
+const { kInternals } = await import(join(here, '..', '..', 'js', 'src', 'engine', 'internals.js'));
 
 const total = Number(process.argv[2] ?? 1_000_000);
 const sync = await createStateSync();

@@ -33,7 +33,7 @@ else await main();
 async function proxyChild(upstreamUrl) {
   const { createStateSyncProxy } = await import(join(root, 'js', 'src', 'proxy.js'));
   const { createStateEmitter, createStateSync } = await import(join(root, 'js', 'src', 'index.js'));
-  const { kInternals } = await import(join(root, 'js', 'src', 'internals.js'));
+  const { kInternals } = await import(join(root, 'js', 'src', 'engine', 'internals.js'));
   let upstream = upstreamUrl;
   let proxy = createStateSyncProxy({ upstream, graceMs: GRACE_MS });
   const server = createServer((req, res) => proxy(req, res));

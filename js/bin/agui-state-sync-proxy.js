@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
-import { redisStore } from '../src/store/redis-store.js';
+import { redisStore } from '../src/server.js';
 
 const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
 

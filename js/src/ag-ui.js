@@ -4,5 +4,5 @@
 // that sequences an AG-UI agent's state events. Importing this module loads
 // no engine: an agent loads it when constructed (await agent.ready), a
 // sequenceState() middleware at a thread's first run.
-export { StateSyncHttpAgent } from './state-sync-agent.js';
-export { sequenceState, SequenceStateMiddleware } from './sequence-state.js';
+export { StateSyncHttpAgent } from './ag-ui/state-sync-agent.js';
+export { sequenceState, SequenceStateMiddleware } from './ag-ui/sequence-state.js';

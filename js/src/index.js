@@ -1,10 +1,10 @@
 // agui-state-sync: AG-UI shared-state synchronization on a C++/WebAssembly engine.
-export { createStateSync } from './sync.js';
-export { initEngine } from './init-engine.js';
-export { canonicalJson, stateDigest } from './canonical.js';
-export { renderStateForPrompt } from './prompt.js';
-export { verifyApproval } from './verify-approval.js';
-export { createStateEmitter } from './emitter.js';
-export { connectStateSync } from './connect.js';
-export { indexedDbStorage, memoryStorage } from './persist.js';
-export { AguiSyncError } from './errors.js';
+export { createStateSync } from './client/sync.js';
+export { initEngine } from './engine/init-engine.js';
+export { canonicalJson, stateDigest } from './engine/canonical.js';
+export { renderStateForPrompt } from './server/prompt.js';
+export { verifyApproval } from './server/verify-approval.js';
+export { createStateEmitter } from './server/emitter.js';
+export { connectStateSync } from './client/connect.js';
+export { indexedDbStorage, memoryStorage } from './client/persist.js';
+export { AguiSyncError } from './engine/errors.js';

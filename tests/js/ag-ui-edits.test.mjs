@@ -16,7 +16,7 @@ import { sseHead, startServer } from './ag-ui-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
-const { AppliedStates } = await import(join(jsDir, 'src', 'agent-delivery.js'));
+const { AppliedStates } = await import(join(jsDir, 'src', 'ag-ui', 'agent-delivery.js'));
 const { catchUp } = await import(join(jsDir, 'src', 'server.js'));
 const { createStateEmitter } = pkg;
 

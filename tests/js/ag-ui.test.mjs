@@ -520,7 +520,7 @@ describe('StateSyncHttpAgent: API', () => {
       }
     };
     visit(join(jsDir, 'src', 'index.js'));
-    assert.ok(seen.has(join(jsDir, 'src', 'reconnect.js')), 'the graph was followed');
+    assert.ok(seen.has(join(jsDir, 'src', 'client', 'reconnect.js')), 'the graph was followed');
     for (const spec of bare) assert.doesNotMatch(spec, /^(@ag-ui\/|rxjs)/, `index.js reaches ${spec}`);
     assert.ok(![...seen].some((f) => /state-sync-agent|sequence-state|agent-apply|ag-ui\.js/.test(f)));
     assert.ok(readFileSync(join(repoRoot, 'js', 'src', 'ag-ui.js'), 'utf8').includes('StateSyncHttpAgent'));

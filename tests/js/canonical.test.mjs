@@ -51,7 +51,7 @@ describe('initEngine', () => {
     await assert.rejects(initEngine('x'), TypeError);
     await assert.rejects(initEngine({ wasmBinary: 'nope' }), /wasmBinary/);
     await assert.rejects(initEngine({ bogus: 1 }), /unknown initEngine\(\) option/);
-    const { loadEngine } = await import(join(jsDir, 'src', 'loader.js'));
+    const { loadEngine } = await import(join(jsDir, 'src', 'engine', 'loader.js'));
     assert.equal(loadEngine(), loadEngine(), 'one cached engine');
   });
 });

@@ -1,4 +1,4 @@
-// The code table (js/src/codes.js and js/types/codes.d.ts, generated from the
+// The code table (js/src/engine/codes.js and js/types/codes.d.ts, generated from the
 // C++ include/agui_sync/codes.h) and the JS agree: every code or reason the JS
 // sources spell out is in the table's list for its category, the public types
 // come from the generated ones, and what the engine reports in induced failures
@@ -10,14 +10,14 @@ import { describe, test } from 'node:test';
 import ts from 'typescript';
 import { jsDir, kInternals, pkg, sse, snapshot, delta } from './support.mjs';
 
-const codes = await import(join(jsDir, 'src', 'codes.js'));
+const codes = await import(join(jsDir, 'src', 'engine', 'codes.js'));
 const { ERROR_CODES, GUARD_REASONS, EDIT_REASONS, IGNORED_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS, REPLAY_REASONS, ALL_CODES } = codes;
 const REASONS = new Set([...RESYNC_REASONS, ...IGNORED_REASONS, ...GUARD_REASONS, ...EDIT_REASONS]);
 const srcDir = join(jsDir, 'src');
-// Every module under js/src, sub-folders included (proxy/*.js), as paths relative to it.
+// Every module under js/src, sub-folders included (client/*.js, proxy/*.js, ...), as paths relative to it.
 const sources = readdirSync(srcDir, { recursive: true })
   .map((f) => f.split(sep).join('/'))
-  .filter((f) => f.endsWith('.js') && f !== 'codes.js');
+  .filter((f) => f.endsWith('.js') && f !== 'engine/codes.js');
 
 // Calls whose argument at `index` is an error code.
 const CODE_ARGUMENTS = { syncError: 0, syncTypeError: 0, failureError: 1, failureCode: 1, refusal: 2, jsonText: 2 };
@@ -137,7 +137,7 @@ describe('js/src spells only listed codes', () => {
   test("every `reason:` is a listed reason; guard.js's are GUARD_REASONS", () => {
     const reasons = all.filter((f) => f.kind === 'reason');
     assert.deepEqual(reasons.filter((f) => !REASONS.has(f.value)), []);
-    const guard = scans['guard.js'].found.filter((f) => f.kind === 'reason');
+    const guard = scans['client/guard.js'].found.filter((f) => f.kind === 'reason');
     assert.ok(guard.length >= 4);
     assert.deepEqual(guard.filter((f) => !GUARD_REASONS.includes(f.value)), []);
   });

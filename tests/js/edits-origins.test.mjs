@@ -18,8 +18,8 @@ import { referenceApply } from './edits-support.mjs';
 import { jsDir, kInternals, pkg, plain, rng } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
-const { kCatchUpSnapshot } = await import(join(jsDir, 'src', 'internals.js'));
-const { REPLAY_REASONS } = await import(join(jsDir, 'src', 'codes.js'));
+const { kCatchUpSnapshot } = await import(join(jsDir, 'src', 'engine', 'internals.js'));
+const { REPLAY_REASONS } = await import(join(jsDir, 'src', 'engine', 'codes.js'));
 
 const PATHS = ['/agent/x', '/form/note', '/shared/a', '/shared/b'];
 const INITIAL = { agent: { x: 0 }, form: { note: 'n' }, shared: { a: 0, b: 0, list: [] } };

@@ -10,7 +10,7 @@ import { inspect } from 'node:util';
 import { jsDir, kInternals, pkg, snapshot, sse } from './support.mjs';
 
 const { AguiSyncError, canonicalJson, connectStateSync, createStateEmitter, createStateSync, initEngine, stateDigest } = pkg;
-const { ERROR_CODES } = await import(join(jsDir, 'src', 'codes.js'));
+const { ERROR_CODES } = await import(join(jsDir, 'src', 'engine', 'codes.js'));
 const server = await import(join(jsDir, 'src', 'server.js'));
 
 const ARGUMENT_CODES = ['invalid-argument', 'invalid-options'];

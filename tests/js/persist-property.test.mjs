@@ -34,9 +34,9 @@ import { jsDir, pkg, plain, rng } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
 const { catchUp } = await import(join(jsDir, 'src', 'server.js'));
-const { setCatchUpHeaders } = await import(join(jsDir, 'src', 'reconnect.js'));
-const { kCatchUpSnapshot } = await import(join(jsDir, 'src', 'internals.js'));
-const { REPLAY_REASONS } = await import(join(jsDir, 'src', 'codes.js'));
+const { setCatchUpHeaders } = await import(join(jsDir, 'src', 'client', 'reconnect.js'));
+const { kCatchUpSnapshot } = await import(join(jsDir, 'src', 'engine', 'internals.js'));
+const { REPLAY_REASONS } = await import(join(jsDir, 'src', 'engine', 'codes.js'));
 
 const INITIAL = { agent: { x: 0 }, form: { note: 'n' }, shared: { a: 0, list: [] } };
 const TRACE = Boolean(process.env.PERSIST_TRACE);

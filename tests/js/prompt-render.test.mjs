@@ -17,7 +17,7 @@ import { jsDir, pkg, repoRoot, rng } from './support.mjs';
 
 const { AguiSyncError, initEngine, renderStateForPrompt } = pkg;
 const { promptMessage } = await import(join(jsDir, 'src', 'server.js'));
-const { readyEngine } = await import(join(jsDir, 'src', 'loader.js'));
+const { readyEngine } = await import(join(jsDir, 'src', 'engine', 'loader.js'));
 
 const corpus = JSON.parse(readFileSync(join(repoRoot, 'tests', 'vectors', 'prompt_injection.json'), 'utf8'));
 const nativeCli = join(repoRoot, 'build', 'native', 'agui-sync-render');

@@ -1,4 +1,4 @@
-// diffOps (the proxy's snapshot rebase, js/src/proxy/state-diff.js): on seeded
+// diffOps (the proxy's snapshot rebase, js/src/server/state-diff.js): on seeded
 // random pairs of JSON values, the operations turn the first into the second
 // (applied by the package's own RFC 6902 applier and by the engine), touch
 // nothing the two share, and are empty for equal values.
@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { jsDir, pkg, plain, rng } from './support.mjs';
 
-const { diffOps } = await import(join(jsDir, 'src', 'proxy', 'state-diff.js'));
-const { applyDelta } = await import(join(jsDir, 'src', 'state-mirror.js'));
+const { diffOps } = await import(join(jsDir, 'src', 'server', 'state-diff.js'));
+const { applyDelta } = await import(join(jsDir, 'src', 'shared', 'state-mirror.js'));
 const { createStateEmitter } = pkg;
 
 const KEYS = ['a', 'b', '__proto__', 'we/ird~key', '', 'list'];

@@ -6,7 +6,7 @@ import { jsDir, pkg, rng } from './support.mjs';
 import { RedisServer } from './redis-support.mjs';
 
 export const server = await import(join(jsDir, 'src', 'server.js'));
-const { STORE_METHODS } = await import(join(jsDir, 'src', 'store', 'contract.js'));
+const { STORE_METHODS } = await import(join(jsDir, 'src', 'server', 'store', 'contract.js'));
 export const { createStateEmitter, createStateSync } = pkg;
 
 /** The suite's seeded PRNG (support.mjs rng, mulberry32): the seed is in every failure message. */

@@ -11,8 +11,8 @@ export const jsDir = join(repoRoot, 'js');
 // The package is imported from the source tree (the tarball test covers the
 // installed package).
 export const pkg = await import(join(jsDir, 'src', 'index.js'));
-export const { kInternals } = await import(join(jsDir, 'src', 'internals.js'));
-export const { applyDelta } = await import(join(jsDir, 'src', 'state-mirror.js'));
+export const { kInternals } = await import(join(jsDir, 'src', 'engine', 'internals.js'));
+export const { applyDelta } = await import(join(jsDir, 'src', 'shared', 'state-mirror.js'));
 
 if (!existsSync(join(jsDir, 'wasm', 'agui_sync.mjs'))) {
   throw new Error(`js/wasm/ is not built (expected ${join(jsDir, 'wasm', 'agui_sync.mjs')}); run \`make wasm\` first`);

@@ -1,6 +1,6 @@
 // Time travel over a thread log: the state at the end of any run, or at any
 // seq, and the log a new branch starts from.
-import { syncError } from '../errors.js';
+import { syncError } from '../engine/errors.js';
 import { compactLog } from './compact.js';
 import { argumentError, checkEventArray } from './log-error.js';
 import { logOptions } from './options.js';

@@ -17,7 +17,7 @@
 //    are kept (a later event's value wins); baseSeq is dropped.
 //
 // One pass over the events (plus one StateSync restore per branch point).
-import { stateDigest } from '../canonical.js';
+import { stateDigest } from '../engine/canonical.js';
 import { checkEventArray } from './log-error.js';
 import { StreamMerger } from './merge-streams.js';
 import { logOptions } from './options.js';

@@ -10,7 +10,7 @@
 //  4. 'tool-call': every tool call by id: name, parent message, full args.
 // A log the engine cannot replay (a patch that fails, a gap, ...) is a
 // difference of kind 'replay' with the engine's error code and message.
-import { AguiSyncError } from '../errors.js';
+import { AguiSyncError } from '../engine/errors.js';
 import { firstDifference } from './json-diff.js';
 import { checkEventArray } from './log-error.js';
 import { logOptions } from './options.js';

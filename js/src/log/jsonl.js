@@ -9,7 +9,7 @@
 // again) is skipped, and so is a byte order mark before the header. A last
 // line without its newline that does not parse is a torn append (the writer
 // died mid-line): an error unless { dropTornTail: true }.
-import { describeThrown } from '../errors.js';
+import { describeThrown } from '../engine/errors.js';
 import { argumentError, checkEvent, checkEventArray, logError } from './log-error.js';
 
 /** The format version this module writes and the newest it reads. */

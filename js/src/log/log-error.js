@@ -1,6 +1,6 @@
 // Errors of agui-state-sync/log: AguiSyncErrors (errors.js) that also say
 // where in the log they happened, so a tool can point at the line or event.
-import { syncError, syncTypeError } from '../errors.js';
+import { syncError, syncTypeError } from '../engine/errors.js';
 
 /**
  * An AguiSyncError with `code`, plus `line` (1-based line of a log text) or

@@ -1,6 +1,6 @@
 // The options every engine-backed log function takes: the StateSync limits
 // and the wasm location, passed on to createStateSync (which checks values).
-import { syncTypeError } from '../errors.js';
+import { syncTypeError } from '../engine/errors.js';
 
 const LOG_OPTIONS = new Set(['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'wasmBinary', 'locateFile']);
 

@@ -8,9 +8,9 @@
 // AguiSyncError naming the event: an 'error' outcome, a resync (a failed
 // patch or precondition, a gap, a digest that does not match, ...), and a
 // delta still held for a gap when its branch ends (it never applied).
-import { ERROR_CODES } from '../codes.js';
-import { describeThrown } from '../errors.js';
-import { createStateSync } from '../sync.js';
+import { ERROR_CODES } from '../engine/codes.js';
+import { describeThrown } from '../engine/errors.js';
+import { createStateSync } from '../client/sync.js';
 import { logError } from './log-error.js';
 import { ROOT } from './runs.js';
 

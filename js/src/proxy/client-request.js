@@ -7,10 +7,10 @@
 // to answer: 405, 408, 413, 415 or 400. Values that are merely wrong (an
 // X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
 import { createHash } from 'node:crypto';
-import { syncError } from '../errors.js';
-import { HEADER_ABORT, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../resync-wire.js';
-import { readRunEdits } from '../run-edits.js';
-import { readResyncRequest } from '../server.js';
+import { syncError } from '../engine/errors.js';
+import { HEADER_ABORT, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
+import { readRunEdits } from '../server/run-edits.js';
+import { readResyncRequest } from '../server/catch-up.js';
 import { parseEventId } from './sse-out.js';
 
 export { HEADER_ABORT };

@@ -1,8 +1,8 @@
 // createStateSyncProxy() options: checked once (an AguiSyncError 'invalid-options',
 // also a TypeError, for a wrong one) and frozen into the proxy's configuration.
-import { checkEditPolicy } from '../edit-policy.js';
-import { syncTypeError } from '../errors.js';
-import { checkStore } from '../store/contract.js';
+import { checkEditPolicy } from '../shared/edit-policy.js';
+import { syncTypeError } from '../engine/errors.js';
+import { checkStore } from '../server/store/contract.js';
 import { promptContextOption } from './prompt-context.js';
 
 const MiB = 1024 * 1024;

@@ -4,8 +4,8 @@
 // already place context entries into the model's prompt, so a backend that
 // pastes raw state today gets the escaped, size-capped, user-marked block
 // without a change to it.
-import { syncError, syncTypeError } from '../errors.js';
-import { promptOptionsJson, promptPreamble, renderPromptText } from '../prompt.js';
+import { syncError, syncTypeError } from '../engine/errors.js';
+import { promptOptionsJson, promptPreamble, renderPromptText } from '../server/prompt.js';
 
 const WHAT = 'createStateSyncProxy() option promptContext';
 

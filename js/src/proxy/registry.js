@@ -5,7 +5,7 @@
 // maxBufferedBytes in all: finished runs are dropped first, then the growing
 // run's oldest events). Keys of dropped runs are remembered (a bounded list)
 // so that a late resume is told the run is gone rather than started again.
-import { syncError } from '../errors.js';
+import { syncError } from '../engine/errors.js';
 import { Thread } from './thread.js';
 
 const TOMBSTONE_FACTOR = 4;

@@ -9,7 +9,7 @@
 //    UPSTREAM_INCONSISTENT; the next upstream snapshot releases the hold
 //    (UPSTREAM_CONSISTENT). Nothing derived from the inconsistent stream is sent.
 import { customEvent, TERMINAL_TYPES, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
-import { after } from '../emitter-writes.js';
+import { after } from '../server/emitter-writes.js';
 
 export class Relay {
   #run;

@@ -7,7 +7,7 @@
 import { LogEntry, EventLog } from './event-log.js';
 import { runError, TERMINAL_TYPES } from './events.js';
 import { formatEventId, frameEvent, heartbeatLine } from './sse-out.js';
-import { after } from '../emitter-writes.js';
+import { after } from '../server/emitter-writes.js';
 
 export class Run {
   key; // the stream key in every event id

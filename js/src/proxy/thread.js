@@ -3,11 +3,11 @@
 // sent, or its deltas applied cleanly on top of one, plus the client edits
 // the proxy accepted since), the catch-up answers of docs/wire.md section 3,
 // the re-stamping of upstream state events, and clients' edits (section 9).
-import { createStateEmitter } from '../emitter.js';
-import { after, patchIfApplies } from '../emitter-writes.js';
-import { judgeEdits } from '../run-edits.js';
-import { catchUp } from '../server.js';
-import { diffOps } from './state-diff.js';
+import { createStateEmitter } from '../server/emitter.js';
+import { after, patchIfApplies } from '../server/emitter-writes.js';
+import { judgeEdits } from '../server/run-edits.js';
+import { catchUp } from '../server/catch-up.js';
+import { diffOps } from '../server/state-diff.js';
 
 export class Thread {
   id;

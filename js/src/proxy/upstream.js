@@ -4,7 +4,7 @@
 // AguiSyncError ('upstream-failed', with `status` when the upstream answered).
 import http from 'node:http';
 import https from 'node:https';
-import { syncError } from '../errors.js';
+import { syncError } from '../engine/errors.js';
 
 const SSE_TYPE = /^text\/event-stream\s*(;|$)/i;
 

@@ -1,0 +1,281 @@
+// The sequencing proxy (agui-state-sync/proxy): sequencing for any AG-UI backend, with no change to
+// the backend. createStateSyncProxy({ upstream }) is a Node (req, res) handler
+// that forwards each RunAgentInput to the upstream agent, reads its SSE with
+// the package's engine, re-stamps its state per thread with a StateEmitter
+// (docs/wire.md section 8), passes every other event through, gives every
+// event an SSE id so a broken connection resumes where it stopped, and keeps
+// the upstream run alive for a grace period when a client's connection breaks.
+// Clients' edits (forwardedProps.stateSync.edits) are judged by the thread's
+// emitter before the run goes upstream, with the merged state as its `state`.
+// Its units live beside it in proxy/: options, client-request, registry (threads, runs,
+// bounds), thread (emitter, catch-up, re-stamping, edits), run (the stream, grace,
+// abort), relay (upstream outcomes -> events), upstream (the HTTP request),
+// resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
+// sse-out, events.
+import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
+import { createStateSync } from '../client/sync.js';
+import { forwardedInput, HEADER_ABORT, readClientRequest } from './client-request.js';
+import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
+import { PROXY_DEFAULTS, proxyOptions } from './options.js';
+import { withPromptContext } from './prompt-context.js';
+import { Registry } from './registry.js';
+import { Relay } from './relay.js';
+import { resumePreamble } from './resume.js';
+import { Run } from './run.js';
+import { after } from '../server/emitter-writes.js';
+import { newStreamKey } from './sse-out.js';
+import { openUpstream } from './upstream.js';
+
+export { EVENTS_LOST, HEADER_ABORT, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
+
+/** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (proxy/resume.js). */
+export const HEADER_RESUME = 'X-AGUI-Resume';
+
+const SSE_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+
+function newCounters() {
+  return {
+    runsStarted: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
+    upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0,
+    edits: { applied: 0, rejected: 0 },
+    resumes: { exact: 0, 'caught-up': 0, lost: 0 },
+    aborts: { client: 0, abandoned: 0 },
+  };
+}
+
+/**
+ * The proxy: a Node `(req, res)` handler, plus close() (aborts every run,
+ * frees everything) and stats(). Throws an AguiSyncError 'invalid-options'
+ * for a wrong option (proxy/options.js lists them with their defaults).
+ */
+export function createStateSyncProxy(options) {
+  const config = proxyOptions(options);
+  const counters = newCounters();
+  const ctx = { config, counters, registry: new Registry(config, counters) };
+  ctx.report = (error) => report(config, error);
+  const handler = (req, res) => {
+    serve(ctx, req, res).catch((error) => answerFailure(ctx, res, error));
+  };
+  handler.close = () => ctx.registry.close();
+  handler.stats = () => stats(ctx);
+  return handler;
+}
+
+async function serve(ctx, req, res) {
+  const request = await readClientRequest(req, ctx.config);
+  if (request.kind === 'abort') return answerAbort(ctx, res, request);
+  const target = resumeTarget(ctx.registry, request);
+  if (target) return resume(ctx, res, target, request.position);
+  return startRun(ctx, req, res, request);
+}
+
+/**
+ * The run a request resumes, { run, n }, or null for a new run. Last-Event-ID
+ * names a stream; a body naming another thread, or another runId once that
+ * stream is over, is a new run (the id is left over from an earlier run). A
+ * POST of a runId that is live on its thread resumes it from the start rather
+ * than starting the agent twice.
+ */
+function resumeTarget(registry, { input, eventId }) {
+  if (eventId !== null) {
+    const found = registry.lookup(eventId.key);
+    const run = found?.run;
+    if (run && (input === null || (input.threadId === run.thread.id && (input.runId === run.runId || !run.finished)))) {
+      if (eventId.n > run.log.lastN) {
+        throw syncError('invalid-request', 'Last-Event-ID names an event this stream has not sent', { status: 400 });
+      }
+      return { run, n: eventId.n };
+    }
+    if (input === null || (found && !run && found.gone === input.runId)) {
+      throw syncError('invalid-request', 'the run of this Last-Event-ID is over and no longer held', { status: 410 });
+    }
+  }
+  const [live] = registry.liveRuns(input.runId, input.threadId);
+  return live ? { run: live, n: 0 } : null;
+}
+
+function resume(ctx, res, { run, n }, position) {
+  // The preamble and the attach in one step: no event may fall between them.
+  return run.thread.withCatchUp((catchUpEvents) => {
+    const { text, mode } = resumePreamble(run, n, position, catchUpEvents);
+    ctx.counters.resumes[mode]++;
+    res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode });
+    res.flushHeaders();
+    run.attach(res, text);
+  });
+}
+
+async function startRun(ctx, req, res, request) {
+  const { config, registry, counters } = ctx;
+  const { input } = request;
+  const thread = await registry.thread(input.threadId);
+  let run;
+  let forwarded;
+  let upstream;
+  try {
+    const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
+    forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
+    upstream = upstreamBase(thread, forwarded);
+    forwarded = withPromptContext(config.promptContext, forwarded, upstream.base); // throws for one it cannot add
+    run = new Run({
+      key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
+      hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
+    });
+    registry.addRun(run);
+  } finally {
+    thread.pins--;
+  }
+  counters.runsStarted++;
+  res.writeHead(200, SSE_HEAD);
+  res.flushHeaders();
+  run.attach(res, '');
+  const { base, cursor } = upstream;
+  let engine;
+  try {
+    engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });
+  } catch (error) {
+    ctx.report(error);
+    run.finish(runError('engine-failed', withoutPrefix(error)));
+    return;
+  }
+  if (run.finished) return engine.dispose(); // aborted meanwhile
+  const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report });
+  const abortUpstream = openUpstream(config, JSON.stringify(forwarded), req.headers, {
+    data: (chunk) => relay.feed(chunk),
+    end: (error) => endRun(ctx, run, relay, error),
+  });
+  run.bindUpstream(() => {
+    abortUpstream();
+    relay.dispose();
+  });
+}
+
+/**
+ * The request's edits (forwardedProps.stateSync.edits), applied to its thread
+ * before the run goes upstream (docs/wire.md section 9). Returns the state to
+ * forward as RunAgentInput.state: the thread's, with the accepted edits;
+ * undefined to forward the client's (no edits, or a thread the proxy has no
+ * state of). The events carrying the verdicts reach the requesting client in
+ * its catch-up after RUN_STARTED (its position is from before them), in seq
+ * order with everything else; the thread's other live runs get them now if
+ * their streams stand at the seq the events continue from (the others catch
+ * up as after any gap).
+ */
+function applyEdits(ctx, thread, { edits, position }) {
+  if (edits === null) return undefined;
+  const before = thread.emitter.seq;
+  return after(thread.applyClientEdits(edits, position.epoch, ctx.config.edits), (outcome) => {
+    if (outcome === null) return undefined;
+    for (const result of outcome.results) ctx.counters.edits[result.status]++;
+    for (const run of thread.runs) {
+      if (run.finished || run.seq !== before) continue;
+      for (const event of outcome.events) {
+        run.send(event, true);
+        ctx.counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
+      }
+    }
+    return thread.state;
+  });
+}
+
+/**
+ * The state the upstream's deltas apply to until it sends a snapshot: the
+ * RunAgentInput.state the proxy forwarded (what a stateless agent starts
+ * from), else the thread's vouched state. cursor: whether the emitter holds
+ * exactly that state, at which seq, and the thread's state then (thread.restamp).
+ */
+function upstreamBase(thread, input) {
+  const seq = thread.emitter.seq;
+  // view: the state the upstream's changes are measured from when the thread
+  // moved meanwhile (thread.restamp): the thread's state as this run starts.
+  const view = thread.state;
+  if (input.state === undefined) return { base: view ?? {}, cursor: { inStep: thread.vouched, seq, view } };
+  const inStep = thread.vouched && (input.state === view || JSON.stringify(input.state) === JSON.stringify(view));
+  // fromInput: the upstream starts from the client's state, not the thread's: its first change is measured from `view`.
+  return { base: input.state, cursor: { inStep, seq, view, fromInput: !inStep } };
+}
+
+// The upstream's response is over (error: null after a complete one).
+function endRun(ctx, run, relay, error) {
+  if (run.finished) return;
+  let ended = null; // the relay's pending outcomes (a store-bound thread's writes are async) go out first
+  let failure = error;
+  if (failure === null) {
+    try {
+      ended = relay.end();
+    } catch (thrown) {
+      failure = thrown;
+    }
+  } else ended = relay.settled();
+  if (typeof ended?.then === 'function') {
+    ended.then(() => finishRun(ctx, run, relay, failure), (thrown) => finishRun(ctx, run, relay, failure ?? thrown));
+    return;
+  }
+  finishRun(ctx, run, relay, failure);
+}
+
+function finishRun(ctx, run, relay, failure) {
+  relay.dispose();
+  if (run.finished) return;
+  let terminal = null;
+  if (failure) {
+    ctx.report(failure);
+    terminal = runError(failure.code === 'engine-failed' ? 'engine-failed' : 'upstream-failed', withoutPrefix(failure));
+  } else if (!run.sawTerminal) {
+    terminal = runError('upstream-failed', 'the upstream stream ended before RUN_FINISHED or RUN_ERROR');
+  }
+  run.finish(terminal);
+}
+
+// X-AGUI-Abort: <runId>: aborts the live runs of that runId started with the same credentials.
+function answerAbort(ctx, res, { runId, fingerprint }) {
+  const runs = ctx.registry.liveRuns(runId).filter((run) => run.fingerprint === fingerprint);
+  for (const run of runs) if (run.abort('client')) ctx.counters.aborts.client++;
+  respondJson(res, runs.length > 0 ? 202 : 404, { aborted: runs.length > 0 });
+}
+
+function answerFailure(ctx, res, error) {
+  const status = error instanceof AguiSyncError && Number.isInteger(error.status) ? error.status : 500;
+  if (status === 500) ctx.report(error);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const code = error instanceof AguiSyncError ? error.code : 'engine-failed';
+  const headers = status === 405 ? { allow: 'GET, POST' } : {};
+  // After a refused body the rest of it may still be on the way: do not reuse the connection.
+  if (status === 408 || status === 413) headers.connection = 'close';
+  respondJson(res, status, { error: { code, message: withoutPrefix(error) } }, headers);
+}
+
+function respondJson(res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function withoutPrefix(error) {
+  const message = describeThrown(error);
+  return message.startsWith(PREFIX) ? message.slice(PREFIX.length) : message;
+}
+
+// Hands `error` to options.onError as an AguiSyncError; a throwing onError is reported, never rethrown.
+function report(config, error) {
+  if (!config.onError) return;
+  const wrapped = error instanceof AguiSyncError ? error : syncError('engine-failed', describeThrown(error), { cause: asCause(error) });
+  try {
+    config.onError(wrapped);
+  } catch (thrown) {
+    reportListenerError(thrown, 'the proxy onError option');
+  }
+}
+
+function stats(ctx) {
+  const { registry, counters } = ctx;
+  return {
+    threads: registry.threadCount,
+    runs: registry.runCount,
+    liveRuns: registry.liveRunCount,
+    bufferedBytes: registry.bufferedBytes,
+    ...structuredClone(counters),
+  };
+}

@@ -1,0 +1,116 @@
+// The server side of the resync conversation (docs/wire.md section 3) for a
+// StateEmitter: read where a reconnecting client is, and answer with nothing,
+// the missed deltas, or one snapshot.
+import { syncTypeError } from '../engine/errors.js';
+import { kCatchUpSnapshot, kStoreCatchUp } from '../engine/internals.js';
+import {
+  HEADER_CATCH_UP,
+  HEADER_EPOCH,
+  HEADER_HELD,
+  HEADER_LAST_EVENT_ID,
+  HEADER_REASON,
+  HEADER_SEQ,
+  parseHeld,
+  parseSeq,
+  SNAPSHOT_REASONS,
+} from '../shared/resync-wire.js';
+
+function headerValue(headers, name) {
+  let value;
+  if (typeof headers.get === 'function') value = headers.get(name); // WHATWG Headers
+  else {
+    const lower = name.toLowerCase();
+    for (const key of Object.keys(headers)) {
+      if (key.toLowerCase() === lower) {
+        value = headers[key];
+        break;
+      }
+    }
+  }
+  if (Array.isArray(value)) value = value[0];
+  return typeof value === 'string' ? value.trim() : null;
+}
+
+/**
+ * Where the client says it is: { lastSeq, epoch, reason, lastEventId }, each
+ * null when absent or malformed, and `held`: the seqs it holds in its reorder
+ * window (X-AGUI-State-Held / stateSync.held; [] when absent, bad entries dropped). `request` is an HTTP request ({headers}: Node
+ * IncomingMessage, a fetch Request, or a plain object) or a RunAgentInput
+ * (forwardedProps.stateSync). Last-Event-ID is reported but never taken for the
+ * seq: without an epoch it cannot prove which incarnation's seq it is.
+ */
+export function readResyncRequest(request) {
+  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null, held: [] };
+  if (request === null || typeof request !== 'object') return position;
+  const headers = request.headers;
+  if (headers !== null && typeof headers === 'object') {
+    position.lastSeq = parseSeq(headerValue(headers, HEADER_SEQ) ?? undefined);
+    position.lastEventId = headerValue(headers, HEADER_LAST_EVENT_ID);
+    position.epoch = headerValue(headers, HEADER_EPOCH) || null;
+    position.reason = headerValue(headers, HEADER_REASON) || null;
+    position.held = parseHeld(headerValue(headers, HEADER_HELD));
+    return position;
+  }
+  const stateSync = request.forwardedProps?.stateSync;
+  if (stateSync === null || typeof stateSync !== 'object') return position;
+  position.lastSeq = typeof stateSync.lastSeq === 'number' ? parseSeq(stateSync.lastSeq) : null; // JSON: a number
+  const epoch = stateSync.epoch;
+  if (typeof epoch === 'string') position.epoch = epoch;
+  else if (Number.isSafeInteger(epoch)) position.epoch = String(epoch);
+  if (typeof stateSync.reason === 'string' && stateSync.reason) position.reason = stateSync.reason;
+  position.held = Array.isArray(stateSync.held) ? parseHeld(stateSync.held) : []; // JSON: an array of numbers
+  return position;
+}
+
+/**
+ * What to send a (re)connecting client before live events:
+ *   { mode: 'current', events: [] }      it is up to date (same epoch, same seq);
+ *   { mode: 'replay', events: [deltas] } the deltas it missed, as first sent,
+ *     except those it says it holds (`held`);
+ *   { mode: 'snapshot', events: [snapshot] } anything else: no or unknown seq,
+ *     another (or no) epoch, too old for the replay buffer, a replay costlier than
+ *     a snapshot, or a reason saying its state is wrong (SNAPSHOT_REASONS).
+ * For a store-bound emitter (createStateEmitter({ store, key })) a Promise of
+ * that: it first catches up with what other instances wrote to the store.
+ */
+export function catchUp(emitter, request) {
+  if (emitter !== null && typeof emitter === 'object' && typeof emitter[kStoreCatchUp] === 'function') {
+    return emitter[kStoreCatchUp](request);
+  }
+  if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
+    throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
+  }
+  const { lastSeq, epoch, reason, held } = readResyncRequest(request);
+  let events;
+  const sameEpoch = epoch === emitter.epoch || (epoch === null && emitter.epoch === '');
+  if (lastSeq === null || !sameEpoch || (reason !== null && SNAPSHOT_REASONS.has(reason))) {
+    // Counted in stats().replaySnapshots; an emitter-like object without the
+    // hook (not a StateEmitter) just gives its snapshot().
+    events = [typeof emitter[kCatchUpSnapshot] === 'function' ? emitter[kCatchUpSnapshot]() : emitter.snapshot()];
+  } else {
+    events = emitter.replaySince(lastSeq, emitter.epoch, held);
+  }
+  const mode = events.length === 0 ? 'current' : events[0].type === 'STATE_SNAPSHOT' ? 'snapshot' : 'replay';
+  return { mode, events };
+}
+
+/**
+ * catchUp() written to a Node http.ServerResponse (or anything with write /
+ * setHeader / headersSent): sets X-AGUI-State-Sync: <mode> if the headers are
+ * not sent yet, then writes the events SSE-encoded (for 'current', a heartbeat). Returns what catchUp returned
+ * (a Promise for a store-bound emitter, resolved once written).
+ */
+export function writeCatchUp(res, emitter, request) {
+  const result = catchUp(emitter, request);
+  if (typeof result?.then === 'function') return result.then((r) => writeResult(res, emitter, r));
+  return writeResult(res, emitter, result);
+}
+
+function writeResult(res, emitter, result) {
+  if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
+  if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
+  // Nothing to send still answers: a heartbeat at the client's seq ends a
+  // restored client's resync (reason 'restored') now rather than at the next beat.
+  else if (result.mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
+  return result;
+}

@@ -1,0 +1,409 @@
+// DurableStateEmitter: a StateEmitter bound to one key of a store (contract.js),
+// what createStateEmitter({ store, key }) returns. A local StateEmitter
+// computes the events; each batch is committed to the store (with the new seq,
+// atomically, only if the key is still where this emitter last saw it) before
+// it is returned, so what a caller sends has landed, and two
+// instances writing one key never fork its seq: the loser re-reads the
+// store's line (state, seq, epoch, log: adoptHistory), recomputes and retries.
+//
+// The store unreachable: the emitter goes on alone under a fresh epoch of its
+// own (a line no other instance can write, so no client can be handed two
+// versions of one seq), sending a snapshot to start it; catch-ups get
+// snapshots; it retries the store every second and, when it answers, makes
+// its line the stored one (or, if another instance wrote meanwhile, continues
+// the stored line with its state on top) and logs it.
+//
+// No O(state) work per write: a batch carries its events, and the whole state
+// only now and then (every snapshot, and before the events since the stored
+// state could reach half the log's caps, so trimming never needs them). The
+// committed state is kept as a JS mirror moved by each committed event.
+import { syncError } from '../../engine/errors.js';
+import { kStateText, kStoreCatchUp } from '../../engine/internals.js';
+import { emitterOptions } from '../emitter-options.js';
+import { catchUp } from '../catch-up.js';
+import { checkKey, checkStore } from './contract.js';
+import { Fanout } from './fanout.js';
+import { advanceState, buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+
+const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
+const RETRY_MS = 1000; // an unreachable store is tried again this often
+const REPLAY_DEFAULTS = { replayMaxEvents: 1024, replayMaxBytes: 4 << 20 }; // the emitter's (state_emitter.h)
+
+export class DurableStateEmitter {
+  #store;
+  #key;
+  #create; // options -> Promise<StateEmitter>
+  #options; // the local emitters' options (no epoch, startSeq, initialState)
+  #limits; // the log's caps: the replay ring's
+  #local; // the StateEmitter computing the events
+  #stored; // the store's line as last seen: { epoch, seq }
+  #mirror; // the state at #stored (committed), or null: read it from #local when no write is under way
+  #sinceState = { events: 0, bytes: 0 }; // logged after the stored state's seq
+  #incremental; // the store takes appends without the state
+  #degraded = null; // { since, reason } while the line is this process's own
+  #inFlight = false; // #local is ahead of #stored (a write under way)
+  #queue = Promise.resolve();
+  #retryTimer = null;
+  #nextTry = 0;
+  #disposed = false;
+  #carried = {}; // stats of the local emitters replaced so far
+  #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
+  #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
+
+  /** @internal use createStateEmitter({ store, key }) */
+  constructor({ store, key, create, options, local, stored, state = null, sinceState }) {
+    this.#store = store;
+    this.#incremental = store.incrementalState === true;
+    this.#mirror = state;
+    if (sinceState) this.#sinceState = sinceState;
+    this.#key = key;
+    this.#create = create;
+    this.#options = options;
+    this.#limits = {
+      maxEvents: options.replayMaxEvents ?? REPLAY_DEFAULTS.replayMaxEvents,
+      maxBytes: options.replayMaxBytes ?? REPLAY_DEFAULTS.replayMaxBytes,
+    };
+    this.#local = local;
+    this.#stored = { epoch: stored.epoch, seq: stored.seq };
+  }
+
+  /** The key this emitter is bound to. */
+  get key() {
+    return this.#key;
+  }
+
+  /** The seq clients can hold: of the last returned (committed) event. */
+  get seq() {
+    this.#check();
+    return this.#inFlight ? this.#stored.seq : this.#local.seq;
+  }
+
+  /** The epoch of that seq. */
+  get epoch() {
+    this.#check();
+    return this.#inFlight ? this.#stored.epoch : this.#local.epoch;
+  }
+
+  /** The state at `seq`. Treat it as read-only. */
+  get state() {
+    this.#check();
+    this.#mirror ??= this.#local.state; // (no write is under way when it is null)
+    return this.#mirror;
+  }
+
+  /** True while the store is unreachable and this emitter goes on alone. */
+  get degraded() {
+    return this.#degraded !== null;
+  }
+
+  /** As StateEmitter.update(), once the events are committed: Promise<events>. */
+  async update(newState) {
+    const copy = copyArgument(newState);
+    return this.#serial(() => this.#commit((e) => e.update(copy)));
+  }
+
+  /** As StateEmitter.patch(), once committed. A retry after a lost race re-applies the ops to the winner's state. */
+  async patch(ops) {
+    const copy = copyArgument(ops);
+    return this.#serial(() => this.#commit((e) => e.patch(copy)));
+  }
+
+  /** As StateEmitter.applyEdits(), once committed: Promise<{ events, results }>. */
+  async applyEdits(edits, policy) {
+    const [e1, p1] = [copyArgument(edits), copyArgument(policy)];
+    return this.#serial(() => this.#commit((e) => e.applyEdits(e1, p1)));
+  }
+
+  /**
+   * The catch-up of docs/wire.md section 3 for `request` (as catchUp() in
+   * agui-state-sync/server, which calls this): first brought up to the
+   * store's line (another instance may have written), then answered from the
+   * log; a snapshot when the store is unreachable.
+   */
+  catchUp(request) {
+    return this.#serial(async () => {
+      if (this.#degraded) await this.#tryRecover();
+      if (this.#degraded) return snapshotCatchUp(this.#local, request);
+      try {
+        await this.#refresh();
+      } catch {
+        return snapshotCatchUp(this.#local, request); // cannot tell what the store holds now
+      }
+      return catchUp(this.#local, request);
+    });
+  }
+
+  /**
+   * Runs fn(answer) when no write is under way, and none starts until fn
+   * returns (fn is synchronous): answer(request) is the catch-up, as
+   * catchUp() gives it, but synchronous. For a caller that must compose the
+   * catch-up with other output in one step (the proxy's resumed streams).
+   */
+  withCatchUp(fn) {
+    return this.#serial(async () => {
+      if (this.#degraded) await this.#tryRecover();
+      let vouched = !this.#degraded;
+      if (vouched) vouched = await this.#refresh().then(() => true, () => false);
+      return fn((request) => (vouched ? catchUp(this.#local, request) : snapshotCatchUp(this.#local, request)));
+    });
+  }
+
+  /** @internal for catchUp() / writeCatchUp() in server.js */
+  [kStoreCatchUp](request) {
+    return this.catchUp(request);
+  }
+
+  /** A STATE_SNAPSHOT at `seq`, after the writes queued before it. */
+  snapshot() {
+    return this.#serial(async () => this.#local.snapshot());
+  }
+
+  /** Brings this emitter up to what other instances wrote to its key (catchUp() does it itself). */
+  refresh() {
+    return this.#serial(async () => {
+      if (this.#degraded) return this.#tryRecover(true);
+      return this.#refresh();
+    });
+  }
+
+  /**
+   * listener(events) gets every event of the key's line, in order, once each:
+   * this emitter's own writes once committed, and those of other instances as
+   * this emitter finds them (catch-ups, writes that lost a race, the store's
+   * notification of a write when it has one: memoryStore() and redisStore()
+   * (pub/sub) do; and a poll every `pollMs`, or every max(pollMs, 1 s) as a
+   * safety net with notifications). An instance's fan-out to
+   * its clients: write each event to each of them. A gap (events another
+   * instance wrote and the log trimmed before they were seen) shows to the
+   * clients as a gap, which they heal by a catch-up. Returns unsubscribe().
+   */
+  subscribe(listener, { pollMs = 100 } = {}) {
+    this.#check();
+    // The poll leaves an unreachable store to the retry pace (RETRY_MS), unlike an explicit refresh().
+    const poll = () => this.#serial(() => (this.#degraded ? this.#tryRecover() : this.#refresh())).catch(() => {});
+    const watch = typeof this.#store.watch === 'function' ? (onChange) => this.#store.watch(this.#key, onChange) : null;
+    return this.#fanout.add(listener, pollMs, poll, watch);
+  }
+
+  /** "id: <seq>\ndata: <JSON>\n\n", as StateEmitter.encode(). */
+  encode(event, options) {
+    this.#check();
+    return this.#local.encode(event, options);
+  }
+
+  /** ": hb <seq>\n\n" at `seq`. */
+  heartbeat() {
+    return `: hb ${this.seq}\n\n`;
+  }
+
+  /** The local emitters' counters (summed over reloads), and `store`: commits, conflicts, reloads, degradations, recoveries, degraded. */
+  stats() {
+    this.#check();
+    const stats = this.#local.stats();
+    for (const [name, value] of Object.entries(this.#carried)) stats[name] += value;
+    return { ...stats, store: { ...this.#counters, degraded: this.degraded } };
+  }
+
+  /** Frees the local engine object; pending writes fail with 'disposed'. The store keeps the key. */
+  dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    clearInterval(this.#retryTimer);
+    this.#fanout.clear();
+    this.#local.dispose();
+  }
+
+  // Runs fn after everything queued before it (one write or catch-up at a time).
+  #serial(fn) {
+    const run = this.#queue.then(() => {
+      this.#check();
+      return fn();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #check() {
+    if (this.#disposed) throw syncError('disposed', 'this DurableStateEmitter was disposed');
+  }
+
+  // apply(local) computes the events; they are returned (and published) once the store holds them.
+  async #commit(apply) {
+    const out = await this.#commitOnce(apply);
+    const events = eventsOf(out);
+    if (events.length) this.#mirror = this.#mirror === null ? null : advanceState(this.#mirror, events);
+    this.#fanout.publish(events);
+    return out;
+  }
+
+  async #commitOnce(apply) {
+    for (let attempt = 1; ; attempt++) {
+      if (this.#degraded) await this.#tryRecover();
+      this.#mirror ??= this.#local.state; // what `state` answers while the write is under way
+      const out = apply(this.#local); // a refusal throws here, and nothing changed
+      const events = eventsOf(out);
+      if (events.length === 0 || this.#degraded) return out;
+      this.#inFlight = true;
+      try {
+        if (await this.#append(events)) return out;
+        this.#counters.conflicts++;
+        await this.#reload(); // the line that won; then recompute on it
+      } catch (error) {
+        return await this.#degrade(out, error);
+      } finally {
+        this.#inFlight = false;
+      }
+      if (attempt >= MAX_ATTEMPTS) {
+        throw syncError('store-conflict', `key ${JSON.stringify(this.#key)}: another writer won ${MAX_ATTEMPTS} times in a row; nothing was sent`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2)); // out of lockstep
+    }
+  }
+
+  // True when `events` (computed from #stored) landed; false when another writer got there first.
+  async #append(events) {
+    const records = logRecords(events);
+    const bytes = records.reduce((sum, r) => sum + Buffer.byteLength(r.text), 0);
+    const withState = this.#needsState(records, bytes);
+    const { ok } = await this.#store.append(this.#key, {
+      baseSeq: this.#stored.seq, epoch: this.#stored.epoch, state: withState ? this.#local[kStateText]() : undefined, events: records, ...this.#limits,
+    });
+    if (ok) {
+      this.#stored = { epoch: this.#local.epoch, seq: this.#local.seq };
+      this.#sinceState = withState ? { events: 0, bytes: 0 } : { events: this.#sinceState.events + records.length, bytes: this.#sinceState.bytes + bytes };
+      this.#counters.commits++;
+      if (withState) this.#counters.stateWrites++;
+    }
+    return ok;
+  }
+
+  // The state goes with a batch when the store cannot take a write without it,
+  // with a snapshot (it empties the log), and before the events logged since
+  // the stored state could reach half the log's caps: the trim by those caps
+  // then never needs an event the state at seq is built from.
+  #needsState(records, bytes) {
+    if (!this.#incremental || records.some((r) => r.snapshot)) return true;
+    return this.#sinceState.events + records.length > this.#limits.maxEvents / 2
+      || this.#sinceState.bytes + bytes > this.#limits.maxBytes / 2;
+  }
+
+  // Continues the store's line (the key expired meanwhile: starts it again from ours).
+  async #reload() {
+    this.#counters.reloads++;
+    let stored = await this.#store.load(this.#key);
+    if (stored === null) {
+      // Expired meanwhile: start it again from our committed line.
+      const ours = { ...this.#stored, state: JSON.stringify(this.state) };
+      if ((await this.#store.init(this.#key, ours)).ok) stored = { ...ours, events: [] };
+    }
+    stored ??= await this.#store.load(this.#key);
+    if (stored === null) throw syncError('store-unavailable', 'the key vanished while it was being read');
+    const { local, events, state, sinceState } = await buildLocal(this.#create, this.#options, stored);
+    this.#replaceLocal(local);
+    const seen = this.#stored;
+    this.#stored = { epoch: stored.epoch, seq: stored.seq };
+    this.#mirror = state;
+    this.#sinceState = sinceState;
+    this.#fanout.publish(eventsAfter(events, seen)); // what other instances wrote since
+  }
+
+  // Reloads when the store's line moved past ours.
+  async #refresh() {
+    const head = await this.#store.head(this.#key);
+    if (head && head.seq === this.#stored.seq && head.epoch === this.#stored.epoch) return;
+    await this.#reload();
+  }
+
+  #replaceLocal(local) {
+    const old = this.#local;
+    for (const [name, value] of Object.entries(old.stats())) this.#carried[name] = (this.#carried[name] ?? 0) + value;
+    old.dispose();
+    this.#local = local;
+  }
+
+  // The store failed mid-write: go on alone under a fresh epoch, starting with a snapshot (out's events never left).
+  async #degrade(out, error) {
+    const old = this.#local;
+    const snapshot = old.snapshot(); // repeats the recent edit verdicts: they carry over
+    const epoch = freshEpoch();
+    const local = await this.#create({ ...this.#options, epoch, startSeq: old.seq, initialState: old.state });
+    local.adoptHistory([{ ...snapshot, metadata: { ...snapshot.metadata, epoch } }]);
+    this.#replaceLocal(local);
+    this.#mirror = null; // #commit moves it along out's new events: read it from the new line
+    this.#degraded = { since: Date.now(), reason: error?.message ?? String(error) };
+    this.#counters.degradations++;
+    this.#log('warn', `store unreachable (${this.#degraded.reason}); going on alone at epoch ${epoch}, seq ${local.seq}: live events flow, catch-ups get snapshots`);
+    this.#retryTimer ??= setInterval(() => this.#serial(() => this.#tryRecover()).catch(() => {}), RETRY_MS);
+    this.#retryTimer.unref?.();
+    return withEvents(out, [local.snapshot()]);
+  }
+
+  // Makes this emitter's own line the stored one, if the store answers.
+  async #tryRecover(force = false) {
+    if (!this.#degraded || (!force && Date.now() < this.#nextTry)) return;
+    this.#nextTry = Date.now() + RETRY_MS;
+    const line = lineOf(this.#local);
+    let result;
+    try {
+      result = await this.#store.reset(this.#key, this.#stored, line);
+    } catch {
+      return; // still unreachable
+    }
+    if (result.ok) {
+      this.#stored = { epoch: line.epoch, seq: line.seq };
+      this.#sinceState = { events: 0, bytes: 0 };
+      return this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
+    }
+    // Written meanwhile (by another instance, or our write that timed out landed after all):
+    // continue the stored line, with this emitter's state on top (the last writer wins).
+    const mine = JSON.parse(line.state);
+    try {
+      await this.#reload();
+    } catch {
+      return;
+    }
+    this.#recovered(`store reachable again; the key was written meanwhile, continuing its epoch ${this.#stored.epoch} from seq ${this.#stored.seq} with this instance's state`);
+    try {
+      await this.#commit((e) => e.update(mine));
+    } catch (error) {
+      this.#log('warn', `this instance's state could not be written on top (${error.message}); the stored state stands`);
+    }
+  }
+
+  #recovered(message) {
+    this.#degraded = null;
+    clearInterval(this.#retryTimer);
+    this.#retryTimer = null;
+    this.#counters.recoveries++;
+    this.#log('info', message);
+  }
+
+  #log(level, message) {
+    this.#store.log?.(level, `key ${JSON.stringify(this.#key)}: ${message}`);
+  }
+}
+
+/**
+ * createStateEmitter({ store, key, ...options }): loads the key's line (state,
+ * seq, epoch, log) and continues it, or starts it from the options (epoch,
+ * startSeq, initialState count only for a new key). Rejects with
+ * 'store-unavailable' when the store is unreachable.
+ */
+export async function openStoreEmitter(options, create) {
+  const { store, key, ...rest } = options;
+  checkStore(store, 'createStateEmitter() option store');
+  checkKey(key, 'createStateEmitter() option key');
+  emitterOptions(rest); // a wrong option fails before any I/O
+  const { epoch, startSeq, initialState, ...base } = rest;
+  let stored = await store.load(key);
+  if (stored === null) {
+    const local = await create(rest);
+    const line = lineOf(local);
+    if ((await store.init(key, line)).ok) return new DurableStateEmitter({ store, key, create, options: base, local, stored: line });
+    local.dispose(); // another instance created it first
+    stored = await store.load(key);
+    if (stored === null) throw syncError('store-unavailable', `key ${JSON.stringify(key)} vanished while it was being created`);
+  }
+  const { local, state, sinceState } = await buildLocal(create, base, stored);
+  return new DurableStateEmitter({ store, key, create, options: base, local, stored, state, sinceState });
+}

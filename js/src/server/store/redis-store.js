@@ -1,0 +1,281 @@
+// redisStore(): the store contract (contract.js) in Redis, through the
+// maintained `redis` client (node-redis, an optional peer dependency loaded on
+// first use, so that nobody who does not use Redis needs it). One thread is a
+// hash (seq, epoch, log bytes), a string (the state) and a stream (the event
+// log), under one hash tag so that a Redis Cluster keeps them on one slot;
+// every write is one Lua script (redis-scripts.js), so it is atomic.
+// Unreachable Redis: commands fail fast (no offline queue, a command timeout)
+// and the client keeps reconnecting; the emitters fall back (durable-emitter.js).
+import { syncError, syncTypeError } from '../../engine/errors.js';
+import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, loggerOption, positiveOption } from './contract.js';
+import { APPEND, CLAIM, INIT, LOAD, RESET } from './redis-scripts.js';
+
+const SCRIPTS = { APPEND, CLAIM, INIT, LOAD, RESET };
+const MAX_ID_LENGTH = 1024;
+
+async function closeClient(client) {
+  if (!client) return;
+  try {
+    if (client.isReady) await client.close();
+    else client.destroy(); // connecting or reconnecting: stop trying
+  } catch {
+    // already closed
+  }
+}
+
+function unreachable(error) {
+  return syncError('store-unavailable', `the Redis store is unreachable (${error?.message ?? error})`, { cause: error });
+}
+
+class RedisStore {
+  /** append() may leave the state out (contract.js): a delta costs its own bytes. */
+  incrementalState = true;
+  #options;
+  #client = null; // connected lazily
+  #connecting = null;
+  #reachable = true; // what was last logged
+  #shas = {}; // script name -> SHA1, as SCRIPT LOAD answered
+  #subscriber = null; // a second connection, for watch() (pub/sub), made on first use
+  #subscriberStart = null; // its connect, once
+  #watchers = new Map(); // channel (a thread's meta key) -> Set<onChange>
+  #subscribed = new Set(); // channels Redis confirmed (node-redis renews them after a reconnect)
+  #subscribing = new Set(); // SUBSCRIBE under way
+  log;
+
+  constructor(options) {
+    this.#options = options;
+    this.log = options.log;
+    this.prefix = options.prefix;
+  }
+
+  async load(key) {
+    const reply = await this.#script('LOAD', this.#keys(key), []);
+    if (reply === null) return null;
+    const [seq, epoch, stateSeq, state, ...events] = reply;
+    return { seq: Number(seq), epoch, stateSeq: Number(stateSeq), state, events };
+  }
+
+  async init(key, { epoch, seq, state }) {
+    const created = await this.#script('INIT', this.#keys(key), [String(seq), epoch, state, String(this.#options.ttlMs)]);
+    return { ok: created === 1 };
+  }
+
+  async append(key, { baseSeq, epoch, state, events, maxEvents, maxBytes }) {
+    const args = [String(baseSeq), epoch, state ?? '', String(this.#options.ttlMs), String(maxEvents), String(maxBytes)];
+    for (const e of events) args.push(String(e.seq), e.snapshot ? '1' : '0', e.text);
+    const [ok] = await this.#script('APPEND', this.#keys(key), args);
+    return { ok: ok === 1 };
+  }
+
+  async head(key) {
+    const [seq, epoch] = await this.#command(['HMGET', this.#keys(key)[0], 'seq', 'epoch']);
+    return seq === null || epoch === null ? null : { seq: Number(seq), epoch };
+  }
+
+  async reset(key, expect, { epoch, seq, state }) {
+    const args = [String(expect.seq), expect.epoch, String(seq), epoch, state, String(this.#options.ttlMs)];
+    return { ok: (await this.#script('RESET', this.#keys(key), args)) === 1 };
+  }
+
+  async claim(scope, id, value, ttlMs = this.#options.approvalTtlMs) {
+    const existing = await this.#script('CLAIM', [this.#claimKey(scope, id)], [value, String(ttlMs)]);
+    return existing === null ? { ok: true } : { ok: false, existing };
+  }
+
+  async peek(scope, id) {
+    return this.#command(['GET', this.#claimKey(scope, id)]);
+  }
+
+  /** The node-redis client (connected on first use): for an app's own commands next to ours. */
+  async client() {
+    return this.#ready();
+  }
+
+  /**
+   * onChange() after every write to `key` by any instance (the scripts
+   * PUBLISH on the thread's meta key name), over a second connection made on
+   * first use. Returns unwatch(). While Redis is unreachable nothing is
+   * heard; the emitters' safety-net poll still finds the writes.
+   */
+  watch(key, onChange) {
+    const channel = this.#keys(key)[0];
+    let set = this.#watchers.get(channel);
+    if (!set) {
+      this.#watchers.set(channel, (set = new Set()));
+      this.#subscribe(channel).catch(() => {}); // retried when the subscriber (re)connects
+    }
+    set.add(onChange);
+    return () => {
+      set.delete(onChange);
+      if (set.size > 0 || this.#watchers.get(channel) !== set) return;
+      this.#watchers.delete(channel);
+      if (this.#subscribed.delete(channel)) this.#subscriber?.unsubscribe(channel).catch(() => {});
+    };
+  }
+
+  /** Closes the connections this store opened (a client passed in stays the app's). */
+  async close() {
+    const [client, subscriber] = [this.#client, this.#subscriber];
+    this.#client = null;
+    this.#subscriber = null;
+    this.#subscriberStart = null;
+    this.#connecting = null;
+    this.#watchers.clear();
+    this.#subscribed.clear();
+    await closeClient(subscriber);
+    if (!this.#options.client) await closeClient(client);
+  }
+
+  async #subscribe(channel) {
+    const subscriber = await this.#subscriberReady();
+    if (this.#subscribed.has(channel) || this.#subscribing.has(channel) || !this.#watchers.has(channel)) return;
+    this.#subscribing.add(channel);
+    try {
+      await subscriber.subscribe(channel, () => this.#changed(channel));
+      this.#subscribed.add(channel);
+    } finally {
+      this.#subscribing.delete(channel);
+    }
+  }
+
+  #changed(channel) {
+    for (const onChange of [...(this.#watchers.get(channel) ?? [])]) {
+      try {
+        onChange();
+      } catch {
+        // a watcher's failure is its own
+      }
+    }
+  }
+
+  // One subscriber connection, started once; a failed start is tried again by the next watch().
+  #subscriberReady() {
+    this.#subscriberStart ??= this.#startSubscriber().catch((error) => {
+      this.#subscriberStart = null;
+      throw error;
+    });
+    return this.#subscriberStart;
+  }
+
+  async #startSubscriber() {
+    const subscriber = this.#options.client ? this.#options.client.duplicate() : await this.#newClient();
+    subscriber.on('error', () => {}); // the main connection reports an outage
+    // Channels whose SUBSCRIBE failed while Redis was away are tried again once it is back.
+    subscriber.on('ready', () => {
+      for (const channel of this.#watchers.keys()) if (!this.#subscribed.has(channel)) this.#subscribe(channel).catch(() => {});
+    });
+    this.#subscriber = subscriber;
+    try {
+      await subscriber.connect();
+    } catch (error) {
+      this.#subscriber = null;
+      await closeClient(subscriber);
+      throw error;
+    }
+    return subscriber;
+  }
+
+  #claimKey(scope, id) {
+    if (id.length > MAX_ID_LENGTH) throw syncTypeError('invalid-argument', `a claim id must be at most ${MAX_ID_LENGTH} characters`);
+    return `${this.prefix}{${scope}}:claim:${id}`;
+  }
+
+  #keys(key) {
+    const base = `${this.prefix}{${key}}`;
+    return [`${base}:meta`, `${base}:state`, `${base}:log`];
+  }
+
+  // EVALSHA (the script loaded once), and EVAL when Redis forgot it (a restart without persistence).
+  async #script(name, keys, args) {
+    const tail = [String(keys.length), ...keys, ...args];
+    this.#shas[name] ??= await this.#command(['SCRIPT', 'LOAD', SCRIPTS[name]]);
+    try {
+      return await this.#command(['EVALSHA', this.#shas[name], ...tail]);
+    } catch (error) {
+      if (!String(error?.message).startsWith('NOSCRIPT')) throw error;
+      return this.#command(['EVAL', SCRIPTS[name], ...tail]);
+    }
+  }
+
+  async #command(args) {
+    const client = await this.#ready();
+    try {
+      return await client.sendCommand(args, { timeout: this.#options.timeoutMs });
+    } catch (error) {
+      if (String(error?.message).startsWith('NOSCRIPT')) throw error;
+      throw unreachable(error);
+    }
+  }
+
+  // The connected client; rejects at once while Redis is unreachable (the client reconnects meanwhile).
+  async #ready() {
+    if (this.#client === null) this.#client = this.#options.client ?? (await this.#createClient());
+    const client = this.#client;
+    if (!client.isOpen) this.#connecting ??= client.connect().catch(() => {}).finally(() => { this.#connecting = null; });
+    if (!client.isReady) {
+      await Promise.race([this.#connecting, new Promise((resolve) => setTimeout(resolve, this.#options.timeoutMs).unref())]);
+      if (!client.isReady) throw unreachable(new Error('not connected'));
+    }
+    return client;
+  }
+
+  async #createClient() {
+    const client = await this.#newClient();
+    client.on('error', (error) => this.#unreachable(error));
+    client.on('ready', () => this.#reachableAgain());
+    return client;
+  }
+
+  async #newClient() {
+    let createClient;
+    try {
+      ({ createClient } = await import('redis'));
+    } catch (error) {
+      throw syncError('load-failed', 'redisStore() needs the npm package `redis` (npm install redis)', { cause: error });
+    }
+    const { url, timeoutMs } = this.#options;
+    return createClient({
+      url,
+      disableOfflineQueue: true, // a command while disconnected fails now, not when Redis returns
+      socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries) => Math.min(50 * 2 ** retries, 1000) },
+    });
+  }
+
+  #unreachable(error) {
+    if (!this.#reachable) return;
+    this.#reachable = false;
+    this.log('warn', `Redis store ${this.#options.url ?? ''} unreachable (${error?.message ?? error}); reconnecting`);
+  }
+
+  #reachableAgain() {
+    if (this.#reachable) return;
+    this.#reachable = true;
+    this.log('info', `Redis store ${this.#options.url ?? ''} reachable again`);
+  }
+}
+
+/**
+ * The Redis store. options: url ('redis://127.0.0.1:6379'), or client (a
+ * node-redis client you own); prefix ('agui:'); ttlMs (a thread not written
+ * for this long expires; 1 day); approvalTtlMs (consumeApproval's records; 7
+ * days); timeoutMs (per command, and how long an operation waits for a
+ * connection; 2000); logger ({ warn, info }; console).
+ */
+export function redisStore(options = {}) {
+  if (options === null || typeof options !== 'object') throw syncTypeError('invalid-options', 'redisStore() options must be an object');
+  const { url, client, prefix = 'agui:', ttlMs, approvalTtlMs, timeoutMs, logger, ...rest } = options;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw syncTypeError('invalid-options', `unknown redisStore() option ${JSON.stringify(unknown[0])}`);
+  if (url !== undefined && typeof url !== 'string') throw syncTypeError('invalid-options', 'redisStore() url must be a string');
+  if (client !== undefined && (client === null || typeof client.sendCommand !== 'function')) {
+    throw syncTypeError('invalid-options', 'redisStore() client must be a node-redis client');
+  }
+  if (typeof prefix !== 'string') throw syncTypeError('invalid-options', 'redisStore() prefix must be a string');
+  return new RedisStore({
+    url, client, prefix,
+    ttlMs: positiveOption(ttlMs, 'redisStore() ttlMs', DEFAULT_TTL_MS),
+    approvalTtlMs: positiveOption(approvalTtlMs, 'redisStore() approvalTtlMs', DEFAULT_APPROVAL_TTL_MS),
+    timeoutMs: positiveOption(timeoutMs, 'redisStore() timeoutMs', 2000),
+    log: loggerOption(logger, 'redisStore() logger'),
+  });
+}

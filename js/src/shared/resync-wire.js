@@ -1,0 +1,77 @@
+// Names and rules of the resync conversation (docs/wire.md section 3), shared
+// by the server helpers (server.js) and the client loop (connect.js).
+import { SNAPSHOT_REASONS as SNAPSHOT_REASON_LIST } from '../engine/codes.js';
+
+export const HEADER_SEQ = 'X-AGUI-State-Seq';
+export const HEADER_EPOCH = 'X-AGUI-State-Epoch';
+export const HEADER_REASON = 'X-AGUI-Resync-Reason';
+export const HEADER_LAST_EVENT_ID = 'Last-Event-ID';
+/**
+ * Request header: the seqs of the deltas the client holds in its reorder
+ * window, ascending, comma-separated ("12,13,15"). The server may leave them
+ * out of a replay; the client must still accept them if they come (duplicates).
+ */
+export const HEADER_HELD = 'X-AGUI-State-Held';
+/** At most this many held seqs travel (the engine's default reorderWindow); the rest are simply replayed. */
+export const MAX_HELD = 64;
+/** A longer X-AGUI-State-Held value is ignored unread: MAX_HELD 16-digit seqs, commas and spaces. */
+export const MAX_HELD_HEADER = MAX_HELD * 18;
+/**
+ * Request header of an explicit abort, `X-AGUI-Abort: <runId>`, POSTed to the
+ * stream's path: a broken connection is not an abort (docs/wire.md section 8).
+ */
+export const HEADER_ABORT = 'X-AGUI-Abort';
+/** Response header: how the server caught the client up ('current' | 'replay' | 'snapshot'). */
+export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
+
+/**
+ * Reasons that mean the client's state is wrong, not just behind: replaying
+ * from a wrong base cannot heal it, so the server must answer with a snapshot.
+ * From the code table (codes.js).
+ */
+export const SNAPSHOT_REASONS = new Set(SNAPSHOT_REASON_LIST);
+
+/** True if `value` can travel as an HTTP header value unchanged (visible ASCII and spaces). */
+export function isHeaderSafe(value) {
+  return typeof value === 'string' && /^[\x20-\x7e]*$/.test(value) && value.trim() === value;
+}
+
+/** "12" -> 12; anything that is not a canonical integer in [0, 2^53-1] -> null. */
+export function parseSeq(value) {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string' || !/^(0|[1-9][0-9]*)$/.test(value)) return null;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+// Valid seqs only, ascending, no repeats, the lowest MAX_HELD.
+function normalizeHeld(values) {
+  const seqs = [];
+  for (const value of values) {
+    const seq = parseSeq(value);
+    if (seq !== null) seqs.push(seq);
+  }
+  seqs.sort((a, b) => a - b);
+  return seqs.filter((seq, i) => i === 0 || seq !== seqs[i - 1]).slice(0, MAX_HELD);
+}
+
+/**
+ * The held seqs a request carries: an X-AGUI-State-Held value ("12,13,15") or
+ * a forwardedProps.stateSync.held array. Entries that are not canonical seqs
+ * (parseSeq) are ignored, as is a header value longer than MAX_HELD_HEADER or
+ * anything that is neither a string nor an array; never throws. Ascending, no
+ * repeats, at most MAX_HELD.
+ */
+export function parseHeld(value) {
+  if (typeof value === 'string') {
+    if (value.length > MAX_HELD_HEADER) return [];
+    return normalizeHeld(value.split(',').map((entry) => entry.trim()));
+  }
+  if (Array.isArray(value)) return normalizeHeld(value.slice(0, MAX_HELD * 4).map((v) => (typeof v === 'number' ? v : null)));
+  return [];
+}
+
+/** [15, 12, 13] -> "12,13,15" (normalized as parseHeld does); "" when none is valid. */
+export function formatHeld(held) {
+  return Array.isArray(held) ? normalizeHeld(held.map((v) => (typeof v === 'number' ? v : null))).join(',') : '';
+}
