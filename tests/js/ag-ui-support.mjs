@@ -199,7 +199,6 @@ export async function startSequencedServer(middleware, agent) {
 }
 
 /** Resolves after `ms`. */
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A subscriber that records what it is shown. */
 export function recorder() {

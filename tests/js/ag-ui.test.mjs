@@ -15,7 +15,6 @@ import {
   docsEvents,
   recorder,
   seedArticleEvents,
-  sleep,
   snapshotEvents,
   sseHead,
   startSequencedServer,
@@ -23,6 +22,7 @@ import {
   writeAll,
 } from './ag-ui-support.mjs';
 import { jsDir, pkg, plain, repoRoot } from './support.mjs';
+import { until } from '../support/until.mjs';
 
 const { StateSyncHttpAgent, sequenceState } = await import(join(jsDir, 'src', 'ag-ui.js'));
 const { AguiSyncError, createStateSync } = pkg;
@@ -170,7 +170,7 @@ describe('StateSyncHttpAgent: a corrupt delta', () => {
     const states = [];
     ours.subscribe({ onStateChanged: ({ state }) => states.push(plain(state)) });
     const running = runWith(ours);
-    while (ours.stateSync.metrics().held === 0) await sleep(2);
+    await until(() => ours.stateSync.metrics().held > 0, 'the delta to be held');
     assert.deepEqual(plain(ours.state), { n: 1 }, 'the held delta did not move agent.state');
     release();
     await running;
@@ -194,7 +194,9 @@ describe('StateSyncHttpAgent: reconnects inside one runAgent() call', () => {
           { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId, result: 'done' }]);
       }
       sseHead(res, encoder);
-      res.write(events.map((e) => encoder.encode(e)).join(''), () => setTimeout(() => res.socket.destroy(), 10));
+      // Cut once the client has read what was sent (a cut any sooner could lose bytes still in flight).
+      const read = () => ours.messages.some((m) => m.id === 'm0' && m.content === 'Hello');
+      res.write(events.map((e) => encoder.encode(e)).join(''), () => until(read, 'the client to read m0').then(() => res.socket.destroy()));
     });
     const ours = await syncAgent({ url: s.url });
     const { result, seen } = await runWith(ours);
@@ -227,7 +229,8 @@ describe('StateSyncHttpAgent: reconnects inside one runAgent() call', () => {
       const text = script(input).map((e, i) => `id: e${i}\r\n${encoder.encode(e).replace(/\n/g, '\r\n')}`).join('');
       if (index > 0) return res.end(text);
       const cut = text.indexOf('id: e5') + 12;
-      res.write(text.slice(0, cut), () => setTimeout(() => res.socket.destroy(), 10));
+      // Cut once the client has taken e4 (the delta to seq 2), so that it is the id it resumes after.
+      res.write(text.slice(0, cut), () => until(() => ours.stateSync.lastSeq === 2, 'the client to take e4').then(() => res.socket.destroy()));
     });
     const ours = await syncAgent({ url: s.url });
     const { seen } = await runWith(ours);
@@ -252,16 +255,25 @@ describe('StateSyncHttpAgent: reconnects inside one runAgent() call', () => {
       sseHead(res, encoder);
       res.write(encoder.encode({ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId })); // then silence
     });
-    const ours = await syncAgent({ url: s.url, headers: { authorization: 'Bearer t' }, stateSync: { abortUrl: s.url } });
+    // Every request the agent makes goes through its fetch: counted here as it is made, not as it arrives.
+    const fetched = [];
+    const fetch = (url, init) => {
+      fetched.push(new Headers(init.headers).get('x-agui-abort') ?? 'run');
+      return globalThis.fetch(url, init);
+    };
+    const ours = await syncAgent({ url: s.url, fetch, headers: { authorization: 'Bearer t' }, stateSync: { abortUrl: s.url } });
     const { seen, subscriber } = recorder();
     const running = ours.runAgent({ runId: 'r-abort' }, subscriber);
-    while (seen.runStarted === 0) await sleep(2);
+    await until(() => seen.runStarted > 0, 'RUN_STARTED');
     ours.abortRun();
+    assert.deepEqual(fetched, ['run', 'r-abort'], 'abortRun() sends its one X-AGUI-Abort request then and there');
     const result = await running; // as with HttpAgent: an abort is not a failure
     assert.equal(result.result, undefined);
     assert.equal(seen.errors[0]?.name, 'AbortError');
-    while (aborts.length === 0) await sleep(2); // the abort request is sent, not awaited
-    await sleep(20);
+    // No reconnect, without waiting to see none: runAgent() resolves once its reconnect loop has ended, and
+    // nothing else makes requests for the run, so what was fetched by now is all there will be.
+    assert.deepEqual(fetched, ['run', 'r-abort'], 'no reconnect after an abort');
+    await until(() => aborts.length > 0, 'the abort request'); // sent, not awaited
     assert.deepEqual(aborts, ['r-abort']);
     assert.equal(s.requests.filter((r) => !r.headers['x-agui-abort']).length, 1, 'no reconnect after an abort');
     assert.equal(s.requests.find((r) => r.headers['x-agui-abort']).headers.authorization, 'Bearer t');
@@ -462,14 +474,17 @@ describe('sequenceState()', () => {
     middleware.dispose();
   });
 
-  test('threads: LRU-bounded and expired after idleTtlMs', T, async () => {
+  test('threads: LRU-bounded and expired after idleTtlMs', T, async (t) => {
+    // Idle time on a mocked clock (Date.now() and the sweep's setInterval): a slow machine neither expires C
+    // before it is looked at nor needs a real 80 ms to pass.
+    t.mock.timers.enable({ apis: ['Date', 'setInterval'] });
     const middleware = sequenceState({ maxThreads: 2, idleTtlMs: 60 });
     const none = new CounterAgent({ target: 0 });
     for (const threadId of ['A', 'B', 'C']) await collect(middleware, none, input({ threadId }));
     assert.equal(middleware.threads, 2);
     assert.equal(middleware.emitterFor('A'), null, 'the least recently used went first');
     assert.notEqual(middleware.emitterFor('C'), null);
-    await sleep(80);
+    t.mock.timers.tick(80);
     await collect(middleware, none, input({ threadId: 'D' }));
     assert.equal(middleware.emitterFor('B'), null);
     assert.equal(middleware.emitterFor('C'), null);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { jsDir, pkg } from './support.mjs';
+import { until } from '../support/until.mjs';
 
 const { writeCatchUp } = await import(join(jsDir, 'src', 'server.js'));
 const { connectStateSync, createStateEmitter, createStateSync } = pkg;
@@ -83,7 +84,8 @@ describe('connectStateSync', () => {
       res.write(events.map((e) => emitter.encode(e)).join(''));
       const more = add(5);
       const text = more.slice(0, 2).map((e) => emitter.encode(e)).join('') + emitter.encode(more[2]).slice(0, 25);
-      res.write(text, () => setTimeout(() => res.socket.destroy(), 20)); // cut inside event 8
+      // Cut inside event 8, once the client has taken event 7 (a cut any sooner could lose bytes still in flight).
+      res.write(text, () => until(() => sync.lastSeq === 7, 'the client to take event 7').then(() => res.socket.destroy()));
     });
     handlers.push((req, res) => {
       sseHead(res);
@@ -267,7 +269,9 @@ describe('connectStateSync', () => {
     handlers.push((req, res, body) => {
       sseHead(res);
       writeCatchUp(res, emitter, JSON.parse(body));
-      res.write(add(3).map((e) => emitter.encode(e)).join(''), () => setTimeout(() => res.socket.destroy(), 20));
+      const sent = add(3);
+      const taken = () => sync.lastSeq === sent.at(-1).metadata.seq;
+      res.write(sent.map((e) => emitter.encode(e)).join(''), () => until(taken, 'the client to take the events').then(() => res.socket.destroy()));
       add(1); // made while the client is away
     });
     handlers.push((req, res, body) => {
@@ -341,7 +345,7 @@ describe('connectStateSync', () => {
     });
     const connection = connectStateSync(sync, { url: base, backoff: FAST });
     await open;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => sync.lastSeq === 0, 'the catch-up snapshot'); // closed while streaming, with the stream read
     connection.close();
     await connection.done;
     assert.equal(sync.lastSeq, 0);

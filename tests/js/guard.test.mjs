@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ResumeEntrySchema, RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { delta, pkg, snapshot, sse } from './support.mjs';
+import { until } from '../support/until.mjs';
 
 const { createStateSync, stateDigest } = pkg;
 
@@ -270,7 +271,7 @@ describe('guard.watch', () => {
     const seen = [];
     const off = sync.guard.watch('/proposal', (s) => seen.push(s.reason));
     clock.t += 2000;
-    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => seen.length >= 2, () => `the stale notice (seen ${JSON.stringify(seen)})`);
     assert.deepEqual(seen, [null, 'stale']);
     off();
     sync.dispose();

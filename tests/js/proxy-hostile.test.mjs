@@ -217,10 +217,13 @@ describe('proxy: bounded memory', () => {
     const s = await stack({ upstream: { ...slow, stepMs: 1 }, proxy: { maxBufferedBytes: 3000, maxRunBufferBytes: 2000 } });
     try {
       let peak = 0;
-      const reads = ['ta', 'tb', 'tc'].map((t) => readStream(s.url(), { input: runInput(t, 'r1') }));
-      const timer = setInterval(() => {
+      const sample = () => {
         peak = Math.max(peak, s.proxy.stats().bufferedBytes);
-      }, 1);
+      };
+      // Sampled each time a client reads (the proxy then holds what it sent: never 0, however slow the machine),
+      // and every millisecond in between.
+      const reads = ['ta', 'tb', 'tc'].map((t) => readStream(s.url(), { input: runInput(t, 'r1'), onText: sample }));
+      const timer = setInterval(sample, 1);
       await Promise.all(reads);
       clearInterval(timer);
       assert.ok(peak > 0 && peak <= 3000 + 1000, `peak ${peak}`);

@@ -128,7 +128,7 @@ export function parseSse(text) {
  * so (then aborts the connection) or it ends: { status, headers, text, events }.
  * Only complete events are kept.
  */
-export async function readStream(url, { input, headers = {}, method = 'POST', stop = () => false } = {}) {
+export async function readStream(url, { input, headers = {}, method = 'POST', stop = () => false, onText = () => {} } = {}) {
   const controller = new AbortController();
   const response = await fetch(url, {
     method,
@@ -144,6 +144,7 @@ export async function readStream(url, { input, headers = {}, method = 'POST', st
       const { value, done } = await reader.read();
       if (done) break;
       text += decoder.decode(value, { stream: true });
+      onText(text);
       const complete = text.slice(0, text.lastIndexOf('\n\n') + 2);
       if (stop(parseSse(complete).filter((e) => e.data !== undefined))) {
         text = complete;

@@ -206,14 +206,16 @@ describe('proxy: resumable streams', () => {
     try {
       const input = runInput('t1', 'r1');
       const first = await readStream(s.url(), { input, stop: (events) => events.length >= 15 });
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The run moves on while the client is away (or has ended): the resume has events to catch up on.
+      const [request] = s.upstream.requests;
+      const atCut = request.events.length;
+      await until(() => request.completed || request.events.length > atCut, 'the run to move on without the client');
       const lastId = first.events.at(-1).id;
       const rest = await readStream(s.url(), { input, headers: { 'last-event-id': lastId } });
       assert.equal(rest.headers.get(HEADER_RESUME.toLowerCase()), 'exact');
       const all = [...first.events, ...rest.events];
       const ns = all.map((e) => Number(e.id.split(':')[1]));
       assert.deepEqual(ns, ns.map((_, i) => i + 1), 'ids run 1, 2, 3, ... without a gap or a repeat');
-      const [request] = s.upstream.requests;
       assert.equal(s.upstream.requests.length, 1, 'the reconnect did not start the agent again');
       assert.equal(request.completed, true);
       const events = all.map((e) => e.data);
@@ -301,12 +303,17 @@ describe('proxy: resumable streams', () => {
 
 describe('proxy: heartbeats', () => {
   test('an idle stream gets ": hb <seq>" with the last seq it sent', T, async () => {
+    // The upstream goes quiet after its script and finishes only once the client has heard two heartbeats: a
+    // slow machine makes the wait longer, never the beats fewer.
+    let twoBeats;
+    const hold = new Promise((resolve) => { twoBeats = resolve; });
     const s = await stack({
-      upstream: { shape: 'docs', script: buildScript({ seed: 2, steps: 3 }), stepMs: 1, faults: { holdMs: 250 } },
+      upstream: { shape: 'docs', script: buildScript({ seed: 2, steps: 3 }), stepMs: 1, faults: { hold } },
       proxy: { heartbeatMs: 40 },
     });
     try {
-      const result = await readStream(s.url(), { input: runInput('t1', 'r1') });
+      const onText = (text) => { if ((text.match(/^: hb \d+$/gm) ?? []).length >= 2) twoBeats(); };
+      const result = await readStream(s.url(), { input: runInput('t1', 'r1'), onText });
       const lastState = result.events.filter((e) => e.data.metadata?.seq !== undefined).at(-1).data.metadata.seq;
       const beats = [...result.text.matchAll(/^: hb (\d+)$/gm)].map((m) => Number(m[1]));
       assert.ok(beats.length >= 2, result.text);
@@ -350,11 +357,12 @@ describe('proxy: a broken connection is not an abort', () => {
     try {
       const input = runInput('t1', 'r1');
       const first = await readStream(s.url(), { input, stop: (events) => events.length >= 8 });
-      await new Promise((resolve) => setTimeout(resolve, 150)); // the run goes on without a client
+      const [request] = s.upstream.requests;
+      const atCut = request.events.length;
+      await until(() => request.completed || request.events.length > atCut + 3, 'the run to go on without a client');
       // A GET with just the Last-Event-ID resumes it too.
       const rest = await readStream(s.url(), { method: 'GET', headers: { 'last-event-id': first.events.at(-1).id } });
       assert.equal(rest.events.at(-1).data.type, 'RUN_FINISHED');
-      const [request] = s.upstream.requests;
       await request.closed;
       assert.equal(request.completed, true);
       assert.equal(request.aborted, false);

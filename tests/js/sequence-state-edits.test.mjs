@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startSequencedServer } from './ag-ui-support.mjs';
 import { FormAgent, gate } from './form-agent.mjs';
-import { connectClient, runInput } from './proxy-support.mjs';
+import { connectClient, runInput, until } from './proxy-support.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 const { sequenceState } = await import(join(jsDir, 'src', 'ag-ui.js'));
@@ -94,8 +94,7 @@ describe('sequenceState(): edits', () => {
       : []));
     const { seq, epoch } = await firstRun(middleware, agent, 'R');
     const older = collect(middleware, agent, runInput('R', 'R-older', { state: FORM }));
-    for (let i = 0; i < 100 && middleware.emitterFor('R').state.venue !== 'Porto'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.equal(middleware.emitterFor('R').state.venue, 'Porto', 'the older run is under way');
+    await until(() => middleware.emitterFor('R').state.venue === 'Porto', 'the older run to be under way');
     const now = middleware.emitterFor('R');
     const edits = [edit('c2:1', now.seq, [replace('/form/note', 'mine')])];
     const events = await collect(middleware, agent, runInput('R', 'R-edit', { state: now.state, forwardedProps: { stateSync: { lastSeq: now.seq, epoch, edits } } }));

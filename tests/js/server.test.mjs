@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { jsDir, pkg } from './support.mjs';
+import { until } from '../support/until.mjs';
 
 const server = await import(join(jsDir, 'src', 'server.js'));
 const { catchUp, formatHeld, HEADER_HELD, MAX_HELD, parseHeld, readResyncRequest, SNAPSHOT_REASONS, startHeartbeat, writeCatchUp } = server;
@@ -180,12 +181,19 @@ describe('writeCatchUp / startHeartbeat on a real http server', () => {
     let stop;
     handlers.push((req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Stopped once two beats are out, not after 80 ms: a slow machine makes the wait longer, never the beats fewer.
+      const write = res.write.bind(res);
+      let beats = 0;
+      res.write = (chunk) => {
+        const ok = write(chunk);
+        if (++beats === 2) {
+          stop();
+          stop(); // idempotent
+          res.end();
+        }
+        return ok;
+      };
       stop = startHeartbeat(res, emitter, 10);
-      setTimeout(() => {
-        stop();
-        stop(); // idempotent
-        res.end();
-      }, 80);
     });
     const text = await (await fetch(base)).text();
     const beats = text.split('\n\n').filter(Boolean);
@@ -198,15 +206,19 @@ describe('writeCatchUp / startHeartbeat on a real http server', () => {
     const queued = [];
     const res = { write() { throw new Error('must not write directly'); } };
     const stop = startHeartbeat(res, emitter, 5, { write: (line) => queued.push(line) });
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await until(() => queued.length >= 2, 'two queued beats');
     stop();
     assert.ok(queued.length >= 2);
     for (const line of queued) assert.equal(line, `: hb ${emitter.seq}\n\n`);
     assert.throws(() => startHeartbeat(res, emitter, 5, { write: 'no' }), TypeError);
   });
 
-  test('startHeartbeat stops by itself when the client goes away', async () => {
+  test('startHeartbeat stops by itself when the client goes away', async (t) => {
+    // The heartbeat's interval runs on a mocked clock: its beats come only from tick(), which runs them at once,
+    // so "no writes after close" is checked by ticking on, not by waiting to see none.
+    t.mock.timers.enable({ apis: ['setInterval'] });
     let writes = 0;
+    let started = false;
     let closed;
     const gone = new Promise((resolve) => { closed = resolve; });
     handlers.push((req, res) => {
@@ -217,16 +229,19 @@ describe('writeCatchUp / startHeartbeat on a real http server', () => {
         return write(chunk);
       };
       startHeartbeat(res, emitter, 5);
-      res.on('close', () => setTimeout(closed, 50));
+      started = true;
+      res.on('close', closed);
     });
     const controller = new AbortController();
-    const response = await fetch(base, { signal: controller.signal });
-    const reader = response.body.getReader();
+    const responding = fetch(base, { signal: controller.signal });
+    await until(() => started, 'the heartbeat to start');
+    t.mock.timers.tick(5); // the first beat (it also sends the head)
+    const reader = (await responding).body.getReader();
     await reader.read();
     controller.abort();
     await gone;
     const after = writes;
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    t.mock.timers.tick(50);
     assert.equal(writes, after, 'no writes after close');
   });
 });

@@ -4,7 +4,7 @@
 // (seeded property test); the log is bounded; a thread expires.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds, storeOf } from './store-support.mjs';
+import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds, storeOf, until } from './store-support.mjs';
 import { plain } from './support.mjs';
 
 const { catchUp } = server;
@@ -111,27 +111,33 @@ for (const kind of storeKinds()) {
     }
 
     test('another instance\'s writes reach a subscriber through the store\'s notification, not the poll', async () => {
-      const a = await createStateEmitter({ store: kind.open(), key: 'watched', initialState: bigState(0) }); // deltas, not snapshots
+      const storeA = kind.open();
+      const a = await createStateEmitter({ store: storeA, key: 'watched', initialState: bigState(0) }); // deltas, not snapshots
       const b = await createStateEmitter({ store: kind.open(), key: 'watched' }); // another instance (its own connection)
       const heard = [];
-      let arrived;
-      const all = new Promise((resolve) => { arrived = resolve; });
       // A poll once a minute: only the notification can deliver within the test.
-      const off = a.subscribe((events) => {
-        heard.push(...events.map((e) => e.metadata.seq));
-        if (heard.length >= 5) arrived();
-      }, { pollMs: 60000 });
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the subscription is set up
+      const off = a.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 60000 });
+      // The subscription is set up once the store listens: memoryStore's watch() at once, Redis once it confirms
+      // the SUBSCRIBE on the thread's meta key (PUBSUB NUMSUB counts it).
+      if (storeA.client) {
+        const client = await storeA.client();
+        await until(async () => (await client.sendCommand(['PUBSUB', 'NUMSUB', `${storeA.prefix}{watched}:meta`]))[1] >= 1, 'Redis to confirm the SUBSCRIBE');
+      }
       const written = [];
       for (let i = 1; i <= 5; i++) written.push(...(await b.patch([{ op: 'replace', path: '/n', value: i }])).map((e) => e.metadata.seq));
-      let timer;
-      const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`not delivered in 5 s: heard ${JSON.stringify(heard)}`)), 5000); });
-      await Promise.race([all, timeout]).finally(() => clearTimeout(timer));
+      await until(() => heard.length >= 5, () => `b's five events (heard ${JSON.stringify(heard)})`);
       assert.deepEqual(heard, written, 'each of b\'s events once, in order');
       assert.equal(a.state.n, 5);
       off();
-      await b.patch([{ op: 'replace', path: '/n', value: 6 }]);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Nothing after unsubscribe, proved by an event that follows: a listener added now hears b's next write,
+      // and a's emitter hands each event to the listeners it has when the event arrives, so once this one has
+      // heard it, the removed listener has had its one chance. (Its default poll finds the write even if the
+      // notification comes before Redis confirms the new SUBSCRIBE.)
+      const later = [];
+      const offLater = a.subscribe((events) => later.push(...events.map((e) => e.metadata.seq)));
+      const [sixth] = await b.patch([{ op: 'replace', path: '/n', value: 6 }]);
+      await until(() => later.includes(sixth.metadata.seq), 'a listener added after off() to hear the next write');
+      offLater();
       assert.equal(heard.length, 5, 'nothing after unsubscribe');
       a.dispose();
       b.dispose();
@@ -247,8 +253,8 @@ describe('threads expire after ttlMs without a write', () => {
         const ttl = await client.sendCommand(['PTTL', `ttl:{k}:${suffix}`]);
         assert.ok(ttl > 0 && ttl <= 400, `${suffix}: ${ttl}`);
       }
-      await new Promise((r) => setTimeout(r, 600));
-      assert.equal(await client.sendCommand(['EXISTS', 'ttl:{k}:meta', 'ttl:{k}:state', 'ttl:{k}:log']), 0);
+      // Redis expires the keys on its own clock: wait for that, not for 600 ms.
+      await until(async () => (await client.sendCommand(['EXISTS', 'ttl:{k}:meta', 'ttl:{k}:state', 'ttl:{k}:log'])) === 0, 'the keys to expire');
       const fresh = await createStateEmitter({ store, key: 'k', initialState: bigState(0) });
       assert.notEqual(fresh.epoch, e.epoch);
       // The old emitter's next write finds the key gone: it starts the key again from its own line.
@@ -273,7 +279,7 @@ describe('subscribe(): every event of the line, once, in order, on every instanc
     const offB = b.subscribe((events) => seen.b.push(...events), { pollMs: 5 });
     const written = [];
     for (let i = 1; i <= 10; i++) written.push(...(await (i % 3 ? a : b).update(bigState(i))));
-    await new Promise((r) => setTimeout(r, 50)); // a poll or two
+    await until(() => seen.a.length >= written.length && seen.b.length >= written.length, 'both listeners to hear every write');
     for (const name of ['a', 'b']) {
       assertConsecutive(seen[name], 1, name);
       assert.deepEqual(seen[name], written, `${name}: what the two writers committed, in order`);

@@ -15,7 +15,8 @@ export const DEADLINE_MS = 15000;
 
 /**
  * Resolves once `condition()` (sync or async) returns a truthy value, with that
- * value; throws naming `what` if it has not within `ms`. Polls every event-loop
+ * value; throws naming `what` (a string, or a function called then, to say
+ * what was seen) if it has not within `ms`. Polls every event-loop
  * turn for the first few milliseconds (a digest on another thread, a pipe),
  * then every 5 ms of real time.
  */
@@ -25,7 +26,7 @@ export async function until(condition, what = 'the condition', ms = DEADLINE_MS)
     const value = await condition();
     if (value) return value;
     const waited = clock() - start;
-    if (waited > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (waited > ms) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => (waited < 20 ? realSetImmediate(resolve) : realSetTimeout(resolve, 5)));
   }
 }

@@ -84,7 +84,8 @@ function sleep(ms) {
 /**
  * Starts an agent on 127.0.0.1. options:
  *   shape ('docs' | 'snapshots' | 'seed'), script (buildScript()), stepMs (between beats),
- *   initialState, faults: { status, breakAfterEvents, noFinish, badDeltaAt, snapshotAt, holdMs }.
+ *   initialState, faults: { status, breakAfterEvents, noFinish, badDeltaAt, snapshotAt, hold }
+ *   (hold: a Promise; the run's RUN_FINISHED waits for it, or ends with the client).
  * Returns { url, port, requests, history(threadId), state(threadId), setFaults(f), close() };
  * each request: { headers, input, events, completed, aborted, closed (a Promise) }.
  */
@@ -168,7 +169,8 @@ class ScriptedAgent {
     };
     await this.#play(input, res, send, faults);
     if (res.destroyed) return;
-    if (faults.holdMs) await sleep(faults.holdMs);
+    if (faults.hold) await Promise.race([faults.hold, record.closed]);
+    if (res.destroyed) return;
     if (!faults.noFinish && !send({ type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId })) return;
     record.completed = true;
     res.end();
