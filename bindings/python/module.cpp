@@ -123,5 +123,5 @@ NB_MODULE(_core, m) {
         },
         nb::arg("state_json"), nb::arg("options_json"));
   m.def("code_table", &codeTable);
-  m.def("to_json", &toJson, nb::arg("value"), nb::arg("max_depth"), nb::arg("well_formed") = false);
+  m.def("to_json", &toJson, nb::arg("value").none(), nb::arg("max_depth"), nb::arg("well_formed") = false);
 }

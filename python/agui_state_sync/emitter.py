@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional
 from . import _core
 from ._json import json_bytes, json_text, parse, plain
 from ._options import check_init, options_json, random_epoch
-from .errors import failure_code, failure_error, sync_type_error
+from .errors import failure_code, failure_error, sync_type_error, sync_value_error
 from .resync import catch_up as _catch_up
 from .resync import check_edit_policy
 
@@ -23,6 +23,8 @@ Event = Dict[str, Any]
 def _refusal(what: str, failure: Mapping[str, Any], fallback: str) -> Exception:
     code = failure_code(failure, fallback)
     message = f"{what} refused ({code}): {failure.get('message')}; the state is unchanged"
+    if code == "limit-exceeded":  # the value itself is too deep or too big: a ValueError too
+        return sync_value_error(code, message)
     return failure_error(failure, fallback, message)
 
 

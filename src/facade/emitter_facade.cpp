@@ -31,13 +31,22 @@ std::string invalidRequest(const std::string& message) {
   return failureJson(Code::InvalidRequest, "replay request: " + message);
 }
 
+// An option of the wrong type is refused (invalid-options) rather than
+// ignored, so that every binding gets the same verdict from here instead of
+// checking types itself. Absent or null keeps the default.
 template <typename T>
-void readNumber(const json& o, const char* key, T& target) {
+std::optional<std::string> readNumber(const json& o, const char* key, T& target, bool positive = false) {
   auto it = o.find(key);
-  if (it != o.end() && it->is_number()) {
-    if constexpr (std::is_floating_point<T>::value) target = it->get<double>();
-    else if (it->is_number_unsigned()) target = static_cast<T>(it->get<uint64_t>());
+  if (it == o.end() || it->is_null()) return std::nullopt;
+  if constexpr (std::is_floating_point<T>::value) {
+    if (!it->is_number()) return std::string("option '") + key + "' must be a number";
+    target = it->get<double>();
+  } else {
+    if (!it->is_number_unsigned() || (positive && it->get<uint64_t>() == 0))
+      return std::string("option '") + key + (positive ? "' must be a positive integer" : "' must be an integer >= 0");
+    target = static_cast<T>(it->get<uint64_t>());
   }
+  return std::nullopt;
 }
 
 // App-supplied state or ops: the emitter's maxDepth (plus the envelope margin)
@@ -49,24 +58,43 @@ std::optional<Failure> parseValue(const std::string& text, size_t maxDepth, size
   return failure;
 }
 
-EmitterOptions readEmitterOptions(json& opts) {
+std::optional<std::string> readEmitterNumbers(const json& opts, EmitterOptions& options) {
+  std::optional<std::string> problem;
+  auto check = [&](std::optional<std::string> p) {
+    if (!problem) problem = std::move(p);
+  };
+  check(readNumber(opts, "startSeq", options.startSeq));
+  check(readNumber(opts, "digestEvery", options.digestEvery));
+  check(readNumber(opts, "snapshotRatio", options.snapshotRatio));
+  check(readNumber(opts, "replayMaxEvents", options.replayMaxEvents));
+  check(readNumber(opts, "replayMaxBytes", options.replayMaxBytes));
+  check(readNumber(opts, "maxDepth", options.maxDepth, true));
+  check(readNumber(opts, "editHistory", options.editHistory));
+  check(readNumber(opts, "ackHistory", options.ackHistory));
+  return problem;
+}
+
+// The options; `problem` says which one was refused (the first found).
+EmitterOptions readEmitterOptions(const json& opts, std::string& problem) {
   EmitterOptions options;
-  readNumber(opts, "startSeq", options.startSeq);
-  readNumber(opts, "digestEvery", options.digestEvery);
-  readNumber(opts, "snapshotRatio", options.snapshotRatio);
-  readNumber(opts, "replayMaxEvents", options.replayMaxEvents);
-  readNumber(opts, "replayMaxBytes", options.replayMaxBytes);
-  readNumber(opts, "maxDepth", options.maxDepth);
-  readNumber(opts, "editHistory", options.editHistory);
-  readNumber(opts, "ackHistory", options.ackHistory);
+  if (auto p = readEmitterNumbers(opts, options)) problem = *p;
   auto epoch = opts.find("epoch");
   if (epoch != opts.end() && epoch->is_string()) options.epoch = *epoch->get_ptr<const std::string*>();
+  else if (epoch != opts.end() && !epoch->is_null() && problem.empty()) problem = "option 'epoch' must be a string";
   auto testAll = opts.find("testAll");
   if (testAll != opts.end() && testAll->is_boolean()) options.testAll = testAll->get<bool>();
+  else if (testAll != opts.end() && !testAll->is_null() && problem.empty()) problem = "option 'testAll' must be a boolean";
   auto guarded = opts.find("guardedPaths");
-  if (guarded != opts.end() && guarded->is_array())
-    for (const auto& p : *guarded)
-      if (p.is_string()) options.guardedPaths.push_back(*p.get_ptr<const std::string*>());
+  if (guarded != opts.end() && !guarded->is_null()) {
+    bool strings = guarded->is_array();
+    if (strings) {
+      for (const auto& p : *guarded) {
+        if (p.is_string()) options.guardedPaths.push_back(*p.get_ptr<const std::string*>());
+        else strings = false;
+      }
+    }
+    if (!strings && problem.empty()) problem = "option 'guardedPaths' must be an array of JSON Pointer strings";
+  }
   return options;
 }
 
@@ -80,7 +108,7 @@ EmitterFacade::EmitterFacade(const std::string& optionsJson) {
     problem = "options must be a JSON object";
     opts = json::object();
   }
-  EmitterOptions options = readEmitterOptions(opts);
+  EmitterOptions options = readEmitterOptions(opts, problem);
   json initial = json::object();
   auto init = opts.find("initialState");
   if (init != opts.end() && !init->is_null()) initial = std::move(*init);

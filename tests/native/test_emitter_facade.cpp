@@ -121,3 +121,25 @@ TEST_CASE("facade result: the resync request lists the held seqs; a replay skipp
   REQUIRE(bad["resync"].is_object());
   CHECK(bad["resync"]["held"] == json::array());
 }
+
+TEST_CASE("emitter facade: options of the wrong type are refused, not ignored", "[emitter][facade]") {
+  // Every binding (WASM, Python) gets the verdict from here; before, a bad
+  // value was silently replaced by the default.
+  for (const char* options : {R"({"digestEvery":-1})", R"({"startSeq":1.5})", R"({"maxDepth":0})",
+                              R"({"snapshotRatio":"x"})", R"({"replayMaxEvents":"10"})", R"({"epoch":5})",
+                              R"({"testAll":1})", R"({"guardedPaths":"/a"})", R"({"guardedPaths":["/a",2]})",
+                              R"({"editHistory":true})"}) {
+    INFO(options);
+    EmitterFacade em(options);
+    REQUIRE(em.initFailure());
+    CHECK(em.initFailure()->code == agui_sync::Code::InvalidOptions);
+    CHECK(json::parse(em.initResult())["code"] == "invalid-options");
+  }
+  // Absent or null keeps the default; the valid forms the JS package sends still pass.
+  for (const char* options : {R"({})", R"({"digestEvery":null,"epoch":null,"guardedPaths":null})",
+                              R"({"startSeq":0,"digestEvery":0,"maxDepth":1,"snapshotRatio":-0.5,"epoch":"",)"
+                              R"("testAll":false,"guardedPaths":[],"replayMaxEvents":3,"editHistory":0})"}) {
+    INFO(options);
+    CHECK(!EmitterFacade(options).initFailure());
+  }
+}
