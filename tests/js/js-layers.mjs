@@ -23,7 +23,7 @@ export const PACKAGES = {
   engine: [],
   shared: [],
   client: [],
-  server: ['redis'],
+  server: ['redis', 'node:fs/promises'],
   'ag-ui': ['@ag-ui/client', 'rxjs'],
   proxy: ['node:crypto', 'node:http', 'node:https'],
   log: [],

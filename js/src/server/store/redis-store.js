@@ -8,9 +8,8 @@
 // and the client keeps reconnecting; the emitters fall back (durable-emitter.js).
 import { syncError, syncTypeError } from '../../engine/errors.js';
 import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, loggerOption, positiveOption } from './contract.js';
-import { APPEND, CLAIM, INIT, LOAD, RESET } from './redis-scripts.js';
+import { scriptText } from './redis-scripts.js';
 
-const SCRIPTS = { APPEND, CLAIM, INIT, LOAD, RESET };
 const MAX_ID_LENGTH = 1024;
 
 async function closeClient(client) {
@@ -49,21 +48,21 @@ class RedisStore {
   }
 
   async load(key) {
-    const reply = await this.#script('LOAD', this.#keys(key), []);
+    const reply = await this.#script('load', this.#keys(key), []);
     if (reply === null) return null;
     const [seq, epoch, stateSeq, state, ...events] = reply;
     return { seq: Number(seq), epoch, stateSeq: Number(stateSeq), state, events };
   }
 
   async init(key, { epoch, seq, state }) {
-    const created = await this.#script('INIT', this.#keys(key), [String(seq), epoch, state, String(this.#options.ttlMs)]);
+    const created = await this.#script('init', this.#keys(key), [String(seq), epoch, state, String(this.#options.ttlMs)]);
     return { ok: created === 1 };
   }
 
   async append(key, { baseSeq, epoch, state, events, maxEvents, maxBytes }) {
     const args = [String(baseSeq), epoch, state ?? '', String(this.#options.ttlMs), String(maxEvents), String(maxBytes)];
     for (const e of events) args.push(String(e.seq), e.snapshot ? '1' : '0', e.text);
-    const [ok] = await this.#script('APPEND', this.#keys(key), args);
+    const [ok] = await this.#script('append', this.#keys(key), args);
     return { ok: ok === 1 };
   }
 
@@ -74,11 +73,11 @@ class RedisStore {
 
   async reset(key, expect, { epoch, seq, state }) {
     const args = [String(expect.seq), expect.epoch, String(seq), epoch, state, String(this.#options.ttlMs)];
-    return { ok: (await this.#script('RESET', this.#keys(key), args)) === 1 };
+    return { ok: (await this.#script('reset', this.#keys(key), args)) === 1 };
   }
 
   async claim(scope, id, value, ttlMs = this.#options.approvalTtlMs) {
-    const existing = await this.#script('CLAIM', [this.#claimKey(scope, id)], [value, String(ttlMs)]);
+    const existing = await this.#script('claim', [this.#claimKey(scope, id)], [value, String(ttlMs)]);
     return existing === null ? { ok: true } : { ok: false, existing };
   }
 
@@ -188,12 +187,12 @@ class RedisStore {
   // EVALSHA (the script loaded once), and EVAL when Redis forgot it (a restart without persistence).
   async #script(name, keys, args) {
     const tail = [String(keys.length), ...keys, ...args];
-    this.#shas[name] ??= await this.#command(['SCRIPT', 'LOAD', SCRIPTS[name]]);
+    this.#shas[name] ??= await this.#command(['SCRIPT', 'LOAD', await scriptText(name)]);
     try {
       return await this.#command(['EVALSHA', this.#shas[name], ...tail]);
     } catch (error) {
       if (!String(error?.message).startsWith('NOSCRIPT')) throw error;
-      return this.#command(['EVAL', SCRIPTS[name], ...tail]);
+      return this.#command(['EVAL', await scriptText(name), ...tail]);
     }
   }
 
