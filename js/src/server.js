@@ -14,3 +14,4 @@ export { memoryStore } from './server/store/memory-store.js';
 export { redisStore } from './server/store/redis-store.js';
 export { consumeApproval, effectKey } from './server/approvals.js';
 export { promptMessage } from './server/prompt.js';
+export { once } from './server/once.js';

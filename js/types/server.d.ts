@@ -153,6 +153,19 @@ export function consumeApproval(
 
 /** A stable idempotency key (64 hex digits) for the effect `approval` authorizes. Needs a loaded engine. */
 export function effectKey(approval: Approval, context?: { threadId?: string | null; interruptId?: string | null }): string;
+/**
+ * Runs `effect(key)` at most once per `key` in `store` and resolves to its result; a replayed
+ * step resolves to the recorded result (as JSON keeps it) without running the effect. The effect
+ * gets the key to pass on as the downstream API's idempotency key. Rejects with 'run-active'
+ * while another caller holds the key's lease (default 60 s), with what the effect threw (nothing
+ * recorded, the lease given back), or with 'store-unavailable'. Python's `once()` shares the records.
+ */
+export function once<T>(
+  store: EmitterStore,
+  key: string,
+  effect: (key: string) => T | Promise<T>,
+  options?: { scope?: string; leaseMs?: number },
+): Promise<T>;
 /** A chat message for the agent's model (an AG-UI Message also needs an id). */
 export interface PromptMessage {
   role: 'user';

@@ -19,6 +19,7 @@ export const SCRIPT_SHA1 = {
   claim: '73774fcc2d5f7e4e7f4d40cbca021873848ad7e4',
   init: 'cd5afdf889abd01159d06f3cdda1d4213f49990f',
   load: 'c164f87e47ebdb907c9ae7abceeb8727ff9b7b8e',
+  release: 'e876afdcebb60a802b548226f5062f38af226366',
   reset: 'be99eab3a82568914a08f206572091aa04501457',
 };
 

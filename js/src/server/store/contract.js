@@ -25,6 +25,8 @@
 //   claim(scope, id, value, ttlMs) -> { ok: true } | { ok: false, existing }
 //        records `value` under (scope, id) once (consumeApproval).
 //   peek(scope, id)              -> the value recorded under (scope, id), or null.
+//   release(scope, id, value)    -> true | false  (optional) drops the record if it
+//        still holds value: once() gives its lease back after a failed effect.
 //   log(level, message)          'warn' | 'info': the store's logger.
 //   watch(key, onChange)         -> unwatch()  (optional) onChange() after every
 //        write to key by anyone: subscribed emitters hear other instances at

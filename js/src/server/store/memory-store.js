@@ -85,6 +85,14 @@ class MemoryStore {
     return record && record.expires > this.#now() ? record.value : null;
   }
 
+  async release(scope, id, value) {
+    const name = `${scope}\u0000${id}`;
+    const record = this.#records.get(name);
+    if (!record || record.value !== value) return false;
+    this.#records.delete(name);
+    return true;
+  }
+
   /** onChange() after every write to `key` (init, append, reset), on a later microtask. Returns unwatch(). */
   watch(key, onChange) {
     let set = this.#watchers.get(key);

@@ -85,6 +85,10 @@ class RedisStore {
     return this.#command(['GET', this.#claimKey(scope, id)]);
   }
 
+  async release(scope, id, value) {
+    return (await this.#script('release', [this.#claimKey(scope, id)], [value])) === 1;
+  }
+
   /** The node-redis client (connected on first use): for an app's own commands next to ours. */
   async client() {
     return this.#ready();
