@@ -198,8 +198,6 @@ export async function startSequencedServer(middleware, agent) {
   return { ...server, history };
 }
 
-/** Resolves after `ms`. */
-
 /** A subscriber that records what it is shown. */
 export function recorder() {
   const seen = { types: [], runStarted: 0, stateChanges: 0, errors: [] };

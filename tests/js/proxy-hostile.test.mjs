@@ -149,7 +149,10 @@ describe('proxy: bounded memory', () => {
   const slow = { shape: 'docs', script: buildScript({ seed: 3, steps: 40 }), stepMs: 10 };
 
   test('maxThreads: a new thread is refused (503) while every thread has a live run, and takes an idle one\'s place later', T, async () => {
-    const s = await stack({ upstream: slow, proxy: { maxThreads: 2, graceMs: 50 } });
+    // The runs finish only once released (upstreams.mjs faults.hold): live at the refusal however slow the machine.
+    let release;
+    const hold = new Promise((resolve) => { release = resolve; });
+    const s = await stack({ upstream: { ...slow, faults: { hold } }, proxy: { maxThreads: 2, graceMs: 50 } });
     try {
       const a = readStream(s.url(), { input: runInput('ta', 'r1') });
       const b = readStream(s.url(), { input: runInput('tb', 'r1') });
@@ -157,6 +160,7 @@ describe('proxy: bounded memory', () => {
       const refused = await raw(s.port, { headers: jsonHeaders, body: json(runInput('tc', 'r1')) });
       assert.equal(refused.status, 503);
       assert.equal(JSON.parse(refused.body).error.code, 'limit-exceeded');
+      release();
       await Promise.all([a, b]);
       await until(() => s.proxy.stats().runs === 0, 'finished runs to be dropped');
       const c = await readStream(s.url(), { input: runInput('tc', 'r1') });
@@ -168,12 +172,15 @@ describe('proxy: bounded memory', () => {
   });
 
   test('maxRuns: a run beyond it is refused (503) while all are live', T, async () => {
-    const s = await stack({ upstream: slow, proxy: { maxRuns: 1 } });
+    let release;
+    const hold = new Promise((resolve) => { release = resolve; }); // live at the refusal, as above
+    const s = await stack({ upstream: { ...slow, faults: { hold } }, proxy: { maxRuns: 1 } });
     try {
       const a = readStream(s.url(), { input: runInput('ta', 'r1') });
       await until(() => s.upstream.requests.length === 1, 'one run');
       const refused = await raw(s.port, { headers: jsonHeaders, body: json(runInput('tb', 'r1')) });
       assert.equal(refused.status, 503);
+      release();
       await a;
     } finally {
       await s.close();
