@@ -16,10 +16,12 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <agui_sync/codes.h>
 
 #include "facade/emitter_facade.h"
+#include "receive/sse_framer.h"
 #include "facade/prompt_facade.h"
 #include "facade/sync_facade.h"
 #include "py_json.h"
@@ -85,6 +87,27 @@ void bindSync(nb::module_& m) {
       .def("guard_blocker", &SyncFacade::guardBlocker, nb::arg("now_ms"));
 }
 
+// The core's SSE framer, for reading an upstream AG-UI stream (sequence_state,
+// the ASGI middleware): feed(bytes) -> [(kind, type, data, lastEventId, oversized)],
+// kind "event" | "comment" | "retry" | "invalid-retry".
+nb::list frame(agui_sync::SseFramer& f, const nb::bytes& chunk) {
+  static const char* kinds[] = {"event", "comment", "retry", "invalid-retry"};
+  std::vector<agui_sync::SseItem> items;
+  f.feed(reinterpret_cast<const uint8_t*>(chunk.c_str()), chunk.size(), items);
+  nb::list out;
+  for (const auto& it : items)
+    out.append(nb::make_tuple(kinds[static_cast<int>(it.kind)], it.type, it.data, it.lastEventId, it.oversized));
+  return out;
+}
+
+void bindFramer(nb::module_& m) {
+  nb::class_<agui_sync::SseFramer>(m, "SseFramer")
+      .def(nb::init<size_t>(), nb::arg("max_event_bytes") = size_t(1) << 20)
+      .def("feed", &frame, nb::arg("chunk"))
+      .def("end", &agui_sync::SseFramer::endOfStream)
+      .def("reset", &agui_sync::SseFramer::reset);
+}
+
 void bindEmitter(nb::module_& m) {
   nb::class_<EmitterFacade>(m, "EmitterFacade")
       .def(nb::init<const std::string&>(), nb::arg("options_json"))
@@ -114,6 +137,7 @@ NB_MODULE(_core, m) {
   m.doc() = "agui-state-sync's C++ core (internal: use the agui_state_sync package)";
   bindSync(m);
   bindEmitter(m);
+  bindFramer(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
         nb::arg("approval_json"), nb::arg("state_json"));

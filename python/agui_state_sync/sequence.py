@@ -1,0 +1,141 @@
+"""sequence_state(): the Python twin of the JS sequenceState() middleware.
+
+It wraps the event stream of any AG-UI agent (ag_ui.core event objects,
+dicts, or already-encoded SSE text or bytes: what LangGraphAgent.run(),
+PydanticAI's AGUIAdapter and the CrewAI/ADK/Strands adapters produce) and
+yields sequenced events: the agent's snapshots become deltas, its deltas are
+re-stamped with seq/baseSeq/epoch/digest from one StateEmitter per threadId,
+the client's catch-up (forwardedProps.stateSync) follows RUN_STARTED, and the
+client's edits are judged before the agent runs.
+
+    sequencer = StateSequencer(edits={"onConflict": "agent-wins"})
+    async for chunk in sequencer.run(lambda run_input: agent.run(run_input), run_input, sse=True):
+        yield chunk                      # bytes: "id: <seq>\\ndata: ...\\n\\n"
+
+Pass the agent as a function of its input, as above, so that it runs on the
+state with the accepted edits; an iterator that is already running is
+sequenced too, but its agent started from whatever it was given.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any, AsyncIterator, Callable, Dict, Mapping, Optional, Union
+
+from ._events import Upstream, events_of
+from ._json import plain
+from .errors import sync_error, sync_type_error
+from .resync import check_edit_policy
+from .run_stamper import RunStamper
+from .emitter import StateEmitter
+from .threads import ThreadEmitters
+
+log = logging.getLogger("agui_state_sync")
+DEFAULT_MAX_THREADS = 1000
+DEFAULT_IDLE_TTL_MS = 30 * 60 * 1000
+Agent = Union[Upstream, Callable[[Dict[str, Any]], Upstream]]
+OnInconsistent = Callable[[Dict[str, Any]], None]
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise sync_type_error("invalid-options", f"StateSequencer() {name} must be a positive integer")
+    return value
+
+
+class StateSequencer:
+    """The threads' emitters and the policy of sequence_state(). Options:
+    max_threads (1000), idle_ttl_ms (30 min), emitter (StateEmitter keyword
+    options but epoch / initial_state), edits ({ownership, onConflict}),
+    on_inconsistent({threadId, runId, event, error, reason})."""
+
+    def __init__(self, *, max_threads: int = DEFAULT_MAX_THREADS, idle_ttl_ms: int = DEFAULT_IDLE_TTL_MS,
+                 emitter: Optional[Mapping[str, Any]] = None, edits: Optional[Mapping[str, Any]] = None,
+                 on_inconsistent: Optional[OnInconsistent] = None) -> None:
+        options = dict(emitter or {})
+        if "epoch" in options or "initial_state" in options:
+            raise sync_type_error("invalid-options", "StateSequencer() sets each thread's epoch and initial state itself")
+        StateEmitter(**options)  # a wrong emitter option is refused now, not at the first run
+        if on_inconsistent is not None and not callable(on_inconsistent):
+            raise sync_type_error("invalid-options", "StateSequencer() on_inconsistent must be a function")
+        self._threads = ThreadEmitters(options, _positive(max_threads, "max_threads"),
+                                       _positive(idle_ttl_ms, "idle_ttl_ms"))
+        self._edits = check_edit_policy(edits, "StateSequencer() edits")
+        self._on_inconsistent = on_inconsistent
+
+    def emitter_for(self, thread_id: str) -> Optional[StateEmitter]:
+        """The thread's StateEmitter (its seq, state, stats), or None."""
+        return self._threads.get(str(thread_id))
+
+    @property
+    def threads(self) -> int:
+        return len(self._threads)
+
+    async def run(self, agent: Agent, run_input: Any, *, sse: bool = False) -> AsyncIterator[Any]:
+        """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with ``sse``."""
+        given = plain(run_input, event=True)
+        if not isinstance(given, dict):
+            raise sync_type_error("invalid-argument", "sequence_state() run_input must be a RunAgentInput or a dict")
+        entry, fresh = self._threads.acquire(str(given.get("threadId") or ""), given.get("state"))
+        try:
+            prepared = self._with_edits(given, entry.emitter, fresh)
+            upstream = agent(prepared) if callable(agent) else agent
+            stamper = RunStamper(entry.emitter, prepared, self._reporter(given))
+            async for event in events_of(upstream):
+                for out in stamper.handle(event):
+                    yield entry.emitter.encode(out) if sse else out
+        finally:
+            self._threads.release(entry)
+
+    def _with_edits(self, run_input: Dict[str, Any], emitter: StateEmitter, fresh: bool) -> Dict[str, Any]:
+        """The input the agent runs on when the client sent edits: judged by the
+        thread's emitter (verdicts reach the client in its catch-up), their
+        effect in ``state``, and not passed on (the agent would apply them
+        twice). A fresh thread starts from the client's state, which holds them."""
+        state_sync = (run_input.get("forwardedProps") or {}).get("stateSync")
+        if not isinstance(state_sync, dict) or "edits" not in state_sync:
+            return run_input
+        edits = state_sync["edits"]
+        if not isinstance(edits, list):
+            raise sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}")
+        if not fresh:
+            epoch = state_sync.get("epoch")
+            foreign = epoch is not None and str(epoch) != emitter.epoch
+            # baseSeqs of another incarnation cannot be placed here: judged as made at the first seq.
+            emitter.apply_edits([{**e, "baseSeq": None} if foreign and isinstance(e, dict) else e for e in edits],
+                                self._edits)
+        state = run_input.get("state") if fresh else copy.deepcopy(emitter.state)  # the agent's to mutate
+        forwarded = dict(run_input.get("forwardedProps") or {})
+        forwarded["stateSync"] = {k: v for k, v in state_sync.items() if k != "edits"}
+        return {**run_input, "state": state, "forwardedProps": forwarded}
+
+    def _reporter(self, run_input: Dict[str, Any]) -> Callable[[Dict[str, Any], Optional[BaseException]], None]:
+        warned = []
+
+        def report(event: Dict[str, Any], error: Optional[BaseException]) -> None:
+            info = {"threadId": run_input.get("threadId"), "runId": run_input.get("runId"), "event": event,
+                    "error": error, "reason": "refused" if error else "suspended"}
+            if self._on_inconsistent is not None:
+                self._on_inconsistent(info)
+            elif not warned:
+                warned.append(True)
+                log.warning("sequence_state: run %s of thread %s sent a %s that does not apply (%s); its deltas are "
+                            "dropped until its next STATE_SNAPSHOT", info["runId"], info["threadId"], event.get("type"),
+                            error or "after an earlier one")
+        return report
+
+
+_default: Optional[StateSequencer] = None
+
+
+def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
+                   sse: bool = False) -> AsyncIterator[Any]:
+    """Sequences one run of an agent (see the module doc). Without ``sequencer``,
+    a process-wide StateSequencer with default options keeps the threads."""
+    global _default
+    if sequencer is None:
+        if _default is None:
+            _default = StateSequencer()
+        sequencer = _default
+    return sequencer.run(agent, run_input, sse=sse)
