@@ -25,7 +25,7 @@ from .prompt import prompt_message, prompt_preamble, render_state_for_prompt
 from .receiver import StateSync, SyncEngine
 from .resync import HEADER_CATCH_UP, catch_up, read_resync_request
 from .sequence import StateSequencer, sequence_state
-from .store import memory_store
+from .stores import memory_store, redis_store
 
 __version__ = "0.1.0"
 
@@ -36,6 +36,6 @@ __all__ = [
     "SyncEngine", "StateSync", "StateEmitter",
     "canonical_json", "state_digest", "verify_approval",
     "render_state_for_prompt", "prompt_message", "prompt_preamble",
-    "memory_store", "consume_approval", "effect_key", "once",
+    "memory_store", "redis_store", "consume_approval", "effect_key", "once",
     "catch_up", "read_resync_request", "HEADER_CATCH_UP", "StateSequencer", "sequence_state",
 ]

@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional
 from ._json import json_text
 from .canonical import state_digest, verify_approval
 from .errors import sync_type_error
-from .store import RECORD_METHODS, check_key, check_store
+from .stores.contract import RECORD_METHODS, check_key, check_store
 
 MAX_SAFE = 2**53 - 1
 

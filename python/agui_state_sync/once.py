@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Union
 
 from ._json import json_text
 from .errors import sync_error
-from .store import RECORD_METHODS, check_key, check_store
+from .stores.contract import RECORD_METHODS, check_key, check_store
 
 SCOPE = "agui-once"
 DEFAULT_LEASE_MS = 60_000

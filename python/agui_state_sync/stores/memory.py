@@ -11,35 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, Optional
 
-from .errors import sync_type_error
-
-DEFAULT_TTL_MS = 24 * 60 * 60 * 1000  # a thread not written for a day is forgotten
-DEFAULT_APPROVAL_TTL_MS = 7 * 24 * 60 * 60 * 1000
-MAX_KEY_LENGTH = 1024
-STORE_METHODS = ("load", "init", "append", "head", "reset", "claim", "peek")
-RECORD_METHODS = ("claim", "peek")
-
-
-def check_store(store: Any, what: str, methods: tuple = STORE_METHODS) -> Any:
-    if store is None or not all(callable(getattr(store, m, None)) for m in methods):
-        raise sync_type_error("invalid-options", f"{what} must be a store: memory_store(), redis_store() or an object "
-                                                 f"with {', '.join(methods)}")
-    return store
-
-
-def check_key(key: Any, what: str) -> str:
-    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
-        raise sync_type_error("invalid-options", f"{what} must be a non-empty str of at most {MAX_KEY_LENGTH} characters")
-    return key
-
-
-def _positive(value: Any, name: str, fallback: int) -> int:
-    if value is None:
-        return fallback
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise sync_type_error("invalid-options", f"{name} must be a positive integer")
-    return value
-
+from ..errors import sync_type_error
+from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
 
 class MemoryStore:
     incremental_state = True  # append() may leave the state out (contract.js)
@@ -147,4 +120,4 @@ def memory_store(*, ttl_ms: Optional[int] = None, now: Optional[Callable[[], flo
     forgotten (1 day); now: the clock in milliseconds (default: time.time)."""
     if now is not None and not callable(now):
         raise sync_type_error("invalid-options", "memory_store() now must be a function")
-    return MemoryStore(_positive(ttl_ms, "memory_store() ttl_ms", DEFAULT_TTL_MS), now or (lambda: time.time() * 1000.0))
+    return MemoryStore(positive_option(ttl_ms, "memory_store() ttl_ms", DEFAULT_TTL_MS), now or (lambda: time.time() * 1000.0))
