@@ -63,6 +63,10 @@ class Differ {
       return;
     }
     const size_t startOps = ops_.size(), startBytes = bytes_, startCount = count_;
+    if (opt_.wholeArrays && a.is_array() && a.size() != b.size()) {
+      emitReplace(a, b);
+      return;
+    }
     if (a.is_object()) diffObject(*a.get_ptr<const json::object_t*>(), *b.get_ptr<const json::object_t*>());
     else diffArray(*a.get_ptr<const json::array_t*>(), *b.get_ptr<const json::array_t*>());
     if (!opt_.collapse || count_ - startCount < 2) return;
@@ -115,6 +119,11 @@ class Differ {
     const size_t ln = n - p - s, lm = m - p - s;
     const json* A = a.data() + p;
     const json* B = b.data() + p;
+    if (opt_.wholeArrays) {
+      for (size_t i = 0; i < ln; ++i)
+        if (A[i] != B[i]) child(p + i, A[i], B[i]);
+      return;
+    }
     if (ln == lm) {
       // Index-wise pairing costs one (recursive) op per mismatch; an edit script
       // only helps when elements shifted (a removal plus an insertion elsewhere).

@@ -16,6 +16,8 @@
 //    op below that element, an append is `add /-`, a removal is one `remove`,
 //    and one insertion in the middle is one `add` even if another element also
 //    changed. Cost: O(size of both values) comparisons; no quadratic LCS.
+//  - wholeArrays (DiffOptions): arrays of different lengths are one `replace`,
+//    equal lengths are paired by index; for a rebase (upstream_cursor.h).
 //  - Collapse: when a container's diff has two or more ops and serializes larger
 //    than one `replace` of the container with its new value, the replace is used.
 //    A single-op diff is never collapsed.
@@ -44,6 +46,10 @@ struct DiffOptions {
   bool testAll = false;              // a `test` before every replace/remove
   bool collapse = true;              // replace a container when its multi-op diff is larger
   size_t maxDepth = 0;               // recursion bound (0 = none); below it, differences are replaced
+  // Arrays of different lengths are replaced whole, equal lengths diffed index by
+  // index (no edit script). For a rebase onto a state someone else also wrote:
+  // an index into an array that shifted would land on the wrong element.
+  bool wholeArrays = false;
 };
 
 // The whole patch as a JSON array.

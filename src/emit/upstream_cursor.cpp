@@ -1,0 +1,113 @@
+#include "emit/upstream_cursor.h"
+
+#include <utility>
+
+#include "json/json_diff.h"
+#include "json/json_patch.h"
+
+namespace agui_sync {
+
+using json = nlohmann::json;
+
+namespace {
+
+WriteTry patchTry(json ops) { return WriteTry{false, std::move(ops)}; }
+WriteTry updateTry(json state) { return WriteTry{true, std::move(state)}; }
+
+// The rebase diff: member by member, arrays whole unless only elements changed,
+// never collapsed (a collapsed container would overwrite others' writes in it).
+json rebaseOps(const json& from, const json& to) {
+  DiffOptions options;
+  options.collapse = false;
+  options.wholeArrays = true;
+  return diffPatch(from, to, options);
+}
+
+const json* member(const json& event, const char* name) {
+  if (!event.is_object()) return nullptr;
+  auto it = event.find(name);
+  return it == event.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
+  view_ = std::move(view);
+  viewKnown_ = true;
+  fromInput_ = fromInput;
+  suspended_ = false;
+  exact_ = true;  // the emitter holds the view at emitterSeq: in step from here
+  ours_ = emitterSeq;
+}
+
+CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) {
+  const json* type = member(event, "type");
+  if (type == nullptr || !type->is_string()) return {};
+  if (*type == "STATE_SNAPSHOT") {
+    const json* snapshot = member(event, "snapshot");
+    return planSnapshot(snapshot ? *snapshot : json(nullptr), emitterSeq);
+  }
+  if (*type == "STATE_DELTA") {
+    const json* delta = member(event, "delta");
+    return planDelta(delta ? *delta : json(nullptr), emitterSeq);
+  }
+  return {};
+}
+
+CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, uint64_t emitterSeq) {
+  CursorPlan plan;
+  plan.kind = CursorPlan::Kind::Write;
+  plan.snapshot = true;
+  const bool wasInStep = inStep(emitterSeq);
+  if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
+  plan.tries.push_back(updateTry(snapshot));
+  view_ = snapshot;
+  viewKnown_ = true;
+  fromInput_ = false;
+  return remember(plan, wasInStep);
+}
+
+CursorPlan UpstreamCursor::planDelta(const json& delta, uint64_t emitterSeq) {
+  const bool outOfStep = !inStep(emitterSeq);
+  json before;
+  if (viewKnown_ && outOfStep) before = view_;  // only a rebase needs the old view: O(state), out of step only
+  if (viewKnown_ && applyPatch(view_, delta, options_.maxDepth).status != PatchStatus::Ok) viewKnown_ = false;
+  if (suspended_ || !delta.is_array()) {
+    suspended_ = true;
+    CursorPlan drop;
+    drop.kind = CursorPlan::Kind::Drop;
+    drop.reason = delta.is_array() ? "patch-failed" : "invalid-patch";
+    return drop;
+  }
+  CursorPlan plan;
+  plan.kind = CursorPlan::Kind::Write;
+  const bool wasInStep = !outOfStep;
+  // A delta is relative to the agent's previous state; out of step, that state
+  // may be the client's input, which is not the thread's: then only the diff.
+  if (!outOfStep || !fromInput_ || !viewKnown_) plan.tries.push_back(patchTry(delta));
+  if (outOfStep && viewKnown_) {
+    plan.tries.push_back(patchTry(rebaseOps(before, view_)));
+    plan.tries.push_back(updateTry(view_));
+  }
+  return remember(plan, wasInStep);
+}
+
+// A patch try leaves the emitter exactly at the agent's state only in step; an update always.
+CursorPlan& UpstreamCursor::remember(CursorPlan& plan, bool wasInStep) {
+  planSnapshot_ = plan.snapshot;
+  planExact_.clear();
+  for (const WriteTry& attempt : plan.tries) planExact_.push_back(attempt.update || wasInStep);
+  return plan;
+}
+
+void UpstreamCursor::settle(int landed, uint64_t emitterSeq) {
+  if (landed < 0 || static_cast<size_t>(landed) >= planExact_.size()) {
+    suspended_ = true;  // the emitter refused every way: the agent's later deltas cannot be vouched for
+    return;
+  }
+  if (planSnapshot_) suspended_ = false;
+  exact_ = planExact_[static_cast<size_t>(landed)];
+  ours_ = emitterSeq;
+}
+
+}  // namespace agui_sync

@@ -1,0 +1,95 @@
+#pragma once
+// One run of an upstream agent against its thread's StateEmitter: how each of
+// the agent's state events goes on top of the thread's state. The decision is
+// made here once for every language and every sequencer (the proxy's threads,
+// sequenceState(), Python's sequence_state and its ASGI middleware); they only
+// carry it out against their emitter, which may be bound to a store and answer
+// asynchronously, then settle() what happened (docs/wire.md section 8).
+//
+// The cursor keeps the agent's own state (its view: where the run started, its
+// last snapshot, with its later deltas applied in place, O(delta) each) and
+// the emitter seq this run wrote last. The emitter is in step when it is still
+// at that seq: nobody else wrote, so it holds exactly the agent's state.
+//  - In step, a delta is the agent's own ops (O(delta), its `test`s kept); a
+//    snapshot is the emitter's update(), which diffs it (a snapshot-only agent
+//    becomes deltas).
+//  - Out of step (another client's edit, another run, another instance): only
+//    what the agent changed goes on top, so the others' writes stand where the
+//    agent did not write: its delta, else the difference between its previous
+//    state and its new one, else (the agent wrote inside something another
+//    writer removed) its whole state: the agent wins.
+//  - A delta that does not apply to the agent's own view, or that the emitter
+//    refuses in step, means nobody can vouch for the agent's state any more:
+//    it and every later delta are dropped until the agent's next snapshot.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace agui_sync {
+
+struct CursorOptions {
+  // A store-bound emitter may have been moved by another instance without
+  // knowing yet: never trust "in step", always rebase.
+  bool alwaysRebase = false;
+  size_t maxDepth = 0;  // the emitter's depth limit for the agent's view (0 = none)
+};
+
+// One way to write an agent event: patch the emitter with `ops` (skipped to the
+// next when they do not apply), or update() it to `state` (always lands).
+struct WriteTry {
+  bool update = false;
+  nlohmann::json value;  // ops (a JSON array) or the state
+};
+
+struct CursorPlan {
+  enum class Kind { Pass, Drop, Write };
+  Kind kind = Kind::Pass;
+  std::vector<WriteTry> tries;  // Write: in order, the first that applies stands
+  bool snapshot = false;        // Write: the agent event was a STATE_SNAPSHOT
+  const char* reason = "";      // Drop: why (a codes.h name)
+};
+
+class UpstreamCursor {
+ public:
+  explicit UpstreamCursor(CursorOptions options = {}) : options_(options) {}
+
+  // The run starts: `view` is the state the agent starts from (RunAgentInput.state,
+  // fromInput true, else the thread's), `emitterSeq` the emitter's seq once it
+  // holds that state (the run's writes count from there).
+  void begin(nlohmann::json view, bool fromInput, uint64_t emitterSeq);
+  // The emitter could not take the run's input state: the agent's deltas are
+  // relative to a state nobody holds; they wait for its snapshot.
+  void suspend() { suspended_ = true; }
+
+  // The plan for one agent event (Pass for anything but STATE_SNAPSHOT/STATE_DELTA).
+  CursorPlan plan(const nlohmann::json& event, uint64_t emitterSeq);
+  // After a Write plan: the index of the try that landed (-1: none did), and the
+  // emitter's seq then. The run is in step afterwards only if that write left
+  // the emitter holding exactly the agent's state (an update, or the agent's
+  // own ops on a state nobody else had moved).
+  void settle(int landed, uint64_t emitterSeq);
+
+  bool suspended() const { return suspended_; }
+  bool viewKnown() const { return viewKnown_; }
+
+ private:
+  CursorPlan planSnapshot(const nlohmann::json& snapshot, uint64_t emitterSeq);
+  CursorPlan planDelta(const nlohmann::json& delta, uint64_t emitterSeq);
+  bool inStep(uint64_t emitterSeq) const { return !options_.alwaysRebase && exact_ && emitterSeq == ours_; }
+  CursorPlan& remember(CursorPlan& plan, bool wasInStep);
+
+  CursorOptions options_;
+  nlohmann::json view_;
+  bool viewKnown_ = false;
+  bool fromInput_ = false;  // the view is the client's input state (no agent snapshot yet)
+  bool suspended_ = false;
+  bool exact_ = false;  // at ours_, the emitter held exactly the agent's state
+  uint64_t ours_ = 0;   // the emitter's seq after this run's last write
+  // The last Write plan: was it a snapshot, and which of its tries leave the emitter exact.
+  bool planSnapshot_ = false;
+  std::vector<bool> planExact_;
+};
+
+}  // namespace agui_sync

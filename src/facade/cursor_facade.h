@@ -1,0 +1,46 @@
+#pragma once
+// String facade over UpstreamCursor (emit/upstream_cursor.h) for the bindings:
+// the run's decisions in the core, the writes in the language, which may be
+// asynchronous (a store-bound emitter). Plain C++, exception-free.
+//
+//   CursorFacade(optionsJson)   {alwaysRebase: bool, maxDepth: n}; initResult() says
+//                               why options were refused (invalid-options)
+//   begin(viewJson, fromInput, emitterSeq)
+//                               {"ok":true} | failure (invalid-json, limit-exceeded)
+//   plan(eventJson, emitterSeq) {"ok":true,"kind":"pass"}
+//                               | {"ok":true,"kind":"drop","reason":code}
+//                               | {"ok":true,"kind":"write","snapshot":b,
+//                                  "tries":[{"patch":[ops]} | {"update":state}, ...]}
+//                               | failure (invalid-json, limit-exceeded): nothing changed
+//                               The caller tries each in order: a patch the emitter refuses
+//                               as not applicable (patch-failed, precondition-failed,
+//                               invalid-patch) moves to the next; an update always lands.
+//   settle(landed, emitterSeq)  after a write plan: the index of the try that landed, or -1
+//   suspend()                   the emitter refused the run's input state
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <agui_sync/codes.h>
+
+#include "emit/upstream_cursor.h"
+
+namespace agui_sync {
+
+class CursorFacade {
+ public:
+  explicit CursorFacade(const std::string& optionsJson);
+  const std::string& initResult() const { return initResult_; }
+  std::string begin(const std::string& viewJson, bool fromInput, double emitterSeq);
+  std::string plan(const std::string& eventJson, double emitterSeq);
+  void settle(int landed, double emitterSeq);
+  void suspend() { cursor_.suspend(); }
+  bool suspended() const { return cursor_.suspended(); }
+
+ private:
+  UpstreamCursor cursor_;
+  size_t maxDepth_ = 128;
+  std::string initResult_;
+};
+
+}  // namespace agui_sync

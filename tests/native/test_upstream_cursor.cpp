@@ -1,0 +1,168 @@
+// UpstreamCursor / CursorFacade: how an upstream agent's state events go on
+// top of its thread's emitter. A seeded property test drives a real
+// EmitterFacade the way every binding does (each try in order, a not-applicable
+// patch moves on, settle()), with another writer moving the thread meanwhile:
+//  - while nobody else writes, the emitter holds exactly the agent's state;
+//  - the other writer's keys survive the agent's writes wherever the agent did
+//    not write (the agent owns /a, the other /o);
+//  - a delta that does not fit the agent's own state is dropped with every
+//    later one until the agent's next snapshot, which heals it.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "facade/cursor_facade.h"
+#include "facade/emitter_facade.h"
+
+using agui_sync::CursorFacade;
+using agui_sync::EmitterFacade;
+using nlohmann::json;
+
+namespace {
+
+// Carries out a plan as a binding does; returns the events sent (null when dropped).
+json carryOut(CursorFacade& cursor, EmitterFacade& emitter, const json& event) {
+  const json plan = json::parse(cursor.plan(event.dump(), emitter.seq()));
+  REQUIRE(plan["ok"] == true);
+  if (plan["kind"] == "pass") return json::array({event});
+  if (plan["kind"] == "drop") return nullptr;
+  int index = 0;
+  for (const auto& attempt : plan["tries"]) {
+    const bool update = attempt.contains("update");
+    const json r = json::parse(update ? emitter.update(attempt["update"].dump()) : emitter.patch(attempt["patch"].dump()));
+    if (r["ok"] == true) {
+      cursor.settle(index, emitter.seq());
+      return r["events"];
+    }
+    REQUIRE(!update);  // an update always lands (within limits)
+    const std::string code = r["code"];
+    REQUIRE((code == "patch-failed" || code == "precondition-failed" || code == "invalid-patch"));
+    ++index;
+  }
+  cursor.settle(-1, emitter.seq());
+  return nullptr;
+}
+
+json snapshotEvent(const json& state) { return {{"type", "STATE_SNAPSHOT"}, {"snapshot", state}}; }
+json deltaEvent(const json& ops) { return {{"type", "STATE_DELTA"}, {"delta", ops}}; }
+json stateOf(EmitterFacade& emitter) { return json::parse(emitter.stateJson()); }
+
+// A random write of the agent under /a: a delta (usually) or a whole snapshot.
+json agentEvent(std::mt19937& rng, json& agent) {
+  const std::string key = std::to_string(rng() % 6);
+  if (rng() % 5 == 0) {
+    agent["a"] = json::object();
+    for (int i = 0; i < 3; ++i) agent["a"][std::to_string(rng() % 6)] = static_cast<int>(rng() % 100);
+    return snapshotEvent(agent);
+  }
+  json op;
+  if (agent["a"].contains(key) && rng() % 3 == 0) {
+    op = {{"op", "remove"}, {"path", "/a/" + key}};
+    agent["a"].erase(key);
+  } else {
+    const int value = static_cast<int>(rng() % 100);
+    op = {{"op", "add"}, {"path", "/a/" + key}, {"value", value}};
+    agent["a"][key] = value;
+  }
+  return deltaEvent(json::array({op}));
+}
+
+}  // namespace
+
+TEST_CASE("cursor: in step, the emitter holds exactly the agent's state", "[cursor][property]") {
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    EmitterFacade emitter(R"({"epoch":"e"})");
+    CursorFacade cursor("{}");
+    json agent = {{"a", json::object()}};
+    REQUIRE(json::parse(emitter.update(agent.dump()))["ok"] == true);
+    REQUIRE(json::parse(cursor.begin(agent.dump(), true, emitter.seq()))["ok"] == true);
+    for (int step = 0; step < 40; ++step) {
+      REQUIRE(!carryOut(cursor, emitter, agentEvent(rng, agent)).is_null());
+      REQUIRE(stateOf(emitter) == agent);
+    }
+  }
+}
+
+TEST_CASE("cursor: another writer's keys survive the agent's writes", "[cursor][property]") {
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    EmitterFacade emitter(R"({"epoch":"e"})");
+    CursorFacade cursor("{}");
+    json agent = {{"a", json::object()}};
+    json other = json::object();
+    REQUIRE(json::parse(emitter.update(agent.dump()))["ok"] == true);
+    REQUIRE(json::parse(cursor.begin(agent.dump(), false, emitter.seq()))["ok"] == true);
+    for (int step = 0; step < 40; ++step) {
+      if (rng() % 3 == 0) {  // the other writer: a client edit or another run, under /o
+        other[std::to_string(rng() % 4)] = static_cast<int>(rng() % 100);
+        const json ops = json::array({{{"op", "add"}, {"path", "/o"}, {"value", other}}});
+        REQUIRE(json::parse(emitter.patch(ops.dump()))["ok"] == true);
+      }
+      REQUIRE(!carryOut(cursor, emitter, agentEvent(rng, agent)).is_null());
+      const json state = stateOf(emitter);
+      REQUIRE(state["a"] == agent["a"]);
+      if (!other.empty()) REQUIRE(state["o"] == other);
+    }
+  }
+}
+
+TEST_CASE("cursor: a delta that does not fit the agent's state is dropped until its snapshot", "[cursor]") {
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  CursorFacade cursor("{}");
+  REQUIRE(json::parse(emitter.update(R"({"a":{"x":1}})"))["ok"] == true);
+  REQUIRE(json::parse(cursor.begin(R"({"a":{"x":1}})", false, emitter.seq()))["ok"] == true);
+  const double before = emitter.seq();
+  // The agent removes what it never had: its own state and the emitter both refuse.
+  CHECK(carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"remove","path":"/a/nope"}])"))).is_null());
+  CHECK(cursor.suspended());
+  CHECK(carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"add","path":"/a/y","value":2}])"))).is_null());
+  CHECK(emitter.seq() == before);  // nothing went out for either
+  const json healed = carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":{"x":1,"z":3}})")));
+  REQUIRE(!healed.is_null());
+  CHECK(!cursor.suspended());
+  CHECK(stateOf(emitter) == json::parse(R"({"a":{"x":1,"z":3}})"));
+  CHECK(carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"add","path":"/a/w","value":4}])"))).size() == 1);
+}
+
+TEST_CASE("cursor: out of step, a write inside what another writer removed takes the agent's whole state", "[cursor]") {
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  CursorFacade cursor("{}");
+  REQUIRE(json::parse(emitter.update(R"({"a":{"list":{"k":1}},"o":1})"))["ok"] == true);
+  REQUIRE(json::parse(cursor.begin(R"({"a":{"list":{"k":1}},"o":1})", false, emitter.seq()))["ok"] == true);
+  REQUIRE(json::parse(emitter.patch(R"([{"op":"remove","path":"/a"}])"))["ok"] == true);  // another writer
+  const json out = carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"add","path":"/a/list/j","value":2}])")));
+  REQUIRE(!out.is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"a":{"list":{"k":1,"j":2}},"o":1})"));
+}
+
+TEST_CASE("cursor: the client's input state is not the thread's: out of step only the diff goes on", "[cursor]") {
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  CursorFacade cursor("{}");
+  REQUIRE(json::parse(emitter.update(R"({"a":0,"o":"thread"})"))["ok"] == true);
+  // The run starts from the client's state, which holds an edit the thread refused.
+  REQUIRE(json::parse(cursor.begin(R"({"a":0,"o":"client"})", true, emitter.seq() + 1))["ok"] == true);
+  const json out = carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"replace","path":"/a","value":1}])")));
+  REQUIRE(!out.is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"a":1,"o":"thread"})"));
+}
+
+TEST_CASE("cursor facade: pass-through, bad input and options", "[cursor][facade]") {
+  CursorFacade cursor("{}");
+  CHECK(json::parse(cursor.initResult())["ok"] == true);
+  CHECK(json::parse(cursor.plan(R"({"type":"TEXT_MESSAGE_CONTENT","delta":"hi"})", 0))["kind"] == "pass");
+  CHECK(json::parse(cursor.plan("{not json", 0))["code"] == "invalid-json");
+  CHECK(json::parse(cursor.begin(std::string(300, '[') + std::string(300, ']'), false, 0))["code"] == "limit-exceeded");
+  CHECK(json::parse(CursorFacade(R"({"alwaysRebase":1})").initResult())["code"] == "invalid-options");
+  CHECK(json::parse(CursorFacade(R"({"maxDepth":0})").initResult())["code"] == "invalid-options");
+  // A delta that is not an array is dropped as invalid-patch, and suspends.
+  CursorFacade other("{}");
+  REQUIRE(json::parse(other.begin("{}", false, 1))["ok"] == true);
+  const json plan = json::parse(other.plan(R"({"type":"STATE_DELTA","delta":{"op":"add"}})", 1));
+  CHECK(plan["kind"] == "drop");
+  CHECK(plan["reason"] == "invalid-patch");
+  CHECK(other.suspended());
+}
