@@ -16,6 +16,7 @@ from ._codes import (
     RESYNC_REASONS,
     SNAPSHOT_REASONS,
 )
+from .asgi import StateSyncMiddleware
 from .approvals import consume_approval, effect_key
 from .canonical import canonical_json, state_digest, verify_approval
 from .emitter import StateEmitter
@@ -38,4 +39,5 @@ __all__ = [
     "render_state_for_prompt", "prompt_message", "prompt_preamble",
     "memory_store", "redis_store", "consume_approval", "effect_key", "once",
     "catch_up", "read_resync_request", "HEADER_CATCH_UP", "StateSequencer", "sequence_state",
+    "StateSyncMiddleware",
 ]

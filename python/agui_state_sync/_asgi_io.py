@@ -1,0 +1,118 @@
+"""ASGI plumbing for StateSyncMiddleware: the request body read once and
+replayed to the app, the app's response caught on its way out, and the
+sequenced stream interleaved with heartbeats."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional
+
+Message = Dict[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+Receive = Callable[[], Awaitable[Message]]
+_END = object()
+
+
+async def read_body(receive: Receive) -> bytes:
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ConnectionAbortedError("the client went away before the request body arrived")
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """The app's receive(): the (rewritten) body once, then the client's own messages (a disconnect)."""
+    sent = False
+
+    async def app_receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+    return app_receive
+
+
+def with_length(scope: Dict[str, Any], length: int) -> Dict[str, Any]:
+    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
+
+
+def is_event_stream(start: Message) -> bool:
+    if start.get("status") != 200:
+        return False
+    content_type = next((v for k, v in start.get("headers", []) if k.lower() == b"content-type"), b"")
+    return content_type.split(b";")[0].strip().lower() == b"text/event-stream"
+
+
+class ResponseTap:
+    """The app's send(): an SSE response's body chunks go to ``chunks()``; any
+    other response goes to the client untouched."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self.start: Optional[Message] = None  # the SSE response's start, held back
+        self.passthrough = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            if is_event_stream(message):
+                self.start = message
+            else:
+                self.passthrough = True
+                self._queue.put_nowait(_END)
+        if self.passthrough:
+            await self._send(message)
+            return
+        if message["type"] == "http.response.body":
+            if message.get("body"):
+                self._queue.put_nowait(bytes(message["body"]))
+            if not message.get("more_body"):
+                self._queue.put_nowait(_END)
+
+    def finish(self) -> None:
+        """The app returned (or failed): whatever it did not end ends here."""
+        self._queue.put_nowait(_END)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self._queue.get()
+            if item is _END:
+                return
+            yield item
+
+
+def sse_start(start: Message) -> Message:
+    """The app's response start without its content-length (the body is rewritten)."""
+    headers: List[Any] = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+    return {**start, "headers": headers}
+
+
+async def with_heartbeats(stream: AsyncIterator[bytes], beat: Callable[[], Optional[bytes]],
+                          interval_s: Optional[float]) -> AsyncIterator[bytes]:
+    """``stream``'s chunks, and ``beat()`` whenever it is quiet for ``interval_s``."""
+    pending: Optional[asyncio.Task] = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(stream.__anext__())
+            done, _ = await asyncio.wait({pending}, timeout=interval_s)
+            if not done:
+                line = beat()
+                if line:
+                    yield line
+                continue
+            try:
+                chunk = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = None
+            yield chunk
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
