@@ -29,7 +29,7 @@ class EventReader:
         if isinstance(item, (bytes, bytearray, memoryview)):
             return [self._parse(data) for kind, _, data, _, oversized in self._framer.feed(bytes(item))
                     if kind == "event" and not oversized and data]
-        event = plain(item, event=True)
+        event = _event_dict(item)
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise sync_error("invalid-event", f"sequence_state(): an upstream item is not an AG-UI event: {type(item).__name__}")
         return [event]
@@ -43,6 +43,21 @@ class EventReader:
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise sync_error("invalid-event", "sequence_state(): an upstream SSE event has no type")
         return event
+
+
+_PAYLOADS = {"STATE_SNAPSHOT": "snapshot", "STATE_DELTA": "delta"}
+
+
+def _event_dict(item: Any) -> Any:
+    """An SDK event object as a dict; its state payload is taken as it is rather
+    than dumped (model_dump of a large snapshot costs more than sequencing it)."""
+    if not callable(getattr(item, "model_dump", None)):
+        return item
+    kind = getattr(item, "type", None)
+    name = _PAYLOADS.get(getattr(kind, "value", kind))  # the SDK's EventType is a str enum
+    if name is None or getattr(item, name, None) is None:
+        return plain(item, event=True)
+    return {**item.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={name}), name: getattr(item, name)}
 
 
 async def events_of(upstream: Upstream) -> AsyncIterator[Dict[str, Any]]:
