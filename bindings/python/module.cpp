@@ -20,6 +20,7 @@
 
 #include <agui_sync/codes.h>
 
+#include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "receive/sse_framer.h"
 #include "facade/prompt_facade.h"
@@ -108,6 +109,23 @@ void bindFramer(nb::module_& m) {
       .def("reset", &agui_sync::SseFramer::reset);
 }
 
+// The run's decisions for an upstream agent's state events (src/facade/cursor_facade.h);
+// the Python layer carries out the plan against its emitter (run_stamper.py).
+void bindCursor(nb::module_& m) {
+  using agui_sync::CursorFacade;
+  nb::class_<CursorFacade>(m, "CursorFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const CursorFacade& f) { return f.initResult(); })
+      .def("begin", [](CursorFacade& f, const nb::bytes& view, bool fromInput, double seq) {
+             return f.begin(text(view), fromInput, seq);
+           }, nb::arg("view_json"), nb::arg("from_input"), nb::arg("emitter_seq"))
+      .def("plan", [](CursorFacade& f, const nb::bytes& event, double seq) { return f.plan(text(event), seq); },
+           nb::arg("event_json"), nb::arg("emitter_seq"))
+      .def("settle", &CursorFacade::settle, nb::arg("landed"), nb::arg("emitter_seq"))
+      .def("suspend", &CursorFacade::suspend)
+      .def("suspended", &CursorFacade::suspended);
+}
+
 void bindEmitter(nb::module_& m) {
   nb::class_<EmitterFacade>(m, "EmitterFacade")
       .def(nb::init<const std::string&>(), nb::arg("options_json"))
@@ -138,6 +156,7 @@ NB_MODULE(_core, m) {
   bindSync(m);
   bindEmitter(m);
   bindFramer(m);
+  bindCursor(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
         nb::arg("approval_json"), nb::arg("state_json"));

@@ -70,6 +70,13 @@ class StateEmitter:
         text = json_bytes(ops, "patch() operations")
         return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
 
+    def _update_json(self, text: bytes) -> List[Event]:
+        # update() of a state already written as JSON (the sequencer has its text).
+        return self._events(parse(self._facade.update(text)), "update()", "invalid-json")
+
+    def _patch_json(self, text: bytes) -> List[Event]:
+        return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
+
     def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         """Judges a client's edits ([{editId, baseSeq, ops}]) under ``policy``
         ({ownership, onConflict}) and applies those it accepts: {events,

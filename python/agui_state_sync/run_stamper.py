@@ -1,27 +1,28 @@
-"""One run's events through its thread's StateEmitter (the Python twin of
-RunStamper in js/src/ag-ui/sequence-state.js). The emitter decides every
-seq, diff and patch; what is decided here, per run, is the orchestration the
-JS middleware also does and which belongs in a C++ facade shared by both
-(see the package's closing note): the move to the run's input state, the
-catch-up after RUN_STARTED, suspending deltas after one that did not apply
-until the agent's next snapshot, and rebasing a snapshot when another writer
-moved the thread meanwhile (the diff and patches for that run in C++ too, on
-a scratch emitter)."""
+"""One run's events through its thread's StateEmitter (the Python twin of the
+JS sequencers' run loop). How each of the agent's state events goes on top
+of the thread's state (in step or not, its own ops, a rebase diff, its whole
+state, suspending deltas that nobody can vouch for) is decided once in the
+core by the UpstreamCursor (src/emit/upstream_cursor.h, bound as
+_core.CursorFacade); this class only carries out its plan against the
+emitter and settles which try landed. What stays here: the move to the run's
+input state and the catch-up after RUN_STARTED (docs/wire.md section 3)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
-from ._json import json_bytes, json_text, parse
+from ._json import json_bytes, parse
 from .emitter import StateEmitter
-from .errors import AguiSyncError
+from .errors import AguiSyncError, failure_error
 from .resync import catch_up
 
 Event = Dict[str, Any]
 Report = Callable[[Event, Optional[BaseException]], None]
-MAX_TAIL = 4096  # deltas kept to rebase the agent's next snapshot
 _STAMP_FIELDS = ("type", "snapshot", "delta", "metadata", "seq", "base_seq")
+# A patch the emitter refuses as not applicable: the plan's next try.
+_NOT_APPLICABLE = frozenset(("patch-failed", "precondition-failed", "invalid-patch"))
+_PAYLOAD = {"STATE_SNAPSHOT": "snapshot", "STATE_DELTA": "delta"}
 
 
 class RunStamper:
@@ -30,11 +31,7 @@ class RunStamper:
         self.input = run_input
         self.report = report
         self.started = False  # the catch-up went out
-        self._suspended = False  # an agent delta did not apply: deltas wait for a snapshot
-        self._ours: Optional[int] = None  # the emitter's seq after this run's last write
-        self._view: Any = None  # the agent's state at its last snapshot (or the run's start)
-        self._view_known = False
-        self._tail: List[Any] = []  # the agent's deltas since _view
+        self.cursor = _core.CursorFacade("")
 
     def handle(self, event: Event) -> List[Event]:
         """The events to send for one event of the agent; the catch-up follows RUN_STARTED."""
@@ -44,83 +41,73 @@ class RunStamper:
             return [event, *self._prelude()]
         return [*self._prelude(), *self._events(event)]
 
-    def _events(self, event: Event) -> List[Event]:
-        kind = event.get("type")
-        if kind == "STATE_SNAPSHOT":
-            snapshot = event.get("snapshot")
-            rebase = self._rebase_ops(snapshot)
-            self._view, self._view_known, self._tail = snapshot, True, []
-            if rebase is None:
-                return self._stamp(event, lambda e: e.update(snapshot))
-            return self._stamp(event, lambda e: _patch_if_applies(e, rebase) or e.update(snapshot))
-        if kind != "STATE_DELTA":
-            return [event]
-        if len(self._tail) < MAX_TAIL:
-            self._tail.append(event.get("delta"))
-        else:
-            self._view_known = False  # too long a run of deltas to keep: its next snapshot replaces
-        if not self._suspended:
-            return self._stamp(event, lambda e: e.patch(event.get("delta")))
-        self.report(event, None)
-        return []
-
-    def _rebase_ops(self, snapshot: Any) -> Optional[List[Any]]:
-        """What the agent's snapshot changed since its previous state, when another
-        writer moved the thread meanwhile; None when nobody did or it is unknown."""
-        if self._ours is None or not self._view_known or self._suspended or self.emitter.seq == self._ours:
-            return None
-        try:
-            scratch = _core.EmitterFacade(json_text({"epoch": "rebase", "snapshotRatio": 1e12,
-                                                     "initialState": self._view}, "rebase"))
-            for delta in self._tail:
-                if not parse(scratch.patch(json_bytes(delta, "rebase"))).get("ok"):
-                    return None
-            result = parse(scratch.update(json_bytes(snapshot, "rebase")))
-        except AguiSyncError:
-            return None
-        if not result.get("ok"):
-            return None
-        events = result["events"]
-        if not events:
-            return []
-        return events[0]["delta"] if events[0].get("type") == "STATE_DELTA" else None
-
     def _prelude(self) -> List[Event]:
-        """The emitter moves to the run's input state, then the client that asked
-        (forwardedProps.stateSync) gets its catch-up."""
+        """The emitter moves to the run's input state, the cursor starts from it,
+        then the client that asked (forwardedProps.stateSync) gets its catch-up."""
         self.started = True
         state = self.input.get("state")
-        self._view, self._view_known = (state, True) if state is not None else (self.emitter.state, True)
+        refused: Optional[AguiSyncError] = None
         if state is not None:
             try:
                 self.emitter.update(state)
             except AguiSyncError as error:
-                self._suspended = True  # the agent's deltas are relative to a state the emitter refused
-                self.report({"type": "STATE_SNAPSHOT", "snapshot": state}, error)
+                refused = error
+        view = state if state is not None and refused is None else self.emitter.state
+        begun = parse(self.cursor.begin(json_bytes(view, "the run's state"), state is not None, self.emitter.seq))
+        if refused is not None or not begun.get("ok"):
+            self.cursor.suspend()  # the agent's deltas are relative to a state the emitter could not take
+            self.report({"type": "STATE_SNAPSHOT", "snapshot": state}, refused or failure_error(begun, "invalid-json", ""))
         asked = (self.input.get("forwardedProps") or {}).get("stateSync")
-        events = catch_up(self.emitter, self.input)["events"] if isinstance(asked, dict) else []
-        self._ours = self.emitter.seq
-        return events
+        return catch_up(self.emitter, self.input)["events"] if isinstance(asked, dict) else []
 
-    def _stamp(self, event: Event, apply: Callable[[StateEmitter], List[Event]]) -> List[Event]:
+    def _events(self, event: Event) -> List[Event]:
+        name = _PAYLOAD.get(event.get("type"))  # type: ignore[arg-type]
+        if name is None:
+            return [event]
         try:
-            stamped = apply(self.emitter)
-        except AguiSyncError as error:
-            self._suspended = True
-            self.report(event, error)
+            payload = json_bytes(event.get(name), f"the agent's {event['type']}")
+        except AguiSyncError as error:  # a payload JSON cannot hold: as one the emitter refuses
+            payload, refusal = b"null", error
+        else:
+            refusal = None
+        plan = parse(self.cursor.plan(b'{"type":"%s","%s":%s}' % (event["type"].encode(), name.encode(), payload),
+                                      self.emitter.seq))
+        if not plan.get("ok") or refusal is not None:
+            self.cursor.settle(-1, self.emitter.seq)
+            self.report(event, refusal or failure_error(plan, "invalid-json", f"the agent's {event['type']}: "
+                                                                              f"{plan.get('message')}"))
             return []
-        self._ours = self.emitter.seq
-        if event.get("type") == "STATE_SNAPSHOT":
-            self._suspended = False
-        # The agent's payload and top-level seq fields give way to the emitter's; its other fields ride along.
-        rest = {k: v for k, v in event.items() if k not in _STAMP_FIELDS}
-        own = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
-        return [{**rest, **e, "metadata": {**own, **e["metadata"]}} for e in stamped]
+        if plan["kind"] == "pass":
+            return [event]
+        if plan["kind"] == "drop":
+            self.report(event, None)
+            return []
+        return self._write(event, plan["tries"], payload)
+
+    def _write(self, event: Event, tries: List[Dict[str, Any]], payload: bytes) -> List[Event]:
+        """The plan's tries in order, the first that lands stands; settled either way."""
+        last: Optional[AguiSyncError] = None
+        for index, attempt in enumerate(tries):
+            update = "update" in attempt
+            value = attempt["update" if update else "patch"]
+            text = payload if value == "event" else json_bytes(value, "the rebase")
+            try:
+                stamped = self.emitter._update_json(text) if update else self.emitter._patch_json(text)
+            except AguiSyncError as error:
+                last = error
+                if not update and error.code in _NOT_APPLICABLE:
+                    continue
+                break
+            self.cursor.settle(index, self.emitter.seq)
+            return _carry(event, stamped)
+        self.cursor.settle(-1, self.emitter.seq)
+        self.report(event, last)
+        return []
 
 
-def _patch_if_applies(emitter: StateEmitter, ops: List[Any]) -> Optional[List[Event]]:
-    """The events of ``ops``, or None when they do not apply to the emitter's state."""
-    try:
-        return emitter.patch(ops)
-    except AguiSyncError:
-        return None
+def _carry(event: Event, stamped: List[Event]) -> List[Event]:
+    """The emitter's events, carrying the agent's other fields (its payload and
+    top-level seq fields give way to the emitter's)."""
+    rest = {k: v for k, v in event.items() if k not in _STAMP_FIELDS}
+    own = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
+    return [{**rest, **e, "metadata": {**own, **e["metadata"]}} for e in stamped]
