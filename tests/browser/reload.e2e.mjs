@@ -18,6 +18,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { ARTIFACTS, eur, launchChromium, startServer, truthOf, waitData } from './e2e-support.mjs';
+import { until } from '../support/until.mjs';
 
 // Drops, duplicates and reorders (no cuts: those depend on timing).
 const FAULTS = { seed: 31, drop: 0.08, duplicate: 0.08, reorder: 0.1, latencyMs: 20, jitterMs: 30 };
@@ -89,8 +90,11 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   const agentSeq = async () => (await (await fetch(new URL(`/truth?threadId=${before.threadId}`, url))).json()).seq;
   await page.route('**/agent', async (route) => {
     await looked;
-    for (let tries = 0; tries < 200 && (await agentSeq()) < before.lastSeq + 2; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-    await route.continue();
+    try {
+      await until(async () => (await agentSeq()) >= before.lastSeq + 2, 'the agent to move on during the reload');
+    } finally {
+      await route.continue();
+    }
   }, { times: 1 });
   // Where the page really was when it went away.
   await page.evaluate(() => addEventListener('pagehide', () => sessionStorage.setItem('test:lastSeqAtUnload', String(window.__demo.sync.lastSeq))));
@@ -120,10 +124,8 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
 
   // The server's log: the reloaded page asked from its checkpoint, and got a replay.
   let truth = await truthOf(page, after.threadId);
-  for (const started = Date.now(); !truth.connections.some((c) => c.reason === 'restored'); truth = await truthOf(page, after.threadId)) {
-    assert.ok(Date.now() - started < 10000, `the reloaded page never reconnected: ${JSON.stringify(truth.connections)}`);
-    await page.waitForTimeout(100);
-  }
+  await until(async () => (truth = await truthOf(page, after.threadId)).connections.some((c) => c.reason === 'restored'),
+    () => `the reloaded page to reconnect: ${JSON.stringify(truth.connections)}`);
   const restoredConn = truth.connections.find((c) => c.reason === 'restored');
   assert.equal(restoredConn.lastSeq, after.lastSeq, 'it said where its checkpoint was');
   assert.equal(restoredConn.mode, 'replay', `a replay, not a snapshot: ${JSON.stringify(truth.connections)}`);
