@@ -304,9 +304,9 @@ describe('persist: writing', () => {
     assert.equal(storage.pending.length, 0, 'the retry waits');
     advance(49);
     // Sound without waiting: the retry's timer is on the mocked clock, so only advance() can fire it, and firing it
-    // starts a write at once (offer()), which flush() then waits for; that write's storage.set() is never settled
-    // here. So flush() resolves only if no retry started by 49 ms (else the test's timeout fails it).
-    await sync.flush();
+    // starts a write at once (offer()). atStorage() returns when the writer is idle (no retry started by 49 ms) or
+    // when that write has reached storage, where nothing settles it: the count below tells which.
+    await atStorage([sync], storage);
     assert.equal(storage.pending.length, 0, 'not before 50 ms');
     advance(1);
     await until(() => storage.pending.length === 1, 'the retry after 50 ms');
