@@ -66,8 +66,9 @@ struct Writer {
     return true;
   }
 
-  // The slow path of writeStr: code point by code point, U+FFFD for each surrogate.
-  bool writeReplacingSurrogates(PyObject* v) {
+  // A str's UTF-8 with U+FFFD for each lone surrogate (code point by code point:
+  // the slow path, for the strings that have no UTF-8 form of their own).
+  static std::string wellFormedUtf8(PyObject* v) {
     std::string utf8;
     const Py_ssize_t n = PyUnicode_GET_LENGTH(v);
     for (Py_ssize_t i = 0; i < n; ++i) {
@@ -89,6 +90,11 @@ struct Writer {
         utf8.push_back(char(0x80 | (c & 0x3F)));
       }
     }
+    return utf8;
+  }
+
+  bool writeReplacingSurrogates(PyObject* v) {
+    const std::string utf8 = wellFormedUtf8(v);
     appendString(utf8.data(), Py_ssize_t(utf8.size()));
     return true;
   }
@@ -176,7 +182,8 @@ struct Writer {
     if (tooDeep) return false;
     Py_ssize_t n = 0;
     const char* k = PyUnicode_AsUTF8AndSize(key, &n);
-    std::string seg(k, n);
+    if (k == nullptr) PyErr_Clear();  // a key with a lone surrogate: named with U+FFFD in the message
+    std::string seg = k != nullptr ? std::string(k, n) : wellFormedUtf8(key);
     for (size_t at = 0; (at = seg.find_first_of("~/", at)) != std::string::npos; at += 2)
       seg.replace(at, 1, seg[at] == '~' ? "~0" : "~1");
     where = "/" + seg + where;

@@ -147,3 +147,11 @@ def test_random_bytes_in_random_chunks_never_crash_the_receiver(data, size):
             assert o["kind"] in ("applied", "resync", "event", "ignored", "error")
     engine.end()
     assert engine.status in ("synced", "unverified", "resyncing")
+
+
+def test_a_bad_value_under_a_key_with_a_lone_surrogate_is_named_not_a_system_error():
+    # Found by fuzz_boundary.py: naming the path of the bad value read the key's
+    # UTF-8 form, which a lone surrogate does not have, and left an exception set.
+    with pytest.raises(AguiSyncError) as caught:
+        render_state_for_prompt({"k\ud800": float("nan")})
+    assert isinstance(caught.value, ValueError) and "(at /k\ufffd)" in str(caught.value)
