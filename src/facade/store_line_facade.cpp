@@ -1,0 +1,97 @@
+#include "facade/store_line_facade.h"
+
+#include <utility>
+#include <vector>
+
+#include <agui_sync/state_emitter.h>
+
+#include "facade/facade_json.h"
+
+namespace agui_sync {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr size_t kEnvelopeDepth = 4;  // an event around the state (as emitter_facade.cpp)
+
+std::optional<Failure> readOptions(const std::string& text, bool& incremental, EmitterOptions& caps) {
+  json opts;
+  if (auto failure = parseBounded(text.empty() ? "{}" : text, 8, opts)) return failure;
+  if (!opts.is_object()) return Failure{Code::InvalidOptions, "store line options must be an object", std::nullopt};
+  auto it = opts.find("incremental");
+  if (it != opts.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Failure{Code::InvalidOptions, "option incremental must be a boolean", std::nullopt};
+    incremental = it->get<bool>();
+  }
+  if (auto failure = readPositive(opts, "replayMaxEvents", caps.replayMaxEvents)) return failure;
+  if (auto failure = readPositive(opts, "replayMaxBytes", caps.replayMaxBytes)) return failure;
+  return readPositive(opts, "maxDepth", caps.maxDepth);
+}
+
+std::optional<Failure> invalidLine(const char* why) {
+  return Failure{Code::InvalidJson, std::string("a stored line ") + why, std::nullopt};
+}
+
+// The line's log, each event parsed from its text and counted in that text's bytes.
+std::optional<Failure> readLog(const json& texts, size_t maxDepth, std::vector<LoggedEvent>& log) {
+  if (!texts.is_array()) return invalidLine("needs events: an array of JSON texts");
+  log.reserve(texts.size());
+  for (const auto& text : texts) {
+    if (!text.is_string()) return invalidLine("has an event that is not a JSON text");
+    LoggedEvent logged;
+    logged.bytes = text.get_ref<const std::string&>().size();
+    if (auto failure = parseBounded(text.get_ref<const std::string&>(), maxDepth + kEnvelopeDepth + 2, logged.event)) {
+      return failure;
+    }
+    log.push_back(std::move(logged));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StoreLineFacade::StoreLineFacade(const std::string& optionsJson) {
+  bool incremental = true;
+  EmitterOptions caps;  // the emitter's defaults: the log is trimmed as its replay ring
+  if (auto failure = readOptions(optionsJson, incremental, caps)) {
+    initResult_ = failureJson(*failure);
+    return;
+  }
+  writes_ = StateWrites(incremental, caps.replayMaxEvents, caps.replayMaxBytes);
+  maxDepth_ = caps.maxDepth;
+  initResult_ = okJson();
+}
+
+std::string StoreLineFacade::open(const std::string& lineJson) {
+  head_.clear();
+  json line;
+  if (auto failure = parseBounded(lineJson, 4, line)) return failureJson(*failure);
+  auto state = line.is_object() ? line.find("state") : line.end();
+  auto stateSeq = line.is_object() ? line.find("stateSeq") : line.end();
+  if (!line.is_object() || state == line.end() || !state->is_string()) return failureJson(*invalidLine("needs state: a JSON text"));
+  if (stateSeq == line.end() || !stateSeq->is_number_unsigned()) return failureJson(*invalidLine("needs stateSeq >= 0"));
+  json value;
+  if (auto failure = parseBounded(state->get_ref<const std::string&>(), maxDepth_ + kEnvelopeDepth, value)) {
+    return failureJson(*failure);
+  }
+  std::vector<LoggedEvent> log;
+  auto events = line.find("events");
+  if (events != line.end()) {
+    if (auto failure = readLog(*events, maxDepth_, log)) return failureJson(*failure);
+  }
+  LineHead head = lineHead(std::move(value), stateSeq->get<uint64_t>(), log, maxDepth_);
+  if (head.failure) return failureJson(*head.failure);
+  writes_.restart(head.after);
+  head_ = head.state.dump(-1, ' ', false, json::error_handler_t::replace);
+  return R"({"ok":true,"events":)" + std::to_string(head.after.events) + R"(,"bytes":)" +
+         std::to_string(head.after.bytes) + "}";
+}
+
+std::string StoreLineFacade::headStateJson() {
+  std::string out = std::move(head_);
+  head_.clear();
+  return out;
+}
+
+}  // namespace agui_sync
