@@ -57,7 +57,13 @@ def _event_dict(item: Any) -> Any:
     name = _PAYLOADS.get(getattr(kind, "value", kind))  # the SDK's EventType is a str enum
     if name is None or getattr(item, name, None) is None:
         return plain(item, event=True)
-    return {**item.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={name}), name: getattr(item, name)}
+    payload = getattr(item, name)
+    if name == "delta" and isinstance(payload, list):
+        # The SDK holds a delta's ops as models: each dumped by its aliases ("from"),
+        # None kept (a replace to null is data, unlike the event's absent fields).
+        payload = [op.model_dump(mode="json", by_alias=True) if callable(getattr(op, "model_dump", None)) else op
+                   for op in payload]
+    return {**item.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={name}), name: payload}
 
 
 async def events_of(upstream: Upstream) -> AsyncIterator[Dict[str, Any]]:

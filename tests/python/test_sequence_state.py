@@ -144,3 +144,17 @@ async def test_a_snapshot_from_a_run_older_than_another_writer_is_rebased():
     rest = [e async for e in run_a]
     assert [e["type"] for e in rest] in (["STATE_DELTA"], ["STATE_SNAPSHOT"])
     assert sequencer.emitter_for("t").state == {"a": 1, "b": 9}  # b stands where run A did not write
+
+
+async def test_sdk_delta_events_carry_their_ops_as_data():
+    # ag_ui.core holds a STATE_DELTA's ops as models (MoveOperation's "from" is
+    # the field from_); a replace to None is a null value, not a missing one.
+    async def agent(_):
+        yield core.RunStartedEvent(thread_id="d", run_id="r")
+        yield core.StateSnapshotEvent(snapshot={"a": 1, "b": {"x": 1}, "pad": "p" * 500})
+        yield core.StateDeltaEvent(delta=[{"op": "replace", "path": "/a", "value": None},
+                                          {"op": "move", "from": "/b", "path": "/c"}])
+        yield core.RunFinishedEvent(thread_id="d", run_id="r")
+    sequencer, client = StateSequencer(), SyncEngine()
+    await collect(sequencer, agent, run_input(thread="d", state_sync={}), client)
+    assert client.status == "synced" and client.state == {"a": None, "c": {"x": 1}, "pad": "p" * 500}
