@@ -24,6 +24,7 @@
 #include "facade/emitter_facade.h"
 #include "receive/sse_framer.h"
 #include "facade/prompt_facade.h"
+#include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 #include "py_json.h"
 
@@ -126,6 +127,21 @@ void bindCursor(nb::module_& m) {
       .def("suspended", &CursorFacade::suspended);
 }
 
+// The durable line's rules for the store-bound emitter (agui_state_sync.durable).
+void bindStoreLine(nb::module_& m) {
+  using agui_sync::StoreLineFacade;
+  nb::class_<StoreLineFacade>(m, "StoreLineFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const StoreLineFacade& f) { return f.initResult(); })
+      .def("open", [](StoreLineFacade& f, const nb::bytes& line) { return f.open(text(line)); }, nb::arg("line_json"))
+      .def("head_state_json", &StoreLineFacade::headStateJson)
+      .def("needs_state", &StoreLineFacade::needsState, nb::arg("events"), nb::arg("bytes"), nb::arg("snapshot"))
+      .def("committed", &StoreLineFacade::committed, nb::arg("with_state"), nb::arg("events"), nb::arg("bytes"))
+      .def("restart", &StoreLineFacade::restart)
+      .def("max_events", &StoreLineFacade::maxEvents)
+      .def("max_bytes", &StoreLineFacade::maxBytes);
+}
+
 void bindEmitter(nb::module_& m) {
   nb::class_<EmitterFacade>(m, "EmitterFacade")
       .def(nb::init<const std::string&>(), nb::arg("options_json"))
@@ -157,6 +173,7 @@ NB_MODULE(_core, m) {
   bindEmitter(m);
   bindFramer(m);
   bindCursor(m);
+  bindStoreLine(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
         nb::arg("approval_json"), nb::arg("state_json"));

@@ -51,11 +51,34 @@ class StateEmitter:
                        guarded_paths=guarded_paths, test_all=test_all, snapshot_ratio=snapshot_ratio,
                        replay_max_events=replay_max_events, replay_max_bytes=replay_max_bytes,
                        max_depth=max_depth, edit_history=edit_history, ack_history=ack_history)
-        self._facade = _core.EmitterFacade(options_json(options, "StateEmitter()"))
+        self._attach(options_json(options, "StateEmitter()"))
+
+    def _attach(self, options_text: str) -> None:
+        self._facade = _core.EmitterFacade(options_text)
         check_init(parse(self._facade.init_result()), "StateEmitter()")
         self._epoch: str = self._facade.epoch()
         self._state: Any = None
         self._state_valid = False
+
+    @classmethod
+    def _with_state_text(cls, state_text: str, **options: Any) -> "StateEmitter":
+        """A StateEmitter whose initial state is JSON text already (a store's):
+        spliced into the facade's options, never parsed in Python."""
+        emitter = cls.__new__(cls)
+        epoch = options.get("epoch")
+        text = options_json({**options, "epoch": random_epoch() if epoch is None else epoch}, "StateEmitter()")
+        emitter._attach(text[:-1] + ("," if len(text) > 2 else "") + '"initialState":' + state_text + "}")
+        return emitter
+
+    @classmethod
+    async def open(cls, *, store: Any, key: str, **options: Any) -> Any:
+        """A StateEmitter bound to ``key`` of ``store`` (memory_store(),
+        redis_store()): a DurableStateEmitter whose writes are coroutines, each
+        committed to the store before it returns. It continues the key's state,
+        seq and epoch (epoch, start_seq, initial_state count only for a new
+        key). An unreachable store: AguiSyncError 'store-unavailable'."""
+        from .durable import open_store_emitter
+        return await open_store_emitter(store, key, options)
 
     def update(self, new_state: Any) -> List[Event]:
         """Diffs the current state against ``new_state``: one STATE_DELTA, or a
@@ -103,6 +126,17 @@ class StateEmitter:
         if not result.get("ok"):
             raise failure_error(result, "invalid-request", f"adopt_history() refused: {result.get('message')}")
         return int(result["adopted"])
+
+    def _adopt_history_json(self, text: bytes) -> int:
+        # adopt_history() of a log already held as JSON text (a store's).
+        result = parse(self._facade.adopt_history(text))
+        if not result.get("ok"):
+            raise failure_error(result, "invalid-request", f"adopt_history() refused: {result.get('message')}")
+        return int(result["adopted"])
+
+    def _state_text(self) -> str:
+        """The state's JSON text as the facade writes it (what a store keeps)."""
+        return self._facade.state_json()
 
     def provenance(self) -> List[Dict[str, Any]]:
         """[{path, writer: 'client', origin, seq}]: the pointers a client edit wrote last."""

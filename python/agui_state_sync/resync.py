@@ -118,7 +118,12 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
 
 
 def catch_up(emitter: "StateEmitter", request: Any) -> Dict[str, Any]:
-    """{mode: 'current' | 'replay' | 'snapshot', events} for a (re)connecting client."""
+    """{mode: 'current' | 'replay' | 'snapshot', events} for a (re)connecting
+    client; for a store-bound emitter (StateEmitter.open) a coroutine of it,
+    which first catches up with what other instances wrote to the store."""
+    store_catch_up = getattr(emitter, "_store_catch_up", None)
+    if callable(store_catch_up):
+        return store_catch_up(request)
     if not hasattr(emitter, "replay_since"):
         raise sync_type_error("invalid-argument", "catch_up() needs a StateEmitter")
     where = read_resync_request(request)

@@ -1,0 +1,373 @@
+"""DurableStateEmitter: a StateEmitter bound to one key of a store, what
+``await StateEmitter.open(store=..., key=...)`` returns (the twin of Node's
+createStateEmitter({ store, key }), js/src/server/store/durable-emitter.js).
+
+A local StateEmitter computes the events; each batch is committed to the
+store (with the new seq, atomically, only if the key is still where this
+emitter last saw it) before it is returned, so what a caller sends has
+landed, and two instances (Node or Python) writing one key never fork its
+seq: the loser re-reads the store's line, recomputes and retries. Same keys,
+records and rules as Node: a Node emitter and a Python emitter can write one
+key.
+
+The store unreachable mid-write: the emitter goes on alone under a fresh
+epoch of its own (a line no other instance can write), sending a snapshot
+to start it; catch-ups get snapshots. Unlike Node there is no timer: the
+store is tried again on the next write or catch-up, at most once a second,
+or at once by refresh(); when it answers, this emitter's line becomes the
+stored one (or, if another instance wrote meanwhile, the stored line goes on
+with this emitter's state on top).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional
+
+from ._durable_line import (build_local, copy_argument, events_of, line_of, line_rules, log_records,
+                            snapshot_catch_up, with_events)
+from ._json import json_bytes, json_text, parse, plain
+from ._options import random_epoch
+from .emitter import StateEmitter
+from .errors import AguiSyncError, sync_error
+from .resync import catch_up as _catch_up
+from .stores.contract import check_key, check_store
+
+MAX_ATTEMPTS = 16  # conflicts in a row before a write gives up ('store-conflict')
+RETRY_S = 1.0  # an unreachable store is tried again at most this often
+_NEW_KEY_ONLY = ("epoch", "start_seq", "initial_state")
+log = logging.getLogger("agui_state_sync")
+Apply = Callable[[StateEmitter], Any]
+
+
+class DurableStateEmitter:
+    """Writes (update, patch, apply_edits, catch_up, snapshot, refresh) are
+    coroutines, one at a time; ``seq``, ``epoch`` and ``state`` are those of
+    the last committed event."""
+
+    def __init__(self, store: Any, key: str, options: Dict[str, Any], local: StateEmitter,
+                 stored: Mapping[str, Any], rules: Any) -> None:
+        self._store, self._key, self._options, self._rules = store, key, options, rules
+        self._local = local
+        self._stored = {"epoch": stored["epoch"], "seq": stored["seq"]}  # the store's line as last seen
+        self._lock = asyncio.Lock()
+        self._in_flight = False  # the local is ahead of the store (a write under way)
+        self._held: Any = None  # the committed state while in flight (parsed on demand from _held_text)
+        self._held_text: Optional[str] = None
+        self._stale = False  # a write was cancelled mid-append: re-read the store before the next one
+        self._degraded: Optional[Dict[str, Any]] = None
+        self._next_try = 0.0
+        self._disposed = False
+        self._carried: Dict[str, int] = {}  # stats of the local emitters replaced so far
+        self.counters = {"commits": 0, "stateWrites": 0, "conflicts": 0, "reloads": 0, "degradations": 0,
+                         "recoveries": 0}
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def seq(self) -> int:
+        self._check()
+        return self._stored["seq"] if self._in_flight else self._local.seq
+
+    @property
+    def epoch(self) -> str:
+        self._check()
+        return self._stored["epoch"] if self._in_flight else self._local.epoch
+
+    @property
+    def state(self) -> Any:
+        """The state at ``seq``. Treat it as read-only."""
+        self._check()
+        if not self._in_flight:
+            return self._local.state
+        if self._held is None and self._held_text is not None:
+            self._held, self._held_text = parse(self._held_text), None
+        return self._held
+
+    @property
+    def degraded(self) -> bool:
+        """True while the store is unreachable and this emitter goes on alone."""
+        return self._degraded is not None
+
+    # The writes copy their arguments when called, not when their turn comes:
+    # the caller may change them meanwhile (a coroutine's body starts late).
+    def update(self, new_state: Any) -> Awaitable[List[Dict[str, Any]]]:
+        """As StateEmitter.update(), once committed. After a lost race the whole state is written again."""
+        return _now_or_raise(lambda: self._update_json(json_bytes(plain(new_state), "update() state")))
+
+    def patch(self, ops: Any) -> Awaitable[List[Dict[str, Any]]]:
+        """As StateEmitter.patch(), once committed. After a lost race the ops go on the winner's state."""
+        return _now_or_raise(lambda: self._patch_json(json_bytes(ops, "patch() operations")))
+
+    async def _update_json(self, text: bytes) -> List[Dict[str, Any]]:
+        async with self._turn():
+            return await self._commit(lambda e: e._update_json(text))
+
+    async def _patch_json(self, text: bytes) -> List[Dict[str, Any]]:
+        async with self._turn():
+            return await self._commit(lambda e: e._patch_json(text))
+
+    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None) -> Awaitable[Dict[str, Any]]:
+        """As StateEmitter.apply_edits(), once committed: {events, results}."""
+        return self._apply_edits(copy_argument(edits), copy_argument(policy))
+
+    async def _apply_edits(self, edits: Any, policy: Any) -> Dict[str, Any]:
+        async with self._turn():
+            return await self._commit(lambda e: e.apply_edits(edits, policy))
+
+    async def catch_up(self, request: Any) -> Dict[str, Any]:
+        """The catch-up of docs/wire.md section 3, after catching up with what
+        other instances wrote to the store; a snapshot while it is unreachable."""
+        async with self._turn():
+            if self._degraded:
+                await self._try_recover()
+            if self._degraded:
+                return snapshot_catch_up(self._local, request)
+            try:
+                await self._refresh(force=self._stale)
+            except Exception:  # cannot tell what the store holds now
+                return snapshot_catch_up(self._local, request)
+            return _catch_up(self._local, request)
+
+    def _store_catch_up(self, request: Any) -> Any:
+        # catch_up(emitter, request) of agui_state_sync (resync.py) comes here.
+        return self.catch_up(request)
+
+    async def snapshot(self) -> Dict[str, Any]:
+        """A STATE_SNAPSHOT at ``seq``, after the writes queued before it."""
+        async with self._turn():
+            return self._local.snapshot()
+
+    async def refresh(self) -> None:
+        """Brings this emitter up to what other instances wrote (catch_up does it itself);
+        while degraded, tries the store now."""
+        async with self._turn():
+            if self._degraded:
+                await self._try_recover(force=True)
+            else:
+                await self._refresh(force=self._stale)
+
+    def encode(self, event: Any, *, id: bool = True) -> bytes:  # noqa: A002 - the JS option's name
+        self._check()
+        return self._local.encode(event, id=id)
+
+    def heartbeat(self) -> bytes:
+        return b": hb %d\n\n" % self.seq
+
+    def provenance(self) -> List[Dict[str, Any]]:
+        self._check()
+        return self._local.provenance()
+
+    def stats(self) -> Dict[str, Any]:
+        """The local emitters' counters (summed over reloads), and ``store``."""
+        self._check()
+        stats = self._local.stats()
+        for name, value in self._carried.items():
+            stats[name] = stats.get(name, 0) + value
+        return {**stats, "store": {**self.counters, "degraded": self.degraded}}
+
+    def dispose(self) -> None:
+        """Pending and later calls fail with 'disposed'. The store keeps the key."""
+        self._disposed = True
+
+    def _check(self) -> None:
+        if self._disposed:
+            raise sync_error("disposed", "this DurableStateEmitter was disposed")
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """One write or catch-up at a time, in call order."""
+        self._check()
+        async with self._lock:
+            self._check()
+            yield
+
+    async def _commit(self, apply: Apply) -> Any:
+        """apply(local) computes the events; they are returned once the store holds them."""
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            if self._degraded:
+                await self._try_recover()
+            if self._stale and not self._degraded:
+                await self._recover_from_cancel()
+            self._hold()
+            out = apply(self._local)  # a refusal raises here, and nothing changed
+            events = events_of(out)
+            if not events or self._degraded:
+                return out
+            self._in_flight = True
+            try:
+                if await self._append(events):
+                    return out
+                self.counters["conflicts"] += 1
+                await self._reload()  # the line that won; then recompute on it
+            except asyncio.CancelledError:
+                self._stale = True  # whether the append landed is unknown: re-read before the next write
+                raise
+            except Exception as error:  # the store failed: go on alone
+                return self._degrade(out, error)
+            finally:
+                self._in_flight = False
+            if attempt < MAX_ATTEMPTS:
+                await asyncio.sleep(random.random() * attempt * 0.002)  # out of lockstep with the winner
+        raise sync_error("store-conflict", f"key {json.dumps(self._key)}: another writer won {MAX_ATTEMPTS} times in a "
+                                           "row; nothing was sent")
+
+    def _hold(self) -> None:
+        """Keeps the committed state for ``state`` while the write is under
+        way: the local's parsed state when it has one, else its text."""
+        local = self._local
+        self._held, self._held_text = (local._state, None) if local._state_valid else (None, local._state_text())
+
+    async def _append(self, events: List[Dict[str, Any]]) -> bool:
+        """True when ``events`` (computed from the stored line) landed; False when another writer got there first."""
+        records, size, snapshot = log_records(events)
+        with_state = self._rules.needs_state(len(records), size, snapshot)
+        write = {"baseSeq": self._stored["seq"], "epoch": self._stored["epoch"],
+                 "state": self._local._state_text() if with_state else None, "events": records,
+                 "maxEvents": self._rules.max_events(), "maxBytes": self._rules.max_bytes()}
+        if not (await self._store.append(self._key, write)).get("ok"):
+            return False
+        self._stored = {"epoch": self._local.epoch, "seq": self._local.seq}
+        self._rules.committed(with_state, len(records), size)
+        self.counters["commits"] += 1
+        self.counters["stateWrites"] += 1 if with_state else 0
+        return True
+
+    async def _reload(self) -> None:
+        """Continues the store's line (the key expired meanwhile: starts it again from ours)."""
+        self.counters["reloads"] += 1
+        stored = await self._store.load(self._key)
+        if stored is None:
+            ours = {**self._stored, "state": self._committed_text()}
+            if (await self._store.init(self._key, ours)).get("ok"):
+                stored = {**ours, "events": []}
+        if stored is None:
+            stored = await self._store.load(self._key)
+        if stored is None:
+            raise sync_error("store-unavailable", f"key {json.dumps(self._key)} vanished while it was being read")
+        self._replace_local(build_local(self._rules, self._options, stored, self._key))
+        self._stored = {"epoch": stored["epoch"], "seq": stored["seq"]}
+        self._stale = False
+        self._hold()
+
+    async def _refresh(self, force: bool = False) -> None:
+        """Reloads when the store's line moved past ours."""
+        head = await self._store.head(self._key)
+        if not force and head is not None and head == {"seq": self._stored["seq"], "epoch": self._stored["epoch"]}:
+            return
+        await self._reload()
+
+    async def _recover_from_cancel(self) -> None:
+        try:
+            await self._reload()
+        except Exception as error:  # the store failed: go on alone from where the local stands
+            self._degrade(None, error)
+
+    def _committed_text(self) -> str:
+        if not self._in_flight:
+            return self._local._state_text()
+        return self._held_text if self._held_text is not None else json_text(self._held, "the state")
+
+    def _replace_local(self, local: StateEmitter) -> None:
+        for name, value in self._local.stats().items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self._carried[name] = self._carried.get(name, 0) + value
+        self._local = local
+
+    def _degrade(self, out: Any, error: BaseException) -> Any:
+        """The store failed mid-write: go on alone under a fresh epoch, starting
+        with a snapshot (out's events never left)."""
+        old = self._local
+        snapshot = old.snapshot()  # repeats the recent edit verdicts: they carry over
+        epoch = random_epoch()
+        local = StateEmitter._with_state_text(old._state_text(), **self._options, epoch=epoch, start_seq=old.seq)
+        local.adopt_history([{**snapshot, "metadata": {**snapshot["metadata"], "epoch": epoch}}])
+        self._replace_local(local)
+        self._stale = False
+        self._degraded = {"since": time.time(), "reason": str(error)}
+        self._next_try = time.monotonic() + RETRY_S
+        self.counters["degradations"] += 1
+        self._log("warning", f"store unreachable ({error}); going on alone at epoch {epoch}, seq {local.seq}: live "
+                             "events flow, catch-ups get snapshots")
+        return None if out is None else with_events(out, [local.snapshot()])
+
+    async def _try_recover(self, force: bool = False) -> None:
+        """Makes this emitter's own line the stored one, if the store answers."""
+        if self._degraded is None or (not force and time.monotonic() < self._next_try):
+            return
+        self._next_try = time.monotonic() + RETRY_S
+        line = line_of(self._local)
+        try:
+            result = await self._store.reset(self._key, dict(self._stored), line)
+        except Exception:
+            return  # still unreachable
+        if result.get("ok"):
+            self._stored = {"epoch": line["epoch"], "seq": line["seq"]}
+            self._rules.restart()
+            self._recovered(f"store reachable again; continuing at epoch {line['epoch']}, seq {line['seq']}")
+            return
+        # Written meanwhile (another instance, or our timed-out write landed after all):
+        # the stored line goes on, with this emitter's state on top (the last writer wins).
+        mine = parse(line["state"])
+        try:
+            await self._reload()
+        except Exception:
+            return
+        self._recovered(f"store reachable again; the key was written meanwhile, continuing its epoch "
+                        f"{self._stored['epoch']} from seq {self._stored['seq']} with this instance's state")
+        try:
+            await self._commit(lambda e: e.update(mine))
+        except AguiSyncError as error:
+            self._log("warning", f"this instance's state could not be written on top ({error}); the stored state stands")
+
+    def _recovered(self, message: str) -> None:
+        self._degraded = None
+        self.counters["recoveries"] += 1
+        self._log("info", message)
+
+    def _log(self, level: str, message: str) -> None:
+        text = f"key {json.dumps(self._key)}: {message}"
+        store_log = getattr(self._store, "log", None)
+        if callable(store_log):
+            store_log("warn" if level == "warning" else level, text)
+        else:
+            getattr(log, level)("agui-state-sync: %s", text)
+
+
+def _now_or_raise(start: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
+    """start()'s coroutine; an error start() raises (a value JSON cannot hold)
+    is raised by awaiting, as every other refusal of a write."""
+    try:
+        return start()
+    except Exception as error:  # noqa: BLE001 - re-raised when awaited
+        failed = error
+
+    async def fail() -> Any:
+        raise failed
+    return fail()
+
+
+async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any]) -> DurableStateEmitter:
+    """Loads the key's line (state, seq, epoch, log) and continues it, or
+    starts it from the options. 'store-unavailable' when the store is unreachable."""
+    check_store(store, "StateEmitter.open() store")
+    check_key(key, "StateEmitter.open() key")
+    local = StateEmitter(**options)  # a wrong option fails before any I/O
+    base = {k: v for k, v in options.items() if k not in _NEW_KEY_ONLY}
+    rules = line_rules(store, base)
+    stored = await store.load(key)
+    if stored is None:
+        line = line_of(local)
+        if (await store.init(key, line)).get("ok"):
+            return DurableStateEmitter(store, key, base, local, line, rules)
+        stored = await store.load(key)  # another instance created it first
+        if stored is None:
+            raise sync_error("store-unavailable", f"key {json.dumps(key)} vanished while it was being created")
+    return DurableStateEmitter(store, key, base, build_local(rules, base, stored, key), stored, rules)
