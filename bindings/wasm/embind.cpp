@@ -1,7 +1,8 @@
 // Embind surface of agui-state-sync, built into two WebAssembly modules
 // (cmake/wasm.cmake) so that browsers never download the sender:
 //   agui_sync     (AGUI_BIND_SYNC)    the receiver SyncFacade (src/facade/sync_facade.h), browser + Node
-//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), servers
+//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h) and the
+//                 upstream CursorFacade (src/facade/cursor_facade.h), servers
 // Both export canonicalize/verify (SyncFacade's static helpers) and the prompt
 // renderer (renderPromptInput, src/facade/prompt_facade.h), so canonicalJson,
 // stateDigest, verifyApproval and renderStateForPrompt work with whichever
@@ -19,10 +20,12 @@
 #include <cstdint>
 #include <string>
 
+#include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
 #include "facade/sync_facade.h"
 
+using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
 using agui_sync::SyncFacade;
 
@@ -95,6 +98,15 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("seq", &EmitterFacade::seq)
       .function("epoch", &EmitterFacade::epoch)
       .function("statsJson", &EmitterFacade::statsJson);
+  // One upstream run's decisions (src/facade/cursor_facade.h): sequenceState() and the proxy.
+  emscripten::class_<CursorFacade>("CursorFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<CursorFacade>)
+      .function("begin", &CursorFacade::begin)
+      .function("plan", &CursorFacade::plan)
+      .function("settle", &CursorFacade::settle)
+      .function("suspend", &CursorFacade::suspend)
+      .function("suspended", &CursorFacade::suspended);
 }
 #endif
 

@@ -11,8 +11,9 @@ using json = nlohmann::json;
 
 namespace {
 
-WriteTry patchTry(json ops) { return WriteTry{false, std::move(ops)}; }
-WriteTry updateTry(json state) { return WriteTry{true, std::move(state)}; }
+WriteTry patchTry(json ops) { return WriteTry{false, false, std::move(ops)}; }
+WriteTry updateTry(json state) { return WriteTry{true, false, std::move(state)}; }
+WriteTry eventTry(bool update) { return WriteTry{update, true, json()}; }
 
 // The rebase diff: member by member, arrays whole unless only elements changed,
 // never collapsed (a collapsed container would overwrite others' writes in it).
@@ -45,7 +46,14 @@ CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) {
   if (type == nullptr || !type->is_string()) return {};
   if (*type == "STATE_SNAPSHOT") {
     const json* snapshot = member(event, "snapshot");
-    return planSnapshot(snapshot ? *snapshot : json(nullptr), emitterSeq);
+    if (snapshot == nullptr) {  // not a snapshot of anything: nobody can vouch for what follows
+      suspended_ = true;
+      CursorPlan drop;
+      drop.kind = CursorPlan::Kind::Drop;
+      drop.reason = "invalid-event";
+      return drop;
+    }
+    return planSnapshot(*snapshot, emitterSeq);
   }
   if (*type == "STATE_DELTA") {
     const json* delta = member(event, "delta");
@@ -60,7 +68,7 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, uint64_t emitterSe
   plan.snapshot = true;
   const bool wasInStep = inStep(emitterSeq);
   if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
-  plan.tries.push_back(updateTry(snapshot));
+  plan.tries.push_back(eventTry(true));
   view_ = snapshot;
   viewKnown_ = true;
   fromInput_ = false;
@@ -84,7 +92,7 @@ CursorPlan UpstreamCursor::planDelta(const json& delta, uint64_t emitterSeq) {
   const bool wasInStep = !outOfStep;
   // A delta is relative to the agent's previous state; out of step, that state
   // may be the client's input, which is not the thread's: then only the diff.
-  if (!outOfStep || !fromInput_ || !viewKnown_) plan.tries.push_back(patchTry(delta));
+  if (!outOfStep || !fromInput_ || !viewKnown_) plan.tries.push_back(eventTry(false));
   if (outOfStep && viewKnown_) {
     plan.tries.push_back(patchTry(rebaseOps(before, view_)));
     plan.tries.push_back(updateTry(view_));

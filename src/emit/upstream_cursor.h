@@ -40,7 +40,8 @@ struct CursorOptions {
 // next when they do not apply), or update() it to `state` (always lands).
 struct WriteTry {
   bool update = false;
-  nlohmann::json value;  // ops (a JSON array) or the state
+  bool fromEvent = false;  // the event's own delta or snapshot: `value` is left empty (no copy)
+  nlohmann::json value;    // otherwise the ops (a JSON array) or the state
 };
 
 struct CursorPlan {

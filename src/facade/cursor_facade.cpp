@@ -65,7 +65,7 @@ std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) 
   for (size_t i = 0; i < plan.tries.size(); ++i) {
     if (i) out += ',';
     out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
-    out += dumpSafe(plan.tries[i].value);
+    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
     out += '}';
   }
   return out + "]}";

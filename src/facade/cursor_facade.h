@@ -11,6 +11,8 @@
 //                               | {"ok":true,"kind":"drop","reason":code}
 //                               | {"ok":true,"kind":"write","snapshot":b,
 //                                  "tries":[{"patch":[ops]} | {"update":state}, ...]}
+//                               "event" in place of ops or a state: the event's own delta
+//                               or snapshot (not echoed: the caller holds it)
 //                               | failure (invalid-json, limit-exceeded): nothing changed
 //                               The caller tries each in order: a patch the emitter refuses
 //                               as not applicable (patch-failed, precondition-failed,

@@ -29,17 +29,17 @@
 // dropped event (default: one console.warn per run).
 //
 // Another writer of the thread meanwhile (another run's client edits, or
-// another instance on a store): the agent's deltas go on top of the thread's
-// state as they are; its snapshot is rebased (only what it changed since its
-// previous state, server/state-diff.js), so the other's writes stand where the
-// agent did not write.
+// another instance on a store): only what the agent changed goes on top of the
+// thread's state (its delta, else what its state changed since its previous
+// one), so the other's writes stand where the agent did not write. These
+// decisions are the core's (src/emit/upstream_cursor.h), shared with Python's
+// sequence_state.
 import { Middleware } from '@ag-ui/client';
-import { diffOps } from '../server/state-diff.js';
-import { applyDelta } from '../shared/state-mirror.js';
+import { UpstreamCursor } from '../server/upstream-cursor.js';
 import { Observable } from 'rxjs';
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { createStateEmitter } from '../server/emitter.js';
-import { after, patchIfApplies } from '../server/emitter-writes.js';
+import { after } from '../server/emitter-writes.js';
 import { syncTypeError } from '../engine/errors.js';
 import { emitterOptions } from '../server/emitter-options.js';
 import { clientEpoch, judgeEdits, readRunEdits } from '../server/run-edits.js';
@@ -182,19 +182,20 @@ class ThreadEmitters {
   }
 }
 
-// One run's events through the thread's emitter.
+// One run's events through the thread's emitter. How each agent state event
+// goes on is the core's decision (UpstreamCursor, server/upstream-cursor.js);
+// this class orders the run (the move to its input state, the catch-up after
+// RUN_STARTED) and carries the agent's other fields onto the stamped events.
 class RunStamper {
   #emitter;
+  #cursor;
   #input;
   #report;
   #started = false; // the catch-up went out
-  #suspended = false; // an agent delta did not apply: deltas wait for a snapshot
-  #ours = null; // the emitter's seq after this run's last write: another writer moved it when it differs
-  #view; // the agent's state at its last snapshot (or the run's start), undefined when unknown
-  #tail = []; // the agent's deltas since #view (the agent's state now: #view with these applied)
 
-  constructor(emitter, input, report) {
+  constructor(emitter, cursor, input, report) {
     this.#emitter = emitter;
+    this.#cursor = cursor;
     this.#input = input;
     this.#report = report;
   }
@@ -207,33 +208,14 @@ class RunStamper {
   }
 
   #events(event) {
-    if (event?.type === 'STATE_SNAPSHOT') {
-      const rebase = this.#rebaseOps(event.snapshot);
-      this.#view = event.snapshot;
-      this.#tail = [];
-      if (rebase === null) return this.#stamp(event, (e) => e.update(event.snapshot));
-      return this.#stamp(event, (e) => after(patchIfApplies(e, rebase), (events) => events ?? e.update(event.snapshot)));
-    }
-    if (event?.type !== 'STATE_DELTA') return [event];
-    if (this.#tail.length < MAX_TAIL) this.#tail.push(event.delta);
-    else this.#view = undefined; // too long a run of deltas to keep: its next snapshot replaces
-    if (!this.#suspended) return this.#stamp(event, (e) => e.patch(event.delta));
-    this.#report(event, null);
-    return [];
-  }
-
-  // What the agent's snapshot changed since its previous state, when another
-  // writer moved the thread meanwhile (null: nobody did, or the agent's
-  // previous state is unknown; then the snapshot replaces the state).
-  #rebaseOps(snapshot) {
-    if (this.#ours === null || this.#view === undefined || this.#suspended || this.#emitter.seq === this.#ours) return null;
-    let previous = this.#view;
-    try {
-      for (const delta of this.#tail) previous = applyDelta(previous, delta);
-    } catch {
-      return null;
-    }
-    return diffOps(previous, snapshot);
+    return after(this.#cursor.write(this.#emitter, event), (written) => {
+      if (!written.state) return written.events;
+      if (written.dropped !== null) {
+        this.#report(event, written.error);
+        return [];
+      }
+      return this.#carry(event, written.events);
+    });
   }
 
   // At the start of the run: the emitter moves to the run's input state, then
@@ -241,13 +223,12 @@ class RunStamper {
   #prelude() {
     this.#started = true;
     const input = this.#input;
+    let refusal = null;
     const refused = (error) => {
-      this.#suspended = true; // the agent's deltas will be relative to a state the emitter could not take
+      refusal = error; // the agent's deltas will be relative to a state the emitter could not take
       this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
     };
     let moved;
-    // Where the agent starts: its input state, else the thread's.
-    this.#view = input.state !== undefined ? input.state : this.#emitter.state;
     if (input.state !== undefined) {
       try {
         moved = this.#emitter.update(input.state);
@@ -256,33 +237,17 @@ class RunStamper {
         refused(error);
       }
     }
+    // Where the agent starts: its input state, else the thread's.
+    const begin = () => {
+      this.#cursor.begin(input.state !== undefined ? input.state : this.#emitter.state, input.state !== undefined, this.#emitter.seq);
+      if (refusal !== null) this.#cursor.suspend();
+    };
     const asked = input.forwardedProps?.stateSync;
-    const settle = () => { this.#ours = this.#emitter.seq; };
-    if (asked === null || typeof asked !== 'object') return after(moved, () => { settle(); return []; });
-    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => { settle(); return answer.events; }));
-  }
-
-  // The emitter's events for one agent state event, carrying the agent's other fields.
-  #stamp(event, apply) {
-    let stamped;
-    try {
-      stamped = apply(this.#emitter);
-    } catch (error) {
-      return this.#refused(event, error);
-    }
-    if (typeof stamped?.then === 'function') return stamped.then((s) => this.#carry(event, s), (error) => this.#refused(event, error));
-    return this.#carry(event, stamped);
-  }
-
-  #refused(event, error) {
-    this.#suspended = true;
-    this.#report(event, error);
-    return [];
+    if (asked === null || typeof asked !== 'object') return after(moved, () => { begin(); return []; });
+    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => { begin(); return answer.events; }));
   }
 
   #carry(event, stamped) {
-    this.#ours = this.#emitter.seq;
-    if (event.type === 'STATE_SNAPSHOT') this.#suspended = false;
     // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along.
     const { type, snapshot, delta, metadata, seq, base_seq: baseSeq, ...rest } = event;
     const own = metadata !== null && typeof metadata === 'object' ? metadata : {};
@@ -290,13 +255,13 @@ class RunStamper {
   }
 }
 
-const MAX_TAIL = 4096; // deltas kept to rebase the agent's next snapshot
 
 export class SequenceStateMiddleware extends Middleware {
   #threads;
   #onInconsistent;
   #edits; // the edit policy
   #maxDepth; // the emitters' (edits nested deeper are a bad request)
+  #engineOptions; // the emitter module's wasmBinary / locateFile, for the run cursors
 
   constructor(options) {
     super();
@@ -305,6 +270,7 @@ export class SequenceStateMiddleware extends Middleware {
     this.#onInconsistent = checked.onInconsistent;
     this.#edits = checked.edits;
     this.#maxDepth = checked.emitter.maxDepth;
+    this.#engineOptions = { wasmBinary: checked.emitter.wasmBinary, locateFile: checked.emitter.locateFile };
   }
 
   run(input, next) {
@@ -320,12 +286,16 @@ export class SequenceStateMiddleware extends Middleware {
         return undefined;
       }
       const threadId = String(input?.threadId ?? '');
-      this.#threads.acquire(threadId, input?.state).then(({ entry, fresh }) => {
-        release = once(() => this.#threads.release(entry));
+      const cursor = UpstreamCursor.create({ maxDepth: this.#maxDepth }, this.#engineOptions);
+      Promise.all([this.#threads.acquire(threadId, input?.state), cursor]).then(([{ entry, fresh }, runCursor]) => {
+        release = once(() => {
+          runCursor.dispose();
+          this.#threads.release(entry);
+        });
         if (closed) return release();
         const start = (runInput) => {
           if (closed) return;
-          inner = this.#relay(next.run(runInput), new RunStamper(entry.emitter, runInput, this.#reporter(input)), subscriber);
+          inner = this.#relay(next.run(runInput), new RunStamper(entry.emitter, runCursor, runInput, this.#reporter(input)), subscriber);
         };
         try {
           const started = after(this.#withEdits(input, edits, entry.emitter, fresh), start);
@@ -333,7 +303,10 @@ export class SequenceStateMiddleware extends Middleware {
         } catch (error) {
           subscriber.error(error); // the edits could not be judged, or the agent's run() threw
         }
-      }, (error) => subscriber.error(error));
+      }, (error) => {
+        cursor.then((c) => c.dispose(), () => {});
+        subscriber.error(error);
+      });
       return () => {
         closed = true;
         inner?.unsubscribe();

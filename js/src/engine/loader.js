@@ -42,6 +42,10 @@ export class Engine {
     return this.module.EmitterFacade;
   }
 
+  get CursorFacade() {
+    return this.module.CursorFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

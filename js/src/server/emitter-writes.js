@@ -8,7 +8,7 @@ export function after(value, fn, onError) {
 }
 
 // The refusals that mean "these ops do not apply to the state now" (nothing changed).
-const NOT_APPLICABLE = new Set(['patch-failed', 'precondition-failed', 'invalid-patch']);
+export const NOT_APPLICABLE = new Set(['patch-failed', 'precondition-failed', 'invalid-patch']);
 
 function notApplicable(error) {
   if (NOT_APPLICABLE.has(error?.code)) return null;

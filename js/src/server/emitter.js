@@ -255,10 +255,15 @@ export async function createStateEmitter(options) {
   return createLocalEmitter(options);
 }
 
+/** The sender engine (loaded once; `options`: wasmBinary, locateFile), for the upstream cursor. */
+export function loadEmitterEngine(options) {
+  return loadModule(EMITTER_MODULE, options ?? {});
+}
+
 // The emitter over its own C++ facade (what createStateEmitter gives without a store).
 async function createLocalEmitter(options) {
   const json = emitterOptions(options);
-  const engine = await loadModule(EMITTER_MODULE, options ?? {});
+  const engine = await loadEmitterEngine(options);
   const link = EngineLink.create(engine, 'EmitterFacade', json, 'StateEmitter');
   return new StateEmitter(link);
 }
