@@ -1,0 +1,178 @@
+"""One Redis thread key, written by a restarted Python emitter and by a Node
+emitter and a Python emitter interleaved, against a real redis-server. The
+Node emitter is tests/python/node_emitter_driver.mjs, driven over stdin and
+stdout one JSON line at a time, so the test decides who writes when (and
+which writes race). Invariants: the seq never forks (every seq once, each
+delta on the one before), the stored log holds the very events sent (the same
+bytes), both sides' states equal the log's replay, and a client at a recent
+seq gets a replay from either side."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import uuid
+
+import pytest
+
+from agui_state_sync import AguiSyncError, StateEmitter, SyncEngine, redis_store
+from agui_state_sync._json import json_text
+from conftest import REPO
+from redis_support import redis_url  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.anyio
+NODE = shutil.which("node")
+DRIVER = REPO / "tests" / "python" / "node_emitter_driver.mjs"
+
+
+class NodeEmitter:
+    """The Node side: one command, one answer, in order."""
+
+    def __init__(self, process: asyncio.subprocess.Process, ready: dict) -> None:
+        self.process = process
+        self.ready = ready
+
+    @classmethod
+    async def start(cls, url: str, prefix: str, key: str, options: dict) -> "NodeEmitter":
+        exports = json.loads((REPO / "js" / "package.json").read_text())["exports"]
+        main, server = ((REPO / "js" / _default(exports[name])).as_uri() for name in (".", "./server"))
+        process = await asyncio.create_subprocess_exec(
+            NODE, str(DRIVER), main, server, url, prefix, key, json.dumps(options), cwd=REPO, limit=1 << 26,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        line = await process.stdout.readline()
+        if not line:
+            pytest.fail(f"the Node driver did not start: {(await process.stderr.read()).decode()}")
+        return cls(process, json.loads(line))
+
+    async def send(self, op: str, **fields) -> dict:
+        self.process.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
+        await self.process.stdin.drain()
+        line = await self.process.stdout.readline()
+        assert line, (await self.process.stderr.read()).decode()
+        return json.loads(line)
+
+    async def close(self) -> None:
+        if self.process.returncode is None:
+            self.process.stdin.write(b'{"op":"close"}\n')
+            await self.process.stdin.drain()
+            self.process.stdin.close()
+            assert await self.process.wait() == 0, (await self.process.stderr.read()).decode()
+
+
+def _default(export) -> str:
+    return export["default"] if isinstance(export, dict) else export
+
+
+def replayed(start: dict, events: list) -> SyncEngine:
+    client = SyncEngine()
+    client.feed(b"".join(StateEmitter().encode(e) for e in [start, *events]))
+    return client
+
+
+async def stored_log(store, key: str) -> list:
+    client = await store.client()
+    return [fields["e"] for _, fields in await client.xrange(f"{store.prefix}{{{key}}}:log")]
+
+
+async def test_a_restarted_python_emitter_continues_the_seq_and_epoch(redis_url):  # noqa: F811
+    prefix, key = f"r{uuid.uuid4().hex[:6]}:", "thread-1"
+    store = redis_store(redis_url, prefix=prefix)
+    first = await StateEmitter.open(store=store, key=key, initial_state={"n": 0, "pad": "p" * 300},
+                                    snapshot_ratio=100, replay_max_events=8)
+    sent = []
+    for i in range(1, 12):
+        sent += await first.patch([{"op": "replace", "path": "/n", "value": i}])
+    assert first.stats()["store"]["stateWrites"] < first.stats()["store"]["commits"]  # most writes carry events only
+    await store.close()
+
+    store = redis_store(redis_url, prefix=prefix)  # the process restarted
+    try:
+        again = await StateEmitter.open(store=store, key=key, initial_state={"other": True})
+        assert (again.epoch, again.seq, again.state) == (first.epoch, 11, first.state)
+        answer = await again.catch_up({"headers": {"X-AGUI-State-Seq": "9", "X-AGUI-State-Epoch": first.epoch}})
+        assert answer["mode"] == "replay" and answer["events"] == sent[9:]
+        more = await again.patch([{"op": "replace", "path": "/n", "value": 12}])
+        assert more[0]["metadata"]["seq"] == 12 and more[0]["metadata"]["epoch"] == first.epoch
+    finally:
+        await store.close()
+
+
+def random_write(rng: random.Random, view: dict, step: int) -> tuple:
+    """A write computed from the writer's (maybe stale) view of the state."""
+    roll = rng.random()
+    if roll < 0.35:
+        fields = dict(view["fields"])
+        for _ in range(rng.randint(1, 3)):
+            fields[f"f{rng.randrange(12)}"] = f"{step}-{rng.randrange(1000)}"
+        return "update", {"state": {**view, "fields": fields, "n": step}}
+    if roll < 0.75:
+        return "patch", {"ops": [{"op": "add", "path": "/items/-", "value": {"step": step}},
+                                 {"op": "replace", "path": "/n", "value": step}]}
+    # Valid only on the state it was computed from: refused after a lost race.
+    return "patch", {"ops": [{"op": "test", "path": "/n", "value": view["n"]},
+                             {"op": "add", "path": f"/fields/t{step}", "value": step}]}
+
+
+async def python_write(emitter, op: str, args: dict) -> list:
+    try:
+        return await (emitter.update(args["state"]) if op == "update" else emitter.patch(args["ops"]))
+    except AguiSyncError as error:
+        assert error.code == "precondition-failed", error
+        return []
+
+
+async def node_write(node: NodeEmitter, op: str, args: dict, views: dict) -> list:
+    answer = await node.send(op, **args)
+    if not answer["ok"]:
+        assert answer["code"] == "precondition-failed", answer
+        return []
+    views["node"] = answer["state"]
+    return answer["events"]
+
+
+@pytest.mark.skipif(NODE is None, reason="node not installed")
+async def test_a_node_and_a_python_emitter_write_one_redis_key_interleaved(redis_url):  # noqa: F811
+    rng = random.Random(2323)
+    prefix, key = f"x{uuid.uuid4().hex[:6]}:", "shared-thread"
+    store = redis_store(redis_url, prefix=prefix)
+    initial = {"n": 0, "fields": {f"f{i}": "-" * 40 for i in range(12)}, "items": []}
+    py = await StateEmitter.open(store=store, key=key, initial_state=initial, snapshot_ratio=100,
+                                 replay_max_events=4096)
+    start = await py.snapshot()
+    node = await NodeEmitter.start(redis_url, prefix, key, {"snapshotRatio": 100, "replayMaxEvents": 4096})
+    try:
+        assert (node.ready["epoch"], node.ready["seq"]) == (py.epoch, 0)
+        views, sent = {"node": initial}, []
+        for step in range(1, 161):
+            who = rng.random()
+            if who < 0.4:
+                sent += await python_write(py, *random_write(rng, py.state, step))
+            elif who < 0.8:
+                sent += await node_write(node, *random_write(rng, views["node"], step), views)
+            else:  # both at once: their appends race in Redis
+                a, b = random_write(rng, py.state, step), random_write(rng, views["node"], step)
+                for events in await asyncio.gather(python_write(py, *a), node_write(node, *b, views)):
+                    sent += events
+        sent.sort(key=lambda e: e["metadata"]["seq"])
+        seqs = [e["metadata"]["seq"] for e in sent]
+        assert seqs == list(range(1, len(sent) + 1)) and len(sent) > 120  # every seq once, none lost
+        assert all(e["metadata"]["epoch"] == py.epoch for e in sent)
+        assert all(e["metadata"].get("baseSeq", s - 1) == s - 1 for e, s in zip(sent, seqs))
+        assert await stored_log(store, key) == [json_text(e, "an event") for e in sent]  # the events sent, byte for byte
+        truth = replayed(start, sent)
+        assert truth.status == "synced"
+        await py.refresh()
+        node_now = await node.send("refresh")
+        assert py.state == node_now["state"] == truth.state and py.seq == node_now["seq"] == len(sent)
+        recent = {"headers": {"X-AGUI-State-Seq": str(len(sent) - 5), "X-AGUI-State-Epoch": py.epoch}}
+        python_answer = await py.catch_up(recent)
+        node_answer = (await node.send("catchUp", request=recent))["catchUp"]
+        assert python_answer["mode"] == node_answer["mode"] == "replay"
+        assert python_answer["events"] == node_answer["events"] == sent[-5:]
+        conflicts = py.stats()["store"]["conflicts"] + node_now["stats"]["conflicts"]
+        assert conflicts > 20  # the two really wrote over each other's heads
+    finally:
+        await node.close()
+        await store.close()
