@@ -121,10 +121,10 @@ copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
 # make test-under-load: the JS suite, the browser suites (demo-test's files) and
 # the CopilotKit e2e while two busy loops keep both cores at 100% (issue 22): no
 # test may depend on how fast the machine is. Every suite runs, whatever the
-# others did; the loops are killed on exit, pass, fail or Ctrl-C.
+# others did; the loops are killed on exit, pass, fail or Ctrl-C (which stops the run).
 .PHONY: test-under-load
 test-under-load: wasm npm-deps conformance demo-build tests/copilotkit/node_modules/.package-lock.json
-	@busy=""; trap 'kill $$busy 2>/dev/null || true' EXIT INT TERM; \
+	@busy=""; trap 'kill $$busy 2>/dev/null || true' EXIT; trap 'exit 130' INT TERM; \
 	for i in 1 2; do sh -c 'while :; do :; done' & busy="$$busy $$!"; done; \
 	echo "test-under-load: busy loops$$busy on $$(nproc) cores"; \
 	status=0; \
