@@ -8,8 +8,14 @@ returning AGUIAdapter.dispatch_request(...)). For a POST to one of ``paths``
 whose response is text/event-stream, the middleware reads the RunAgentInput,
 judges the client's edits (the app gets the accepted state and no edits),
 reads the app's stream with the core's SSE framer, sequences it per threadId
-(sequence_state), answers the client's catch-up after RUN_STARTED, and writes
-heartbeats while the agent is quiet. Anything else passes through untouched.
+(sequence_state), answers the client's catch-up after RUN_STARTED (the
+client's position from its X-AGUI-State-* headers when it sent any, else
+from forwardedProps.stateSync, as Node's proxy reads it; the answer's mode in
+the X-AGUI-State-Sync response header, as Node's writeCatchUp sets it), and
+writes heartbeats while the agent is quiet. Anything else passes through
+untouched. ``store`` (memory_store(), redis_store()) binds each thread's
+emitter to its threadId there: a restart, or another instance, Node's too,
+continues the thread.
 
 Not here (the Node proxy's job): resuming the whole stream (chat text
 included) after a cut; a reconnecting client gets the state, not the text.
@@ -23,14 +29,16 @@ from typing import Any, Dict, Iterable, Optional
 
 from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
 from .errors import AguiSyncError, sync_type_error
+from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
 from .sequence import StateSequencer
 
 DEFAULT_HEARTBEAT_S = 15.0
+_STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD))
 
 
 class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
-                 heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S) -> None:
+                 store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -38,7 +46,9 @@ class StateSyncMiddleware:
             raise sync_type_error("invalid-options", "StateSyncMiddleware heartbeat_s must be a positive number or None")
         self.app = app
         self.paths = frozenset(paths)
-        self.sequencer = sequencer or StateSequencer()
+        if sequencer is not None and store is not None:
+            raise sync_type_error("invalid-options", "StateSyncMiddleware takes a sequencer or a store, not both")
+        self.sequencer = sequencer or StateSequencer(store=store)
         self.heartbeat_s = heartbeat_s
 
     async def __call__(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
@@ -53,7 +63,7 @@ class StateSyncMiddleware:
         if not isinstance(run_input, dict):  # not a RunAgentInput: the endpoint answers it
             await self.app(scope, replay(body, receive), send)
             return
-        await self._sequenced(scope, receive, send, run_input)
+        await self._sequenced(scope, receive, send, _with_header_position(scope, run_input))
 
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any]) -> None:
         tap = ResponseTap(send)
@@ -67,13 +77,14 @@ class StateSyncMiddleware:
             return tap.chunks()
 
         thread_id = str(run_input.get("threadId") or "")
-        stream = self.sequencer.run(start_agent, run_input, sse=True)
+        modes: list = []  # the catch-up's mode, known before its first byte
+        stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append)
         started = False
         try:
             async for chunk in with_heartbeats(stream, lambda: self._heartbeat(thread_id), self.heartbeat_s):
                 if not started:
                     started = True
-                    await send(sse_start(tap.start or {"type": "http.response.start", "status": 200}))
+                    await send(_start(tap.start, modes))
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except AguiSyncError as error:
             _cancel(app_task)
@@ -88,12 +99,38 @@ class StateSyncMiddleware:
             await app_task  # done, or finishing a response it passes through; its failure is raised
         if not tap.passthrough:
             if not started:
-                await send(sse_start(tap.start or {"type": "http.response.start", "status": 200}))
+                await send(_start(tap.start, modes))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _heartbeat(self, thread_id: str) -> Optional[bytes]:
         emitter = self.sequencer.emitter_for(thread_id)
         return None if emitter is None else emitter.heartbeat()
+
+
+def _start(start: Optional[Dict[str, Any]], modes: list) -> Dict[str, Any]:
+    """The app's response start, sequenced: X-AGUI-State-Sync: <mode> when the client was caught up."""
+    message = sse_start(start or {"type": "http.response.start", "status": 200})
+    if modes:
+        message["headers"] = [*message["headers"], (HEADER_CATCH_UP.lower().encode(), modes[0].encode())]
+    return message
+
+
+def _with_header_position(scope: Dict[str, Any], run_input: Dict[str, Any]) -> Dict[str, Any]:
+    """The run's input with the client's position from its X-AGUI-State-*
+    headers when it sent any (they win, as in Node's proxy), put where the
+    sequencer reads it: forwardedProps.stateSync (its edits kept)."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    if not any(name in headers for name in _STATE_HEADERS):
+        return run_input
+    where = read_resync_request({"headers": headers})
+    forwarded = run_input.get("forwardedProps")
+    forwarded = dict(forwarded) if isinstance(forwarded, dict) else {}
+    state_sync = forwarded.get("stateSync")
+    state_sync = dict(state_sync) if isinstance(state_sync, dict) else {}
+    state_sync.update({"lastSeq": where["lastSeq"], "epoch": where["epoch"], "reason": where["reason"],
+                       "held": where["held"]})
+    forwarded["stateSync"] = state_sync
+    return {**run_input, "forwardedProps": forwarded}
 
 
 def _cancel(task: Optional[asyncio.Task]) -> None:
@@ -102,8 +139,9 @@ def _cancel(task: Optional[asyncio.Task]) -> None:
 
 
 async def _refuse(send: Any, error: AguiSyncError) -> None:
-    """A request the sequencer refused before anything was sent (hostile edits): 400 with the code."""
+    """A request the sequencer refused before anything was sent: 400 with the code
+    (hostile edits), 503 when the thread's store is unreachable."""
     body = json.dumps({"ok": False, "code": error.code, "message": str(error)}).encode("utf-8")
-    await send({"type": "http.response.start", "status": 400,
+    await send({"type": "http.response.start", "status": 503 if error.code == "store-unavailable" else 400,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body, "more_body": False})

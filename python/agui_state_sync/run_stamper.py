@@ -5,10 +5,13 @@ state, suspending deltas that nobody can vouch for) is decided once in the
 core by the UpstreamCursor (src/emit/upstream_cursor.h, bound as
 _core.CursorFacade); this class only carries out its plan against the
 emitter and settles which try landed. What stays here: the move to the run's
-input state and the catch-up after RUN_STARTED (docs/wire.md section 3)."""
+input state and the catch-up after RUN_STARTED (docs/wire.md section 3).
+The emitter is a StateEmitter or a store-bound DurableStateEmitter, whose
+writes and catch-up are coroutines (awaited here)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
@@ -31,17 +34,18 @@ class RunStamper:
         self.input = run_input
         self.report = report
         self.started = False  # the catch-up went out
+        self.catch_up_mode: Optional[str] = None  # 'current' | 'replay' | 'snapshot' once answered
         self.cursor = _core.CursorFacade("")
 
-    def handle(self, event: Event) -> List[Event]:
+    async def handle(self, event: Event) -> List[Event]:
         """The events to send for one event of the agent; the catch-up follows RUN_STARTED."""
         if self.started:
-            return self._events(event)
+            return await self._events(event)
         if event.get("type") == "RUN_STARTED":
-            return [event, *self._prelude()]
-        return [*self._prelude(), *self._events(event)]
+            return [event, *await self._prelude()]
+        return [*await self._prelude(), *await self._events(event)]
 
-    def _prelude(self) -> List[Event]:
+    async def _prelude(self) -> List[Event]:
         """The emitter moves to the run's input state, the cursor starts from it,
         then the client that asked (forwardedProps.stateSync) gets its catch-up."""
         self.started = True
@@ -49,7 +53,7 @@ class RunStamper:
         refused: Optional[AguiSyncError] = None
         if state is not None:
             try:
-                self.emitter.update(state)
+                await _settled(self.emitter.update(state))
             except AguiSyncError as error:
                 refused = error
         view = state if state is not None and refused is None else self.emitter.state
@@ -58,9 +62,13 @@ class RunStamper:
             self.cursor.suspend()  # the agent's deltas are relative to a state the emitter could not take
             self.report({"type": "STATE_SNAPSHOT", "snapshot": state}, refused or failure_error(begun, "invalid-json", ""))
         asked = (self.input.get("forwardedProps") or {}).get("stateSync")
-        return catch_up(self.emitter, self.input)["events"] if isinstance(asked, dict) else []
+        if not isinstance(asked, dict):
+            return []
+        answer = await _settled(catch_up(self.emitter, self.input))
+        self.catch_up_mode = answer["mode"]
+        return answer["events"]
 
-    def _events(self, event: Event) -> List[Event]:
+    async def _events(self, event: Event) -> List[Event]:
         name = _PAYLOAD.get(event.get("type"))  # type: ignore[arg-type]
         if name is None:
             return [event]
@@ -82,9 +90,9 @@ class RunStamper:
         if plan["kind"] == "drop":
             self.report(event, None)
             return []
-        return self._write(event, plan["tries"], payload)
+        return await self._write(event, plan["tries"], payload)
 
-    def _write(self, event: Event, tries: List[Dict[str, Any]], payload: bytes) -> List[Event]:
+    async def _write(self, event: Event, tries: List[Dict[str, Any]], payload: bytes) -> List[Event]:
         """The plan's tries in order, the first that lands stands; settled either way."""
         last: Optional[AguiSyncError] = None
         for index, attempt in enumerate(tries):
@@ -92,7 +100,7 @@ class RunStamper:
             value = attempt["update" if update else "patch"]
             text = payload if value == "event" else json_bytes(value, "the rebase")
             try:
-                stamped = self.emitter._update_json(text) if update else self.emitter._patch_json(text)
+                stamped = await _settled(self.emitter._update_json(text) if update else self.emitter._patch_json(text))
             except AguiSyncError as error:
                 last = error
                 if not update and error.code in _NOT_APPLICABLE:
@@ -103,6 +111,11 @@ class RunStamper:
         self.cursor.settle(-1, self.emitter.seq)
         self.report(event, last)
         return []
+
+
+async def _settled(value: Any) -> Any:
+    """A write's result: awaited when the emitter is store-bound."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def _carry(event: Event, stamped: List[Event]) -> List[Event]:

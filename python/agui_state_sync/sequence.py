@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import copy
 import logging
+import inspect
+import weakref
 from typing import Any, AsyncIterator, Callable, Dict, Mapping, Optional, Union
 
 from ._events import Upstream, events_of
 from ._json import plain
 from .errors import sync_error, sync_type_error
 from .resync import check_edit_policy
+from .stores.contract import check_store
 from .run_stamper import RunStamper
 from .emitter import StateEmitter
 from .threads import ThreadEmitters
@@ -48,47 +51,59 @@ class StateSequencer:
     """The threads' emitters and the policy of sequence_state(). Options:
     max_threads (1000), idle_ttl_ms (30 min), emitter (StateEmitter keyword
     options but epoch / initial_state), edits ({ownership, onConflict}),
-    on_inconsistent({threadId, runId, event, error, reason})."""
+    on_inconsistent({threadId, runId, event, error, reason}), store
+    (memory_store(), redis_store(): each thread's emitter bound to its
+    threadId there, so a restart or another instance, Node's too, continues
+    its epoch and seq)."""
 
     def __init__(self, *, max_threads: int = DEFAULT_MAX_THREADS, idle_ttl_ms: int = DEFAULT_IDLE_TTL_MS,
                  emitter: Optional[Mapping[str, Any]] = None, edits: Optional[Mapping[str, Any]] = None,
-                 on_inconsistent: Optional[OnInconsistent] = None) -> None:
+                 on_inconsistent: Optional[OnInconsistent] = None, store: Any = None) -> None:
         options = dict(emitter or {})
         if "epoch" in options or "initial_state" in options:
             raise sync_type_error("invalid-options", "StateSequencer() sets each thread's epoch and initial state itself")
         StateEmitter(**options)  # a wrong emitter option is refused now, not at the first run
         if on_inconsistent is not None and not callable(on_inconsistent):
             raise sync_type_error("invalid-options", "StateSequencer() on_inconsistent must be a function")
+        if store is not None:
+            check_store(store, "StateSequencer() store")
         self._threads = ThreadEmitters(options, _positive(max_threads, "max_threads"),
-                                       _positive(idle_ttl_ms, "idle_ttl_ms"))
+                                       _positive(idle_ttl_ms, "idle_ttl_ms"), store=store)
         self._edits = check_edit_policy(edits, "StateSequencer() edits")
         self._on_inconsistent = on_inconsistent
 
-    def emitter_for(self, thread_id: str) -> Optional[StateEmitter]:
-        """The thread's StateEmitter (its seq, state, stats), or None."""
+    def emitter_for(self, thread_id: str) -> Any:
+        """The thread's StateEmitter (a DurableStateEmitter with a store), or None."""
         return self._threads.get(str(thread_id))
 
     @property
     def threads(self) -> int:
         return len(self._threads)
 
-    async def run(self, agent: Agent, run_input: Any, *, sse: bool = False) -> AsyncIterator[Any]:
-        """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with ``sse``."""
+    async def run(self, agent: Agent, run_input: Any, *, sse: bool = False,
+                  on_catch_up: Optional[Callable[[str], None]] = None) -> AsyncIterator[Any]:
+        """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with
+        ``sse``. on_catch_up(mode) hears how the client was caught up, before the
+        catch-up's first byte is yielded."""
         given = plain(run_input, event=True)
         if not isinstance(given, dict):
             raise sync_type_error("invalid-argument", "sequence_state() run_input must be a RunAgentInput or a dict")
-        entry, fresh = self._threads.acquire(str(given.get("threadId") or ""), given.get("state"))
+        entry, fresh = await self._threads.acquire(str(given.get("threadId") or ""), given.get("state"))
         try:
-            prepared = self._with_edits(given, entry.emitter, fresh)
+            prepared = await self._with_edits(given, entry.emitter, fresh)
             upstream = agent(prepared) if callable(agent) else agent
             stamper = RunStamper(entry.emitter, prepared, self._reporter(given))
             async for event in events_of(upstream):
-                for out in stamper.handle(event):
+                outs = await stamper.handle(event)
+                if on_catch_up is not None and stamper.catch_up_mode is not None:
+                    on_catch_up(stamper.catch_up_mode)
+                    on_catch_up = None
+                for out in outs:
                     yield entry.emitter.encode(out) if sse else out
         finally:
             self._threads.release(entry)
 
-    def _with_edits(self, run_input: Dict[str, Any], emitter: StateEmitter, fresh: bool) -> Dict[str, Any]:
+    async def _with_edits(self, run_input: Dict[str, Any], emitter: Any, fresh: bool) -> Dict[str, Any]:
         """The input the agent runs on when the client sent edits: judged by the
         thread's emitter (verdicts reach the client in its catch-up), their
         effect in ``state``, and not passed on (the agent would apply them
@@ -103,8 +118,10 @@ class StateSequencer:
             epoch = state_sync.get("epoch")
             foreign = epoch is not None and str(epoch) != emitter.epoch
             # baseSeqs of another incarnation cannot be placed here: judged as made at the first seq.
-            emitter.apply_edits([{**e, "baseSeq": None} if foreign and isinstance(e, dict) else e for e in edits],
-                                self._edits)
+            judged = emitter.apply_edits([{**e, "baseSeq": None} if foreign and isinstance(e, dict) else e
+                                          for e in edits], self._edits)
+            if inspect.isawaitable(judged):  # a store-bound emitter: committed first
+                await judged
         state = run_input.get("state") if fresh else copy.deepcopy(emitter.state)  # the agent's to mutate
         forwarded = dict(run_input.get("forwardedProps") or {})
         forwarded["stateSync"] = {k: v for k, v in state_sync.items() if k != "edits"}
@@ -127,13 +144,21 @@ class StateSequencer:
 
 
 _default: Optional[StateSequencer] = None
+_by_store: "weakref.WeakKeyDictionary[Any, StateSequencer]" = weakref.WeakKeyDictionary()
 
 
 def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
-                   sse: bool = False) -> AsyncIterator[Any]:
+                   store: Any = None, sse: bool = False) -> AsyncIterator[Any]:
     """Sequences one run of an agent (see the module doc). Without ``sequencer``,
-    a process-wide StateSequencer with default options keeps the threads."""
+    a process-wide StateSequencer with default options keeps the threads (one
+    per ``store``: each thread's emitter bound to its threadId there)."""
     global _default
+    if sequencer is not None and store is not None:
+        raise sync_type_error("invalid-options", "sequence_state() takes a sequencer or a store, not both")
+    if sequencer is None and store is not None:
+        sequencer = _by_store.get(store)
+        if sequencer is None:
+            sequencer = _by_store[store] = StateSequencer(store=store)
     if sequencer is None:
         if _default is None:
             _default = StateSequencer()
