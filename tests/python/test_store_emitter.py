@@ -7,6 +7,7 @@ unreachable. Nothing here waits for a time."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -180,3 +181,55 @@ async def test_seeded_writers_on_one_key_never_fork_the_seq():
     for w in writers:
         await w.refresh()
         assert w.state == client.state and w.seq == 200
+
+
+class Gate(Switchable):
+    """Appends wait until the test opens the gate (no clock: the test decides)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    def __getattr__(self, name):
+        call = super().__getattr__(name)
+        if name != "append":
+            return call
+
+        async def held(*args):
+            self.entered.set()
+            await self.gate.wait()
+            return await call(*args)
+        return held
+
+
+async def test_while_a_write_is_under_way_seq_and_state_are_the_committed_ones():
+    store = Gate()
+    store.gate.set()
+    a = await StateEmitter.open(store=store, key="t", initial_state={"n": 0})
+    await a.update({"n": 1})
+    store.gate.clear()
+    store.entered.clear()
+    write = asyncio.ensure_future(a.update({"n": 2}))
+    await store.entered.wait()
+    assert (a.seq, a.state) == (1, {"n": 1})  # not yet landed: not yet what clients may hold
+    store.gate.set()
+    await write
+    assert (a.seq, a.state) == (2, {"n": 2})
+
+
+async def test_a_write_cancelled_mid_append_is_settled_by_the_next_one():
+    store = Gate()
+    a = await StateEmitter.open(store=store, key="t", initial_state={"n": 0})
+    write = asyncio.ensure_future(a.update({"n": 1}))
+    await store.entered.wait()
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    store.gate.set()
+    # Whether it landed is unknown to the emitter: it re-reads the store first.
+    events = await a.update({"n": 2})
+    head = await store.inner.head("t")
+    assert events[-1]["metadata"]["seq"] == head["seq"] == a.seq and a.state == {"n": 2}
+    b = await StateEmitter.open(store=store, key="t")
+    assert (b.seq, b.state) == (a.seq, {"n": 2})
