@@ -351,6 +351,9 @@ describe('proxy: heartbeats', () => {
 
 describe('proxy: a broken connection is not an abort', () => {
   const slow = () => ({ shape: 'docs', script: buildScript({ seed: 21, steps: 30 }), stepMs: 15 });
+  // A run that only ends when the proxy aborts it (its RUN_FINISHED waits on a hold never released): it is still
+  // going when the grace period runs out, however slowly the machine gets there.
+  const unfinished = () => ({ ...slow(), faults: { hold: new Promise(() => {}) } });
 
   test('a cut client resumes within the grace period; the upstream run was never aborted', T, async () => {
     const s = await stack({ upstream: slow() });
@@ -373,7 +376,7 @@ describe('proxy: a broken connection is not an abort', () => {
   });
 
   test('an explicit abort (POST X-AGUI-Abort: <runId>) aborts the upstream run', T, async () => {
-    const s = await stack({ upstream: slow() });
+    const s = await stack({ upstream: unfinished() }); // live at the abort
     try {
       const input = runInput('t1', 'r1');
       const reading = readStream(s.url(), { input, headers: { authorization: 'Bearer a' } });
@@ -396,7 +399,7 @@ describe('proxy: a broken connection is not an abort', () => {
   });
 
   test('a client gone before its stream started: the run is abandoned after the grace period', T, async () => {
-    const s = await stack({ upstream: slow(), proxy: { graceMs: 100 } });
+    const s = await stack({ upstream: unfinished(), proxy: { graceMs: 100 } });
     try {
       const req = httpRequest({ host: '127.0.0.1', port: s.port, method: 'POST', path: '/agent', headers: { 'content-type': 'application/json' } });
       req.on('error', () => {});
@@ -412,7 +415,7 @@ describe('proxy: a broken connection is not an abort', () => {
   });
 
   test('no reconnect within the grace period: the upstream run is aborted', T, async () => {
-    const s = await stack({ upstream: slow(), proxy: { graceMs: 150 } });
+    const s = await stack({ upstream: unfinished(), proxy: { graceMs: 150 } });
     try {
       const input = runInput('t1', 'r1');
       const first = await readStream(s.url(), { input, stop: (events) => events.length >= 5 });
