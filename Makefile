@@ -48,7 +48,7 @@ native-test: native-build npm-deps conformance
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test
+test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -171,7 +171,7 @@ include fuzz/fuzz.mk
 # pytest. native-build provides agui-sync-render for the renderer comparison.
 PY_VENV := build/venv
 PYTHON3 ?= python3
-.PHONY: py-test py-lock
+.PHONY: py-test py-lock py-live-test
 
 $(PY_VENV)/.requirements: tests/python/requirements.lock | deps
 	[ -x $(PY_VENV)/bin/python ] || $(PYTHON3) -m venv $(PY_VENV)
@@ -181,6 +181,14 @@ $(PY_VENV)/.requirements: tests/python/requirements.lock | deps
 py-test: native-build $(PY_VENV)/.requirements
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
 	$(PY_VENV)/bin/python -m pytest -q tests/python
+
+# make py-live-test: the cross-language live test (issue 23): the Python server
+# in tests/python/live/ (uvicorn, sequence_state) read by Node's
+# StateSyncHttpAgent through the seeded fault link; needs the WASM engine and
+# the package installed in the venv.
+py-live-test: wasm npm-deps $(PY_VENV)/.requirements
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+	AGUI_PYTHON=$(abspath $(PY_VENV))/bin/python node --test tests/python/live/
 
 # Re-pin tests/python/requirements.lock from tests/python/requirements.in (deliberately).
 py-lock:
