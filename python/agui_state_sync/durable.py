@@ -31,6 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping,
 
 from ._durable_line import (build_local, copy_argument, events_of, line_of, line_rules, log_records,
                             snapshot_catch_up, with_events)
+from ._fanout import Fanout
 from ._json import json_bytes, json_text, parse, plain
 from ._options import random_epoch
 from .emitter import StateEmitter
@@ -64,6 +65,7 @@ class DurableStateEmitter:
         self._next_try = 0.0
         self._disposed = False
         self._carried: Dict[str, int] = {}  # stats of the local emitters replaced so far
+        self._fanout = Fanout()  # subscribe(): every event of the key's line, once, in order
         self.counters = {"commits": 0, "stateWrites": 0, "conflicts": 0, "reloads": 0, "degradations": 0,
                          "recoveries": 0}
 
@@ -154,6 +156,24 @@ class DurableStateEmitter:
             else:
                 await self._refresh(force=self._stale)
 
+    def subscribe(self, listener: Callable[[List[Dict[str, Any]]], None], *, poll_ms: float = 100) -> Callable[[], None]:
+        """listener(events) gets every event of the key's line, in order, once
+        each: this emitter's own writes once committed, and those of other
+        instances (Node's too) as it finds them: on the store's notification of
+        a write (watch(): redis_store's pub/sub, memory_store's own), and by a
+        poll every ``poll_ms`` (with notifications: at least every second, a
+        safety net). An instance's fan-out to its clients. A gap (events the
+        log trimmed before they were seen) shows to clients as a gap, which
+        they heal by a catch-up. Needs a running event loop. Returns unsubscribe()."""
+        self._check()
+
+        async def poll() -> None:
+            async with self._turn():
+                await (self._try_recover() if self._degraded else self._refresh(force=self._stale))
+        store_watch = getattr(self._store, "watch", None)
+        watch = (lambda on_change: store_watch(self._key, on_change)) if callable(store_watch) else None
+        return self._fanout.add(listener, poll_ms, poll, watch)
+
     def encode(self, event: Any, *, id: bool = True) -> bytes:  # noqa: A002 - the JS option's name
         self._check()
         return self._local.encode(event, id=id)
@@ -174,8 +194,9 @@ class DurableStateEmitter:
         return {**stats, "store": {**self.counters, "degraded": self.degraded}}
 
     def dispose(self) -> None:
-        """Pending and later calls fail with 'disposed'. The store keeps the key."""
+        """Pending and later calls fail with 'disposed'; listeners are dropped. The store keeps the key."""
         self._disposed = True
+        self._fanout.clear()
 
     def _check(self) -> None:
         if self._disposed:
@@ -190,7 +211,12 @@ class DurableStateEmitter:
             yield
 
     async def _commit(self, apply: Apply) -> Any:
-        """apply(local) computes the events; they are returned once the store holds them."""
+        """apply(local) computes the events; they are returned (and published) once the store holds them."""
+        out = await self._commit_once(apply)
+        self._fanout.publish(events_of(out))
+        return out
+
+    async def _commit_once(self, apply: Apply) -> Any:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             if self._degraded:
                 await self._try_recover()
@@ -253,9 +279,11 @@ class DurableStateEmitter:
         if stored is None:
             raise sync_error("store-unavailable", f"key {json.dumps(self._key)} vanished while it was being read")
         self._replace_local(build_local(self._rules, self._options, stored, self._key))
-        self._stored = {"epoch": stored["epoch"], "seq": stored["seq"]}
+        seen, self._stored = self._stored, {"epoch": stored["epoch"], "seq": stored["seq"]}
         self._stale = False
         self._hold()
+        if self._fanout.active:  # what other instances wrote since (parsed only for listeners)
+            self._fanout.publish(_events_after([parse(text) for text in stored.get("events") or []], seen))
 
     async def _refresh(self, force: bool = False) -> None:
         """Reloads when the store's line moved past ours."""
@@ -339,6 +367,13 @@ class DurableStateEmitter:
             store_log("warn" if level == "warning" else level, text)
         else:
             getattr(log, level)("agui-state-sync: %s", text)
+
+
+def _events_after(events: List[Dict[str, Any]], seen: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The events of a line's log after ``seen`` ({epoch, seq}): all of them in another epoch."""
+    def meta(e: Dict[str, Any]) -> Dict[str, Any]:
+        return e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
+    return [e for e in events if meta(e).get("epoch") != seen["epoch"] or (meta(e).get("seq") or 0) > seen["seq"]]
 
 
 def _now_or_raise(start: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:

@@ -233,3 +233,26 @@ async def test_a_write_cancelled_mid_append_is_settled_by_the_next_one():
     assert events[-1]["metadata"]["seq"] == head["seq"] == a.seq and a.state == {"n": 2}
     b = await StateEmitter.open(store=store, key="t")
     assert (b.seq, b.state) == (a.seq, {"n": 2})
+
+
+async def test_subscribers_hear_every_event_of_the_key_once_in_order():
+    store = memory_store()
+    # Deltas (snapshot_ratio): a snapshot empties the log, and a subscriber that
+    # had not seen the events before it would get a gap instead.
+    a = await StateEmitter.open(store=store, key="t", initial_state={"n": 0}, snapshot_ratio=100)
+    b = await StateEmitter.open(store=store, key="t", snapshot_ratio=100)
+    heard, done = [], asyncio.Event()
+
+    def listener(events):
+        heard.extend(events)
+        if heard[-1]["metadata"]["seq"] == 4:
+            done.set()
+    unsubscribe = b.subscribe(listener, poll_ms=600_000)  # memory_store notifies: no poll needed
+    sent = await a.update({"n": 1}) + await a.update({"n": 2})
+    sent += await b.update({"n": 3})  # b catches up with a's two first (a lost race), then its own
+    sent += await a.update({"n": 4})
+    await asyncio.wait_for(done.wait(), 60)  # a hang guard, not a pace
+    assert heard == sent
+    unsubscribe()
+    with pytest.raises(TypeError):
+        b.subscribe(listener, poll_ms=0)

@@ -43,7 +43,9 @@ class NodeEmitter:
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         line = await process.stdout.readline()
         if not line:
-            pytest.fail(f"the Node driver did not start: {(await process.stderr.read()).decode()}")
+            why = (await process.stderr.read()).decode()
+            await process.wait()
+            pytest.fail(f"the Node driver did not start: {why}")
         return cls(process, json.loads(line))
 
     async def send(self, op: str, **fields) -> dict:
@@ -176,3 +178,66 @@ async def test_a_node_and_a_python_emitter_write_one_redis_key_interleaved(redis
     finally:
         await node.close()
         await store.close()
+
+
+async def until(condition, what: str) -> None:
+    """Waits for ``condition()`` (checked between short yields), never for a time."""
+    for _ in range(20000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    pytest.fail(f"never happened: {what}")
+
+
+@pytest.mark.skipif(NODE is None, reason="node not installed")
+async def test_a_subscribed_python_emitter_hears_node_writes_over_pub_sub(redis_url):  # noqa: F811
+    prefix, key = f"w{uuid.uuid4().hex[:6]}:", "watched-thread"
+    store = redis_store(redis_url, prefix=prefix)
+    py = await StateEmitter.open(store=store, key=key, initial_state={"n": 0}, snapshot_ratio=100)
+    heard, done = [], asyncio.Event()
+
+    def listener(events):
+        heard.extend(events)
+        if heard[-1]["metadata"]["seq"] == 6:
+            done.set()
+    # No poll to speak of: only Redis's notification can bring Node's writes.
+    unsubscribe = py.subscribe(listener, poll_ms=600_000)
+    await until(lambda: store.watching(key), "the subscription")
+    node = await NodeEmitter.start(redis_url, prefix, key, {"snapshotRatio": 100})
+    try:
+        sent = []
+        for n in range(1, 6):
+            sent += (await node.send("update", state={"n": n}))["events"]
+        sent += await py.update({"n": 6})  # its own write, published once committed
+        await asyncio.wait_for(done.wait(), 60)  # a hang guard, not a pace
+        assert heard == sent and py.state == {"n": 6}
+    finally:
+        unsubscribe()
+        await node.close()
+        await store.close()
+
+
+async def test_a_subscribed_emitter_hears_another_python_instance_over_pub_sub(redis_url):  # noqa: F811
+    prefix, key = f"v{uuid.uuid4().hex[:6]}:", "watched"
+    ours, theirs = redis_store(redis_url, prefix=prefix), redis_store(redis_url, prefix=prefix)
+    try:
+        a = await StateEmitter.open(store=ours, key=key, initial_state={"n": 0}, snapshot_ratio=100)
+        b = await StateEmitter.open(store=theirs, key=key, snapshot_ratio=100)
+        heard, done = [], asyncio.Event()
+
+        def listener(events):
+            heard.extend(events)
+            if heard[-1]["metadata"]["seq"] == 3:
+                done.set()
+        unsubscribe = a.subscribe(listener, poll_ms=600_000)  # only the notification can bring b's writes
+        await until(lambda: ours.watching(key), "the subscription")
+        sent = []
+        for n in range(1, 4):
+            sent += await b.update({"n": n})
+        await asyncio.wait_for(done.wait(), 60)  # a hang guard, not a pace
+        assert heard == sent and a.state == {"n": 3}
+        unsubscribe()
+        await until(lambda: not ours.watching(key), "the unsubscription")
+    finally:
+        await ours.close()
+        await theirs.close()

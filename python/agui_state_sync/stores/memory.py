@@ -8,8 +8,9 @@ processes and with Node."""
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
@@ -22,6 +23,7 @@ class MemoryStore:
         self._now = now
         self._threads: Dict[str, Dict[str, Any]] = {}
         self._records: Dict[str, Dict[str, Any]] = {}
+        self._watchers: Dict[str, List[Callable[[], None]]] = {}
 
     async def load(self, key: str) -> Optional[Dict[str, Any]]:
         t = self._live(key)
@@ -34,6 +36,7 @@ class MemoryStore:
         if self._live(key) is not None:
             return {"ok": False}
         self._put(key, line)
+        self._notify(key)
         return {"ok": True}
 
     async def append(self, key: str, write: Dict[str, Any]) -> Dict[str, bool]:
@@ -56,6 +59,7 @@ class MemoryStore:
             drop += 1
         del t["events"][:drop]
         t["expires"] = self._now() + self._ttl_ms
+        self._notify(key)
         return {"ok": True}
 
     async def head(self, key: str) -> Optional[Dict[str, Any]]:
@@ -67,7 +71,27 @@ class MemoryStore:
         if t is not None and (t["seq"] != expect["seq"] or t["epoch"] != expect["epoch"]):
             return {"ok": False}
         self._put(key, line)
+        self._notify(key)
         return {"ok": True}
+
+    def watch(self, key: str, on_change: Callable[[], None]) -> Callable[[], None]:
+        """on_change() after every write to ``key`` in this process. Returns unwatch()."""
+        self._watchers.setdefault(key, []).append(on_change)
+
+        def unwatch() -> None:
+            watchers = self._watchers.get(key, [])
+            if on_change in watchers:
+                watchers.remove(on_change)
+            if not watchers:
+                self._watchers.pop(key, None)
+        return unwatch
+
+    def _notify(self, key: str) -> None:
+        for on_change in list(self._watchers.get(key, ())):
+            try:
+                on_change()
+            except Exception:  # noqa: BLE001 - a watcher's failure is its own
+                logging.getLogger("agui_state_sync").exception("agui-state-sync: a store watcher failed")
 
     async def claim(self, scope: str, id: str, value: str, ttl_ms: int = DEFAULT_APPROVAL_TTL_MS) -> Dict[str, Any]:  # noqa: A002
         name = f"{scope}\0{id}"

@@ -6,14 +6,16 @@ Node instance can serve one thread and share approval and once() records.
 One thread is a hash (seq, epoch, bytes, stateSeq), a string (the state) and
 a stream (the event log) under one hash tag, ``<prefix>{<key>}:meta|state|log``;
 a record is ``<prefix>{<scope>}:claim:<id>``. Every write is one Lua script,
-so it is atomic. An unreachable Redis is AguiSyncError 'store-unavailable'."""
+so it is atomic, and PUBLISHes the new seq on the meta key's name
+(watch()). An unreachable Redis is AguiSyncError 'store-unavailable'."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import sync_error, sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
+from ._redis_watch import RedisWatch
 from .lua import script_text
 
 MAX_ID_LENGTH = 1024
@@ -29,6 +31,7 @@ class RedisStore:
         self._ttl_ms = ttl_ms
         self._approval_ttl_ms = approval_ttl_ms
         self._shas: Dict[str, str] = {}
+        self._watch: Optional[RedisWatch] = None  # pub/sub, on the first watch()
 
     async def load(self, key: str) -> Optional[Dict[str, Any]]:
         reply = await self._script("load", self._keys(key), [])
@@ -69,12 +72,26 @@ class RedisStore:
     async def release(self, scope: str, id: str, value: str) -> bool:  # noqa: A002
         return await self._script("release", [self._claim_key(scope, id)], [value]) == 1
 
+    def watch(self, key: str, on_change: Callable[[], None]) -> Callable[[], None]:
+        """on_change() after every write to ``key`` by any instance (Node's
+        too), heard over Redis pub/sub on a connection opened on first use.
+        Returns unwatch()."""
+        self._watch = self._watch or RedisWatch(self._client)
+        return self._watch.watch(self._keys(key)[0], on_change)
+
+    def watching(self, key: str) -> bool:
+        """True once Redis confirmed the subscription for ``key``."""
+        return self._watch is not None and self._watch.watching(self._keys(key)[0])
+
     async def client(self) -> Any:
         """The redis-py client: for an app's own commands next to ours."""
         return self._client
 
     async def close(self) -> None:
-        """Closes the connection this store opened (a client passed in stays the app's)."""
+        """Closes the connections this store opened (a client passed in stays the app's)."""
+        if self._watch is not None:
+            await self._watch.close()
+            self._watch = None
         if self._owned:
             await self._client.aclose()
 
