@@ -19,6 +19,7 @@ from ._codes import (
 from .asgi import StateSyncMiddleware
 from .approvals import consume_approval, effect_key
 from .canonical import canonical_json, state_digest, verify_approval
+from .durable import DurableStateEmitter
 from .emitter import StateEmitter
 from .errors import AguiSyncError, AguiSyncTypeError, AguiSyncValueError
 from .once import once
@@ -34,7 +35,7 @@ __all__ = [
     "ALL_CODES", "EDIT_REASONS", "ERROR_CODES", "GUARD_REASONS", "IGNORED_REASONS", "REPLAY_REASONS",
     "RESYNC_REASONS", "SNAPSHOT_REASONS",
     "AguiSyncError", "AguiSyncTypeError", "AguiSyncValueError",
-    "SyncEngine", "StateSync", "StateEmitter",
+    "SyncEngine", "StateSync", "StateEmitter", "DurableStateEmitter",
     "canonical_json", "state_digest", "verify_approval",
     "render_state_for_prompt", "prompt_message", "prompt_preamble",
     "memory_store", "redis_store", "consume_approval", "effect_key", "once",

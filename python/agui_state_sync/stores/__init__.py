@@ -1,5 +1,5 @@
-"""Stores: where consume_approval's and once()'s records (and, later, a
-store-bound emitter's thread) live. memory_store() for one process,
+"""Stores: where a store-bound emitter's threads (StateEmitter.open) and
+consume_approval's and once()'s records live. memory_store() for one process,
 redis_store() to share them with other processes and with Node."""
 
 from .contract import RECORD_METHODS, STORE_METHODS, check_key, check_store

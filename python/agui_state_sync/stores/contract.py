@@ -1,8 +1,20 @@
 """What a store is (memory_store(), redis_store(), or your own): the contract
-of js/src/server/store/contract.js, with coroutine methods. A store-bound
-emitter would call load/init/append/head/reset; consume_approval and once()
-call claim/peek (and release, when the store has it).
+of js/src/server/store/contract.js, with coroutine methods that raise only
+when the store cannot be reached (a lost race is an ordinary answer). A
+store-bound emitter (StateEmitter.open) calls load/init/append/head/reset
+(and watch, when the store has it); consume_approval and once() call
+claim/peek (and release, when the store has it).
 
+  load(key)          -> None | {epoch, seq, state, stateSeq?, events}: the state's JSON
+                        text at stateSeq (default seq); the log's JSON texts, oldest first,
+                        a consecutive run of seqs ending at seq holding every event after stateSeq
+  init(key, {epoch, seq, state})  -> {"ok": bool}: creates the thread unless it exists
+  append(key, {baseSeq, epoch, state, events: [{seq, text, snapshot}], maxEvents, maxBytes})
+                     -> {"ok": bool}: lands only if the thread is still at baseSeq/epoch; state
+                        None keeps the stored one (sent only to a store with incremental_state)
+  head(key)          -> None | {epoch, seq}
+  reset(key, expect, {epoch, seq, state}) -> {"ok": bool}: a new line if still at expect, or gone
+  watch(key, on_change) -> unwatch  (optional, not a coroutine) on_change() after every write
   claim(scope, id, value, ttl_ms) -> {"ok": True} | {"ok": False, "existing": value}
   peek(scope, id)                 -> the value recorded under (scope, id), or None
   release(scope, id, value)       -> True when the record held value and is gone (optional)
