@@ -8,7 +8,7 @@ src/emit/store_line.h), so a Node and a Python emitter agree on them."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Tuple
 
 from . import _core
 from ._codes import SNAPSHOT_REASONS
@@ -90,3 +90,23 @@ def events_of(out: Any) -> List[Event]:
 
 def with_events(out: Any, events: List[Event]) -> Any:
     return events if isinstance(out, list) else {**out, "events": events}
+
+
+def events_after(events: List[Dict[str, Any]], seen: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The events of a line's log after ``seen`` ({epoch, seq}): all of them in another epoch."""
+    def meta(e: Dict[str, Any]) -> Dict[str, Any]:
+        return e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
+    return [e for e in events if meta(e).get("epoch") != seen["epoch"] or (meta(e).get("seq") or 0) > seen["seq"]]
+
+
+def now_or_raise(start: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
+    """start()'s coroutine; an error start() raises (a value JSON cannot hold)
+    is raised by awaiting, as every other refusal of a write."""
+    try:
+        return start()
+    except Exception as error:  # noqa: BLE001 - re-raised when awaited
+        failed = error
+
+    async def fail() -> Any:
+        raise failed
+    return fail()

@@ -29,8 +29,8 @@ import random
 import time
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional
 
-from ._durable_line import (build_local, copy_argument, events_of, line_of, line_rules, log_records,
-                            snapshot_catch_up, with_events)
+from ._durable_line import (build_local, copy_argument, events_after, events_of, line_of, line_rules, log_records,
+                            now_or_raise, snapshot_catch_up, with_events)
 from ._fanout import Fanout
 from ._json import json_bytes, json_text, parse, plain
 from ._options import random_epoch
@@ -102,11 +102,11 @@ class DurableStateEmitter:
     # the caller may change them meanwhile (a coroutine's body starts late).
     def update(self, new_state: Any) -> Awaitable[List[Dict[str, Any]]]:
         """As StateEmitter.update(), once committed. After a lost race the whole state is written again."""
-        return _now_or_raise(lambda: self._update_json(json_bytes(plain(new_state), "update() state")))
+        return now_or_raise(lambda: self._update_json(json_bytes(plain(new_state), "update() state")))
 
     def patch(self, ops: Any) -> Awaitable[List[Dict[str, Any]]]:
         """As StateEmitter.patch(), once committed. After a lost race the ops go on the winner's state."""
-        return _now_or_raise(lambda: self._patch_json(json_bytes(ops, "patch() operations")))
+        return now_or_raise(lambda: self._patch_json(json_bytes(ops, "patch() operations")))
 
     async def _update_json(self, text: bytes) -> List[Dict[str, Any]]:
         async with self._turn():
@@ -283,7 +283,7 @@ class DurableStateEmitter:
         self._stale = False
         self._hold()
         if self._fanout.active:  # what other instances wrote since (parsed only for listeners)
-            self._fanout.publish(_events_after([parse(text) for text in stored.get("events") or []], seen))
+            self._fanout.publish(events_after([parse(text) for text in stored.get("events") or []], seen))
 
     async def _refresh(self, force: bool = False) -> None:
         """Reloads when the store's line moved past ours."""
@@ -367,26 +367,6 @@ class DurableStateEmitter:
             store_log("warn" if level == "warning" else level, text)
         else:
             getattr(log, level)("agui-state-sync: %s", text)
-
-
-def _events_after(events: List[Dict[str, Any]], seen: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    """The events of a line's log after ``seen`` ({epoch, seq}): all of them in another epoch."""
-    def meta(e: Dict[str, Any]) -> Dict[str, Any]:
-        return e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
-    return [e for e in events if meta(e).get("epoch") != seen["epoch"] or (meta(e).get("seq") or 0) > seen["seq"]]
-
-
-def _now_or_raise(start: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
-    """start()'s coroutine; an error start() raises (a value JSON cannot hold)
-    is raised by awaiting, as every other refusal of a write."""
-    try:
-        return start()
-    except Exception as error:  # noqa: BLE001 - re-raised when awaited
-        failed = error
-
-    async def fail() -> Any:
-        raise failed
-    return fail()
 
 
 async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any]) -> DurableStateEmitter:
