@@ -220,11 +220,12 @@ class DurableStateEmitter:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             if self._degraded:
                 await self._try_recover()
-            if self._stale and not self._degraded:
-                await self._recover_from_cancel()
+            opening = await self._recover_from_cancel() if self._stale and not self._degraded else []
             self._hold()
             out = apply(self._local)  # a refusal raises here, and nothing changed
             events = events_of(out)
+            if opening:  # the store failed while re-read: the emitter's own line starts with its snapshot
+                return with_events(out, opening + events)
             if not events or self._degraded:
                 return out
             self._in_flight = True
@@ -292,11 +293,14 @@ class DurableStateEmitter:
             return
         await self._reload()
 
-    async def _recover_from_cancel(self) -> None:
+    async def _recover_from_cancel(self) -> List[Dict[str, Any]]:
+        """Re-reads the store after a cancelled write; if it fails, goes on
+        alone and returns the snapshot that starts the emitter's own line."""
         try:
             await self._reload()
-        except Exception as error:  # the store failed: go on alone from where the local stands
-            self._degrade(None, error)
+        except Exception as error:  # noqa: BLE001 - the store failed: go on alone from where the local stands
+            return self._degrade([], error)
+        return []
 
     def _committed_text(self) -> str:
         if not self._in_flight:
@@ -324,7 +328,7 @@ class DurableStateEmitter:
         self.counters["degradations"] += 1
         self._log("warning", f"store unreachable ({error}); going on alone at epoch {epoch}, seq {local.seq}: live "
                              "events flow, catch-ups get snapshots")
-        return None if out is None else with_events(out, [local.snapshot()])
+        return with_events(out, [local.snapshot()])
 
     async def _try_recover(self, force: bool = False) -> None:
         """Makes this emitter's own line the stored one, if the store answers."""

@@ -256,3 +256,18 @@ async def test_subscribers_hear_every_event_of_the_key_once_in_order():
     unsubscribe()
     with pytest.raises(TypeError):
         b.subscribe(listener, poll_ms=0)
+
+
+async def test_a_cancelled_write_and_then_an_unreachable_store_start_a_line_of_its_own_with_a_snapshot():
+    store = Gate()
+    a = await StateEmitter.open(store=store, key="t", initial_state={"n": 0})
+    write = asyncio.ensure_future(a.update({"n": 1}))
+    await store.entered.wait()
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    old_epoch, store.down = a.epoch, True
+    store.gate.set()
+    events = await a.update({"n": 2})
+    assert a.degraded and a.epoch != old_epoch and events[0]["type"] == "STATE_SNAPSHOT"
+    assert all(e["metadata"]["epoch"] == a.epoch for e in events) and a.state == {"n": 2}
