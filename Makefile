@@ -151,6 +151,7 @@ bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_persist.mjs
 	node --expose-gc bench/js/bench_store.mjs
 	node bench/js/bench_render.mjs
+	$(MAKE) --no-print-directory py-bench
 
 # Snapshot-tax study (not a test): five sync strategies on the same agent trace
 # through seeded faulty links (bench/sim/, the agui_sim library); writes docs/tax-study.md + .svg.
@@ -189,6 +190,15 @@ py-test: native-build $(PY_VENV)/.requirements
 py-live-test: wasm npm-deps $(PY_VENV)/.requirements
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
 	AGUI_PYTHON=$(abspath $(PY_VENV))/bin/python node --test tests/python/live/
+
+# make py-bench (part of make bench; not a test): sequence_state on a
+# LangGraph-shaped stream (50 KB and 500 KB states) against EventEncoder,
+# model_dump_json and jsonpatch, then where its time goes.
+.PHONY: py-bench
+py-bench: $(PY_VENV)/.requirements
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+	$(PY_VENV)/bin/python tests/python/bench/bench_sequence.py
+	$(PY_VENV)/bin/python tests/python/bench/bench_sequence_parts.py
 
 # Re-pin tests/python/requirements.lock from tests/python/requirements.in (deliberately).
 py-lock:
