@@ -5,14 +5,17 @@
 // re-chunking). Nothing is mocked: the agent's fetch is the platform's.
 // For every seed, one thread: three runs that redraft a proposal
 // {payee, amount}, the last ending with an approval interrupt; the person
-// approves with the browser API (guard.view / approve / resumeEntry); the
-// resume's first connection is cut after the server paid, so it is re-sent.
+// approves with the browser API (guard.view / approve / resumeEntry). A resume
+// carrying an approval of the second run's proposal (stale: the agent moved
+// on) goes first and must be refused; then the right one, whose first
+// connection is cut after the server paid, so it is re-sent.
 //  - whenever the client says 'synced', its state is one the server held
 //    (the server records its emitter's state before each event leaves);
 //  - after every run the client is 'synced' on the server's final state;
 //  - the approval is verified and consumed in Python (consume_approval against
-//    the agent's own checkpoint), and the payment happens once (once()) with
-//    the value the person approved, however often the resume was re-sent.
+//    the agent's own checkpoint): the stale one is refused ('changed') and
+//    pays nothing; the right one pays once (once()), the value the person
+//    approved, however often its resume was re-sent.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -124,9 +127,28 @@ function approveProposal(agent, interruptId) {
   return { value: plain(view.value), entry: guard.resumeEntry(result.approval) };
 }
 
+/** An approval of what the person saw now, not bound to an interrupt (none is open yet). */
+function approveEarly(agent) {
+  const view = agent.stateSync.guard.view('/proposal');
+  assert.equal(view.ok, true, JSON.stringify(view));
+  const result = agent.stateSync.guard.approve(view.token);
+  assert.equal(result.ok, true, JSON.stringify(result));
+  return { value: plain(view.value), approval: result.approval };
+}
+
+/** The stale approval was refused every time it came, and nothing was paid. */
+function checkRefused(view, what) {
+  assert.ok(view.decisions.length >= 1, `${what}: the stale approval reached consume_approval`);
+  for (const decision of view.decisions) {
+    assert.deepEqual(decision, { ok: false, decision: 'refused', replayed: false, effectKey: null, reason: 'changed' }, what);
+  }
+  assert.deepEqual(view.payments, [], `${what}: nothing was paid`);
+  return view.decisions.length;
+}
+
 /** The approval was consumed once, then replayed to every re-sent resume; the payment ran once. */
-function checkPayment(view, approved, what) {
-  const [first, ...again] = view.decisions;
+function checkPayment(view, refused, approved, what) {
+  const [first, ...again] = view.decisions.slice(refused);
   assert.ok(first, `${what}: the approval reached consume_approval`);
   assert.deepEqual({ ...first, effectKey: 'k' }, { ok: true, decision: 'approved', replayed: false, effectKey: 'k' }, what);
   assert.ok(again.length >= 1, `${what}: the resume was re-sent after the payment (the forced cut)`);
@@ -150,15 +172,22 @@ for (const seed of SEEDS) {
       agent.stateSync.subscribe(() => {
         if (agent.stateSync.status === 'synced') synced.push(plain(agent.stateSync.state));
       });
+      let early;
       for (let run = 1; run <= DRAFT_RUNS; run++) {
         await agent.runAgent({ runId: `${threadId}-draft-${run}`, forwardedProps: { askApproval: run === DRAFT_RUNS } });
         await checkAgainstServer(agent, threadId, synced, `draft run ${run}`);
+        if (run === DRAFT_RUNS - 1) early = approveEarly(agent);
       }
-      const approved = approveProposal(agent, `approve-${threadId}-draft-${DRAFT_RUNS}`);
+      const interruptId = `approve-${threadId}-draft-${DRAFT_RUNS}`;
+      const approved = approveProposal(agent, interruptId);
+      assert.notDeepEqual(early.value, approved.value, 'the last run changed the proposal');
+      const stale = agent.stateSync.guard.resumeEntry({ ...early.approval, interruptId });
+      await agent.runAgent({ runId: `${threadId}-stale`, resume: [stale] });
+      const refused = checkRefused(await checkAgainstServer(agent, threadId, synced, 'the stale resume'), `seed ${seed}`);
       control.next = CUT_AFTER_EFFECT;
       await agent.runAgent({ runId: `${threadId}-pay`, resume: [approved.entry] });
       const view = await checkAgainstServer(agent, threadId, synced, 'the resume');
-      checkPayment(view, approved.value, `seed ${seed}`);
+      checkPayment(view, refused, approved.value, `seed ${seed}`);
       totals.resumeRequests += view.requests.filter((r) => r.resume).length;
       totals.cuts += link.stats.cuts;
       totals.connections += link.stats.connections;
