@@ -41,7 +41,11 @@ void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
   ours_ = emitterSeq;
 }
 
-CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) {
+CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) { return dispatch(event, nullptr, emitterSeq); }
+
+CursorPlan UpstreamCursor::plan(json&& event, uint64_t emitterSeq) { return dispatch(event, &event, emitterSeq); }
+
+CursorPlan UpstreamCursor::dispatch(const json& event, json* owned, uint64_t emitterSeq) {
   const json* type = member(event, "type");
   if (type == nullptr || !type->is_string()) return {};
   if (*type == "STATE_SNAPSHOT") {
@@ -53,7 +57,8 @@ CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) {
       drop.reason = "invalid-event";
       return drop;
     }
-    return planSnapshot(*snapshot, emitterSeq);
+    // `snapshot` points into `owned` when there is one: the same value, movable.
+    return planSnapshot(*snapshot, owned ? &(*owned)["snapshot"] : nullptr, emitterSeq);
   }
   if (*type == "STATE_DELTA") {
     const json* delta = member(event, "delta");
@@ -62,14 +67,18 @@ CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) {
   return {};
 }
 
-CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, uint64_t emitterSeq) {
+CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint64_t emitterSeq) {
   CursorPlan plan;
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;
   const bool wasInStep = inStep(emitterSeq);
   if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
   plan.tries.push_back(eventTry(true));
-  view_ = snapshot;
+  if (owned != nullptr) {
+    view_ = std::move(*owned);  // after the rebase diff above read it
+  } else {
+    view_ = snapshot;
+  }
   viewKnown_ = true;
   fromInput_ = false;
   return remember(plan, wasInStep);

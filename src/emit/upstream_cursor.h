@@ -66,6 +66,10 @@ class UpstreamCursor {
 
   // The plan for one agent event (Pass for anything but STATE_SNAPSHOT/STATE_DELTA).
   CursorPlan plan(const nlohmann::json& event, uint64_t emitterSeq);
+  // The same plan; a snapshot moves out of `event` into the agent's view instead
+  // of being copied (a facade's parsed event: a copy of a large state costs more
+  // than parsing it). `event` is left valid but unspecified.
+  CursorPlan plan(nlohmann::json&& event, uint64_t emitterSeq);
   // After a Write plan: the index of the try that landed (-1: none did), and the
   // emitter's seq then. The run is in step afterwards only if that write left
   // the emitter holding exactly the agent's state (an update, or the agent's
@@ -76,7 +80,9 @@ class UpstreamCursor {
   bool viewKnown() const { return viewKnown_; }
 
  private:
-  CursorPlan planSnapshot(const nlohmann::json& snapshot, uint64_t emitterSeq);
+  CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);
+  // `owned`: the same snapshot, to move into the view (null: copied).
+  CursorPlan planSnapshot(const nlohmann::json& snapshot, nlohmann::json* owned, uint64_t emitterSeq);
   CursorPlan planDelta(const nlohmann::json& delta, uint64_t emitterSeq);
   bool inStep(uint64_t emitterSeq) const { return !options_.alwaysRebase && exact_ && emitterSeq == ours_; }
   CursorPlan& remember(CursorPlan& plan, bool wasInStep);

@@ -1,6 +1,7 @@
 #include "facade/cursor_facade.h"
 
 #include <cmath>
+#include <utility>
 
 #include "facade/facade_json.h"
 
@@ -56,7 +57,7 @@ std::string CursorFacade::begin(const std::string& viewJson, bool fromInput, dou
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);
-  const CursorPlan plan = cursor_.plan(event, seqOf(emitterSeq));
+  const CursorPlan plan = cursor_.plan(std::move(event), seqOf(emitterSeq));  // the snapshot moves into the view
   if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
   if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
   std::string out = R"({"ok":true,"kind":"write","snapshot":)";
