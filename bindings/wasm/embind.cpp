@@ -93,6 +93,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("adoptHistory", &EmitterFacade::adoptHistory)
       .function("snapshot", &EmitterFacade::snapshot)
       .function("replay", &EmitterFacade::replay)
+      .function("catchUp", &EmitterFacade::catchUp)
       .function("heartbeat", &EmitterFacade::heartbeat)
       .function("stateJson", &EmitterFacade::stateJson)
       .function("seq", &EmitterFacade::seq)

@@ -18,8 +18,11 @@ constexpr size_t kEnvelopeDepth = 4;
 constexpr size_t kOptionsDepth = 1024;
 constexpr size_t kRequestDepth = 4;
 
-std::string eventsJson(const std::vector<json>& events) {
-  std::string out = "{\"ok\":true,\"events\":[";
+// {"ok":true[,"mode":mode],"events":[...]}
+std::string eventsJson(const std::vector<json>& events, const char* mode = nullptr) {
+  std::string out = "{\"ok\":true,";
+  if (mode) out += std::string("\"mode\":\"") + mode + "\",";
+  out += "\"events\":[";
   for (size_t i = 0; i < events.size(); ++i) {
     if (i) out.push_back(',');
     out += events[i].dump();
@@ -179,8 +182,8 @@ std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump()
 namespace {
 
 // The `skip` member of a replay request: the seqs the client holds.
-bool readSkip(const json& request, std::vector<uint64_t>& skip) {
-  auto held = request.find("skip");
+bool readSkip(const json& request, const char* key, std::vector<uint64_t>& skip) {
+  auto held = request.find(key);
   if (held == request.end() || held->is_null()) return true;
   if (!held->is_array()) return false;
   for (const json& s : *held) {
@@ -211,8 +214,50 @@ std::string EmitterFacade::replay(const std::string& requestJson) const {
     check = epoch->get_ptr<const std::string*>();
   }
   std::vector<uint64_t> skip;
-  if (!readSkip(request, skip)) return invalidRequest("skip must be an array of seqs");
+  if (!readSkip(request, "skip", skip)) return invalidRequest("skip must be an array of seqs");
   return eventsJson(emitter_->replaySince(seq->get<uint64_t>(), check, skip));
+}
+
+namespace {
+
+// The client's position says its state must be replaced, not caught up: it knows
+// no seq, is of another incarnation, or its resync reason's cure is a snapshot.
+bool needsSnapshot(const json& position, const std::string& ours) {
+  auto seq = position.find("lastSeq");
+  if (seq == position.end() || seq->is_null()) return true;
+  auto epoch = position.find("epoch");
+  const bool noEpoch = epoch == position.end() || epoch->is_null();
+  if (noEpoch ? !ours.empty() : *epoch != ours) return true;
+  auto reason = position.find("reason");
+  if (reason == position.end() || !reason->is_string()) return false;
+  auto code = codeFromName(reason->get<std::string>());
+  return code && inCategory(*code, kResync) && codeInfo(*code).cure == Cure::Snapshot;
+}
+
+const char* catchUpMode(const std::vector<json>& events) {
+  if (events.empty()) return "current";
+  return events.front().value("type", "") == "STATE_SNAPSHOT" ? "snapshot" : "replay";
+}
+
+}  // namespace
+
+std::string EmitterFacade::catchUp(const std::string& positionJson) const {
+  json position;
+  if (auto failure = parseBounded(positionJson, kRequestDepth + kEnvelopeDepth, position))
+    return invalidRequest(failure->message);
+  if (!position.is_object()) return invalidRequest("a catch-up position must be an object");
+  auto seq = position.find("lastSeq");
+  if (seq != position.end() && !seq->is_null() && (!seq->is_number_unsigned() || seq->get<uint64_t>() > kMaxSeq))
+    return invalidRequest("lastSeq must be an integer in [0, 2^53) or null");
+  auto epoch = position.find("epoch");
+  if (epoch != position.end() && !epoch->is_null() && !epoch->is_string()) return invalidRequest("epoch must be a string or null");
+  std::vector<uint64_t> held;
+  if (!readSkip(position, "held", held)) return invalidRequest("held must be an array of seqs");
+  const std::string& ours = emitter_->options().epoch;
+  std::vector<json> events;
+  if (needsSnapshot(position, ours)) events.push_back(emitter_->catchUpSnapshot());
+  else events = emitter_->replaySince(seq->get<uint64_t>(), &ours, held);
+  return eventsJson(events, catchUpMode(events));
 }
 
 std::string EmitterFacade::heartbeat() const { return emitter_->heartbeat(); }

@@ -28,6 +28,12 @@
 //                               must be a snapshot (counted as one). epoch absent or null = don't
 //                               check ("" is an epoch like any other); skip: the seqs the client
 //                               holds (StateEmitter::replaySince, docs/wire.md section 3).
+//   catchUp(positionJson)       {"lastSeq":n|null,"epoch":s|null,"reason":s|null,"held":[n,...]}, where
+//                               a (re)connecting client says it is (docs/wire.md section 3) ->
+//                               {"ok":true,"mode":"current"|"replay"|"snapshot","events":[...]}: a
+//                               snapshot for no seq, another epoch (null counts as ""), or a reason
+//                               whose cure is a snapshot; else the replay (which may still be a
+//                               snapshot when cheaper or too old). invalid-request for a bad position.
 //   heartbeat()                 ": hb <seq>\n\n"
 //   stateJson(), seq(), epoch(), statsJson()
 #include <memory>
@@ -57,6 +63,7 @@ class EmitterFacade {
   std::string adoptHistory(const std::string& eventsJson);
   std::string snapshot() const;
   std::string replay(const std::string& requestJson) const;
+  std::string catchUp(const std::string& positionJson) const;
   std::string heartbeat() const;
   std::string stateJson() const;
   double seq() const;

@@ -143,3 +143,26 @@ TEST_CASE("emitter facade: options of the wrong type are refused, not ignored", 
     CHECK(!EmitterFacade(options).initFailure());
   }
 }
+
+TEST_CASE("emitter facade: catchUp decides current, replay or snapshot from the client's position", "[emitter][facade]") {
+  EmitterFacade em(R"({"epoch":"e1","snapshotRatio":100})");
+  REQUIRE(!em.initFailure());
+  for (int i = 1; i <= 3; ++i) REQUIRE(json::parse(em.update(json{{"n", i}}.dump()))["ok"] == true);
+  auto answer = [&](const json& position) { return json::parse(em.catchUp(position.dump())); };
+  CHECK(answer({{"lastSeq", 3}, {"epoch", "e1"}})["mode"] == "current");
+  const json replay = answer({{"lastSeq", 1}, {"epoch", "e1"}, {"held", {3}}});
+  CHECK(replay["mode"] == "replay");
+  REQUIRE(replay["events"].size() == 1);  // seq 3 is held: only seq 2 goes
+  CHECK(replay["events"][0]["metadata"]["seq"] == 2);
+  CHECK(answer({{"lastSeq", nullptr}, {"epoch", "e1"}})["mode"] == "snapshot");
+  CHECK(answer({{"lastSeq", 1}, {"epoch", "other"}})["mode"] == "snapshot");
+  CHECK(answer({{"lastSeq", 1}, {"epoch", nullptr}})["mode"] == "snapshot");  // null is "", not ours
+  CHECK(answer({{"lastSeq", 1}, {"epoch", "e1"}, {"reason", "digest-mismatch"}})["mode"] == "snapshot");
+  CHECK(answer({{"lastSeq", 1}, {"epoch", "e1"}, {"reason", "gap"}})["mode"] == "replay");  // a gap heals by replay
+  CHECK(answer({{"lastSeq", 1}, {"epoch", "e1"}, {"reason", "not-a-code"}})["mode"] == "replay");
+  CHECK(answer({{"lastSeq", -1}, {"epoch", "e1"}})["code"] == "invalid-request");
+  CHECK(answer({{"lastSeq", 1}, {"held", "x"}})["code"] == "invalid-request");
+  CHECK(json::parse(em.catchUp("[1]"))["code"] == "invalid-request");
+  EmitterFacade bare(R"({"epoch":""})");
+  CHECK(json::parse(bare.catchUp(R"({"lastSeq":0,"epoch":null})"))["mode"] == "current");
+}

@@ -32,7 +32,9 @@ json carryOut(CursorFacade& cursor, EmitterFacade& emitter, const json& event) {
   int index = 0;
   for (const auto& attempt : plan["tries"]) {
     const bool update = attempt.contains("update");
-    const json r = json::parse(update ? emitter.update(attempt["update"].dump()) : emitter.patch(attempt["patch"].dump()));
+    json value = update ? attempt["update"] : attempt["patch"];
+    if (value == "event") value = update ? event["snapshot"] : event["delta"];  // the event's own payload
+    const json r = json::parse(update ? emitter.update(value.dump()) : emitter.patch(value.dump()));
     if (r["ok"] == true) {
       cursor.settle(index, emitter.seq());
       return r["events"];

@@ -2,6 +2,8 @@
 export const kInternals = Symbol('agui-state-sync.internals');
 // StateEmitter's counted catch-up snapshot, for catchUp() in server.js.
 export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');
+// StateEmitter: the core's catch-up answer for a client's position (server/catch-up.js).
+export const kCatchUp = Symbol('agui-state-sync.catchUp');
 // StateSync's local-edit listeners, for StateSyncHttpAgent (agent.state follows an edit).
 export const kLocalEdit = Symbol('agui-state-sync.localEdit');
 // StateEmitter's state JSON text, for store-bound emitters (store/durable-emitter.js).

@@ -2,7 +2,7 @@
 // StateEmitter: read where a reconnecting client is, and answer with nothing,
 // the missed deltas, or one snapshot.
 import { syncTypeError } from '../engine/errors.js';
-import { kCatchUpSnapshot, kStoreCatchUp } from '../engine/internals.js';
+import { kCatchUp, kStoreCatchUp } from '../engine/internals.js';
 import {
   HEADER_CATCH_UP,
   HEADER_EPOCH,
@@ -12,7 +12,6 @@ import {
   HEADER_SEQ,
   parseHeld,
   parseSeq,
-  SNAPSHOT_REASONS,
 } from '../shared/resync-wire.js';
 
 function headerValue(headers, name) {
@@ -77,21 +76,11 @@ export function catchUp(emitter, request) {
   if (emitter !== null && typeof emitter === 'object' && typeof emitter[kStoreCatchUp] === 'function') {
     return emitter[kStoreCatchUp](request);
   }
-  if (emitter === null || typeof emitter !== 'object' || typeof emitter.replaySince !== 'function') {
+  if (emitter === null || typeof emitter !== 'object' || typeof emitter[kCatchUp] !== 'function') {
     throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
   }
   const { lastSeq, epoch, reason, held } = readResyncRequest(request);
-  let events;
-  const sameEpoch = epoch === emitter.epoch || (epoch === null && emitter.epoch === '');
-  if (lastSeq === null || !sameEpoch || (reason !== null && SNAPSHOT_REASONS.has(reason))) {
-    // Counted in stats().replaySnapshots; an emitter-like object without the
-    // hook (not a StateEmitter) just gives its snapshot().
-    events = [typeof emitter[kCatchUpSnapshot] === 'function' ? emitter[kCatchUpSnapshot]() : emitter.snapshot()];
-  } else {
-    events = emitter.replaySince(lastSeq, emitter.epoch, held);
-  }
-  const mode = events.length === 0 ? 'current' : events[0].type === 'STATE_SNAPSHOT' ? 'snapshot' : 'replay';
-  return { mode, events };
+  return emitter[kCatchUp]({ lastSeq, epoch, reason, held }); // the decision is the core's (EmitterFacade::catchUp)
 }
 
 /**

@@ -7,7 +7,7 @@
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kCatchUpSnapshot, kInternals, kStateText } from '../engine/internals.js';
+import { kCatchUp, kCatchUpSnapshot, kInternals, kStateText } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
 import { emitterOptions } from './emitter-options.js';
 import { jsonText } from '../engine/options.js';
@@ -184,6 +184,14 @@ export class StateEmitter {
   }
 
   /** @internal snapshot() as a catch-up's answer, counted in stats().replaySnapshots (used by catchUp()). */
+  /** @internal { mode, events } for a client at `position` ({ lastSeq, epoch, reason, held }): the core decides. */
+  [kCatchUp](position) {
+    this.#check();
+    const result = this.#callJson((f) => f.catchUp(JSON.stringify(position)));
+    if (!result.ok) throw failureError(result, 'invalid-request', `catchUp() failed: ${result.message}`);
+    return { mode: result.mode, events: result.events };
+  }
+
   [kCatchUpSnapshot]() {
     this.#check();
     return this.#replay('{"snapshot":true}', 'catchUp()')[0];
