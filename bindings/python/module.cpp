@@ -138,6 +138,9 @@ void bindStoreLine(nb::module_& m) {
       .def("needs_state", &StoreLineFacade::needsState, nb::arg("events"), nb::arg("bytes"), nb::arg("snapshot"))
       .def("committed", &StoreLineFacade::committed, nb::arg("with_state"), nb::arg("events"), nb::arg("bytes"))
       .def("restart", &StoreLineFacade::restart)
+      .def("seed", [](StoreLineFacade& f, const nb::bytes& s) { return f.seed(text(s)); }, nb::arg("state_json"))
+      .def("advance", [](StoreLineFacade& f, const nb::bytes& e) { return f.advance(text(e)); }, nb::arg("events_json"))
+      .def("committed_state_json", &StoreLineFacade::committedStateJson)
       .def("max_events", &StoreLineFacade::maxEvents)
       .def("max_bytes", &StoreLineFacade::maxBytes);
 }

@@ -32,7 +32,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping,
 from ._durable_line import (build_local, copy_argument, events_after, events_of, line_of, line_rules, log_records,
                             now_or_raise, snapshot_catch_up, with_events)
 from ._fanout import Fanout
-from ._json import json_bytes, json_text, parse, plain
+from ._json import json_bytes, parse, plain
 from ._options import random_epoch
 from .emitter import StateEmitter
 from .errors import AguiSyncError, sync_error
@@ -43,6 +43,7 @@ MAX_ATTEMPTS = 16  # conflicts in a row before a write gives up ('store-conflict
 RETRY_S = 1.0  # an unreachable store is tried again at most this often
 _NEW_KEY_ONLY = ("epoch", "start_seq", "initial_state")
 log = logging.getLogger("agui_state_sync")
+_UNREAD = object()
 Apply = Callable[[StateEmitter], Any]
 
 
@@ -58,8 +59,8 @@ class DurableStateEmitter:
         self._stored = {"epoch": stored["epoch"], "seq": stored["seq"]}  # the store's line as last seen
         self._lock = asyncio.Lock()
         self._in_flight = False  # the local is ahead of the store (a write under way)
-        self._held: Any = None  # the committed state while in flight (parsed on demand from _held_text)
-        self._held_text: Optional[str] = None
+        self._held: Any = _UNREAD  # the committed state as read while a write is under way
+        self._reseed = False  # the core's committed state is unknown: seed it before the next write
         self._stale = False  # a write was cancelled mid-append: re-read the store before the next one
         self._degraded: Optional[Dict[str, Any]] = None
         self._next_try = 0.0
@@ -89,8 +90,8 @@ class DurableStateEmitter:
         self._check()
         if not self._in_flight:
             return self._local.state
-        if self._held is None and self._held_text is not None:
-            self._held, self._held_text = parse(self._held_text), None
+        if self._held is _UNREAD:  # the core keeps it (moved along each commit): parsed only when read
+            self._held = parse(self._rules.committed_state_json())
         return self._held
 
     @property
@@ -247,10 +248,11 @@ class DurableStateEmitter:
                                            "row; nothing was sent")
 
     def _hold(self) -> None:
-        """Keeps the committed state for ``state`` while the write is under
-        way: the local's parsed state when it has one, else its text."""
-        local = self._local
-        self._held, self._held_text = (local._state, None) if local._state_valid else (None, local._state_text())
+        """Before a write: ``state`` answers the committed state while it is under way."""
+        self._held = _UNREAD
+        if self._reseed:  # (a committed batch the core could not follow: never seen, but never wrong either)
+            self._rules.seed(self._local._state_text().encode("utf-8"))
+            self._reseed = False
 
     async def _append(self, events: List[Dict[str, Any]]) -> bool:
         """True when ``events`` (computed from the stored line) landed; False when another writer got there first."""
@@ -263,6 +265,7 @@ class DurableStateEmitter:
             return False
         self._stored = {"epoch": self._local.epoch, "seq": self._local.seq}
         self._rules.committed(with_state, len(records), size)
+        self._reseed = not self._rules.advance(("[" + ",".join(r["text"] for r in records) + "]").encode("utf-8"))
         self.counters["commits"] += 1
         self.counters["stateWrites"] += 1 if with_state else 0
         return True
@@ -303,9 +306,8 @@ class DurableStateEmitter:
         return []
 
     def _committed_text(self) -> str:
-        if not self._in_flight:
-            return self._local._state_text()
-        return self._held_text if self._held_text is not None else json_text(self._held, "the state")
+        text = self._rules.committed_state_json() if self._in_flight else ""
+        return text or self._local._state_text()
 
     def _replace_local(self, local: StateEmitter) -> None:
         for name, value in self._local.stats().items():
@@ -318,8 +320,9 @@ class DurableStateEmitter:
         with a snapshot (out's events never left)."""
         old = self._local
         snapshot = old.snapshot()  # repeats the recent edit verdicts: they carry over
-        epoch = random_epoch()
-        local = StateEmitter._with_state_text(old._state_text(), **self._options, epoch=epoch, start_seq=old.seq)
+        epoch, text = random_epoch(), old._state_text()
+        local = StateEmitter._with_state_text(text, **self._options, epoch=epoch, start_seq=old.seq)
+        self._rules.seed(text.encode("utf-8"))
         local.adopt_history([{**snapshot, "metadata": {**snapshot["metadata"], "epoch": epoch}}])
         self._replace_local(local)
         self._stale = False
@@ -343,6 +346,7 @@ class DurableStateEmitter:
         if result.get("ok"):
             self._stored = {"epoch": line["epoch"], "seq": line["seq"]}
             self._rules.restart()
+            self._rules.seed(line["state"].encode("utf-8"))
             self._recovered(f"store reachable again; continuing at epoch {line['epoch']}, seq {line['seq']}")
             return
         # Written meanwhile (another instance, or our timed-out write landed after all):
@@ -385,6 +389,7 @@ async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any]) -> D
     if stored is None:
         line = line_of(local)
         if (await store.init(key, line)).get("ok"):
+            rules.seed(line["state"].encode("utf-8"))
             return DurableStateEmitter(store, key, base, local, line, rules)
         stored = await store.load(key)  # another instance created it first
         if stored is None:

@@ -29,6 +29,8 @@ std::optional<Failure> readOptions(const std::string& text, bool& incremental, E
   return readPositive(opts, "maxDepth", caps.maxDepth);
 }
 
+std::string dumpSafe(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 std::optional<Failure> invalidLine(const char* why) {
   return Failure{Code::InvalidJson, std::string("a stored line ") + why, std::nullopt};
 }
@@ -83,7 +85,9 @@ std::string StoreLineFacade::open(const std::string& lineJson) {
   LineHead head = lineHead(std::move(value), stateSeq->get<uint64_t>(), log, maxDepth_);
   if (head.failure) return failureJson(*head.failure);
   writes_.restart(head.after);
-  head_ = head.state.dump(-1, ' ', false, json::error_handler_t::replace);
+  head_ = dumpSafe(head.state);
+  committed_ = std::move(head.state);
+  committedKnown_ = true;
   return R"({"ok":true,"events":)" + std::to_string(head.after.events) + R"(,"bytes":)" +
          std::to_string(head.after.bytes) + "}";
 }
@@ -93,5 +97,32 @@ std::string StoreLineFacade::headStateJson() {
   head_.clear();
   return out;
 }
+
+std::string StoreLineFacade::seed(const std::string& stateJson) {
+  json state;
+  if (auto failure = parseBounded(stateJson, maxDepth_ + kEnvelopeDepth, state)) return failureJson(*failure);
+  committed_ = std::move(state);
+  committedKnown_ = true;
+  return okJson();
+}
+
+// The batch's events move the committed state as they moved the engine that
+// computed them (lineHead's rule, from the state before the batch).
+bool StoreLineFacade::advance(const std::string& eventsJson) {
+  json events;
+  if (!committedKnown_ || parseBounded(eventsJson, maxDepth_ + kEnvelopeDepth + 3, events) || !events.is_array()) {
+    committedKnown_ = false;
+    return false;
+  }
+  std::vector<LoggedEvent> batch;
+  batch.reserve(events.size());
+  for (auto& event : events) batch.push_back(LoggedEvent{std::move(event), 0});
+  LineHead head = lineHead(std::move(committed_), 0, batch, maxDepth_);
+  committedKnown_ = !head.failure;
+  committed_ = committedKnown_ ? std::move(head.state) : json();
+  return committedKnown_;
+}
+
+std::string StoreLineFacade::committedStateJson() const { return committedKnown_ ? dumpSafe(committed_) : ""; }
 
 }  // namespace agui_sync

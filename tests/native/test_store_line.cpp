@@ -108,3 +108,28 @@ TEST_CASE("store line: a reopened line counts what is logged after its stored st
   CHECK(!line.needsState(1, 1, false));  // 4 <= 8 / 2
   CHECK(line.needsState(2, 1, false));   // 5 > 4
 }
+
+TEST_CASE("store line: the committed state follows committed batches", "[store][facade]") {
+  EmitterFacade em(R"({"epoch":"e","snapshotRatio":0.5,"guardedPaths":["/p"],"initialState":{"p":{"to":"a"},"n":0}})");
+  StoreLineFacade line("{}");
+  CHECK(line.committedStateJson().empty());  // nothing known before a seed or an open
+  REQUIRE(json::parse(line.seed(em.stateJson()))["ok"] == true);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 60; i++) {
+    json next = json::parse(em.stateJson());
+    next["n"] = i;
+    if (rng() % 4 == 0) next["p"]["to"] = std::string(1 + rng() % 40, 'x');  // guarded: a test op goes first
+    if (rng() % 9 == 0) next = json{{"p", {{"to", "b"}}}, {"n", i}, {"big", std::string(300, 'y')}};  // maybe a snapshot
+    json r = json::parse(em.update(next.dump()));
+    REQUIRE(r["ok"] == true);
+    REQUIRE(line.advance(r["events"].dump()));
+    CHECK(json::parse(line.committedStateJson()) == json::parse(em.stateJson()));
+  }
+  // A batch that does not apply leaves the committed state unknown until the next seed.
+  CHECK(!line.advance(R"([{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/nothing"}],"metadata":{"seq":99}}])"));
+  CHECK(line.committedStateJson().empty());
+  CHECK(!line.advance("[]"));
+  REQUIRE(json::parse(line.seed(R"({"k":1})"))["ok"] == true);
+  CHECK(line.committedStateJson() == R"({"k":1})");
+  CHECK(json::parse(line.seed("{"))["code"] == "invalid-json");
+}
