@@ -172,31 +172,33 @@ include fuzz/fuzz.mk
 # pytest. native-build provides agui-sync-render for the renderer comparison.
 PY_VENV := build/venv
 PYTHON3 ?= python3
-.PHONY: py-test py-lock py-live-test
+.PHONY: py-install py-test py-lock py-live-test
 
 $(PY_VENV)/.requirements: tests/python/requirements.lock | deps
 	[ -x $(PY_VENV)/bin/python ] || $(PYTHON3) -m venv $(PY_VENV)
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.lock
 	@touch $@
 
-py-test: native-build $(PY_VENV)/.requirements
+# One target installs the package, so that py-test and py-live-test under
+# make -j never run two pip installs into the venv at once.
+py-install: $(PY_VENV)/.requirements
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+
+py-test: native-build py-install
 	$(PY_VENV)/bin/python -m pytest -q tests/python
 
 # make py-live-test: the cross-language live test (issue 23): the Python server
 # in tests/python/live/ (uvicorn, sequence_state) read by Node's
 # StateSyncHttpAgent through the seeded fault link; needs the WASM engine and
 # the package installed in the venv.
-py-live-test: wasm npm-deps $(PY_VENV)/.requirements
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+py-live-test: wasm npm-deps py-install
 	AGUI_PYTHON=$(abspath $(PY_VENV))/bin/python node --test tests/python/live/
 
 # make py-bench (part of make bench; not a test): sequence_state on a
 # LangGraph-shaped stream (50 KB and 500 KB states) against EventEncoder,
 # model_dump_json and jsonpatch, then where its time goes.
 .PHONY: py-bench
-py-bench: $(PY_VENV)/.requirements
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+py-bench: py-install
 	$(PY_VENV)/bin/python tests/python/bench/bench_sequence.py
 	$(PY_VENV)/bin/python tests/python/bench/bench_sequence_parts.py
 
