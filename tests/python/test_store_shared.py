@@ -13,6 +13,7 @@ import asyncio
 import json
 import random
 import shutil
+import subprocess
 import uuid
 
 import pytest
@@ -20,7 +21,7 @@ import pytest
 from agui_state_sync import AguiSyncError, StateEmitter, SyncEngine, redis_store
 from agui_state_sync._json import json_text
 from conftest import REPO
-from redis_support import redis_url  # noqa: F401 - the fixture
+from redis_support import REDIS_SERVER, free_port, redis_url  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.anyio
 NODE = shutil.which("node")
@@ -241,3 +242,51 @@ async def test_a_subscribed_emitter_hears_another_python_instance_over_pub_sub(r
     finally:
         await ours.close()
         await theirs.close()
+
+
+def start_redis(port: int):
+    """A redis-server of this test's own (the outage test stops it), ready when it says so."""
+    server = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in server.stdout:
+        if "Ready to accept connections" in line:
+            return server
+    pytest.fail(f"redis-server exited with {server.wait()}")
+
+
+async def test_open_on_an_unreachable_redis_is_store_unavailable():
+    store = redis_store("redis://127.0.0.1:1", timeout_ms=200)
+    with pytest.raises(AguiSyncError) as caught:
+        await StateEmitter.open(store=store, key="t")
+    assert caught.value.code == "store-unavailable"
+    await store.close()
+
+
+async def test_a_redis_outage_degrades_writes_and_a_restarted_redis_takes_the_emitters_line():
+    if REDIS_SERVER is None:
+        pytest.skip("redis-server not installed")
+    port = free_port()
+    server = start_redis(port)
+    store = redis_store(f"redis://127.0.0.1:{port}", timeout_ms=500)
+    try:
+        a = await StateEmitter.open(store=store, key="t", initial_state={"n": 0})
+        await a.update({"n": 1})
+        old_epoch = a.epoch
+        server.kill()
+        server.wait()
+        events = await a.update({"n": 2})  # Redis is gone: the emitter goes on alone
+        assert a.degraded and a.epoch != old_epoch and events[0]["type"] == "STATE_SNAPSHOT"
+        answer = await a.catch_up({"headers": {"X-AGUI-State-Seq": "1", "X-AGUI-State-Epoch": old_epoch}})
+        assert answer["mode"] == "snapshot"
+        server = start_redis(port)  # back, and empty (no persistence)
+        for _ in range(5):  # the first command may meet the connection Redis dropped
+            await a.refresh()
+            if not a.degraded:
+                break
+        assert not a.degraded
+        b = await StateEmitter.open(store=store, key="t")
+        assert (b.epoch, b.seq, b.state) == (a.epoch, a.seq, {"n": 2})
+    finally:
+        await store.close()
+        server.kill()
+        server.wait()
