@@ -11,6 +11,8 @@ import asyncio
 import random
 
 import pytest
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
 
 from agui_state_sync import AguiSyncError, StateEmitter, SyncEngine, catch_up, memory_store
 from agui_state_sync.durable import DurableStateEmitter
@@ -271,3 +273,48 @@ async def test_a_cancelled_write_and_then_an_unreachable_store_start_a_line_of_i
     events = await a.update({"n": 2})
     assert a.degraded and a.epoch != old_epoch and events[0]["type"] == "STATE_SNAPSHOT"
     assert all(e["metadata"]["epoch"] == a.epoch for e in events) and a.state == {"n": 2}
+
+
+WRITES = st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["update", "add", "guarded", "edit"]),
+                            st.integers(0, 5)), min_size=1, max_size=40)
+
+
+async def _writers_on_one_key(plan):
+    """Three emitters on one key run ``plan`` (writer, kind, value); what each
+    sent, in seq order, must be one unforked line that replays to every
+    writer's state."""
+    store = memory_store()
+    writers = [await StateEmitter.open(store=store, key="t", initial_state={"n": 0, "m": {}, "l": []},
+                                       snapshot_ratio=100, replay_max_events=8) for _ in range(3)]
+    start, sent = await writers[0].snapshot(), []
+    for step, (who, kind, value) in enumerate(plan):
+        w = writers[who]
+        try:
+            if kind == "update":
+                sent += await w.update({**w.state, "n": step + 1, "v": value})
+            elif kind == "add":
+                sent += await w.patch([{"op": "add", "path": f"/m/k{value}", "value": step}])
+            elif kind == "guarded":  # computed on a view that may be stale: refused after a lost race
+                sent += await w.patch([{"op": "test", "path": "/n", "value": w.state["n"]},
+                                       {"op": "add", "path": "/l/-", "value": step}])
+            else:
+                edit = {"editId": f"e{step}", "baseSeq": w.seq, "ops": [{"op": "add", "path": f"/m/u{value}", "value": step}]}
+                sent += (await w.apply_edits([edit]))["events"]
+        except AguiSyncError as error:
+            assert error.code == "precondition-failed"
+    sent.sort(key=lambda e: e["metadata"]["seq"])
+    assert [e["metadata"]["seq"] for e in sent] == list(range(1, len(sent) + 1))
+    client = client_of(start, sent)
+    assert client.status == "synced"
+    for w in writers:
+        await w.refresh()
+        assert (w.seq, w.state) == (len(sent), client.state)
+    again = await StateEmitter.open(store=store, key="t")  # the stored state and the log after it
+    assert again.state == client.state
+
+
+@seed(23)
+@settings(max_examples=60, deadline=None)
+@given(WRITES)
+def test_any_plan_of_three_writers_leaves_one_unforked_line(plan):
+    asyncio.run(_writers_on_one_key(plan))
