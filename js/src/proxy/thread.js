@@ -42,7 +42,7 @@ export class Thread {
 
   /** True once the upstream has described a state of this thread. */
   get vouched() {
-    return this.#state !== undefined;
+    return this.#state !== undefined || this.#stale; // after a rebase the state is the emitter's, still vouched
   }
 
   /** The vouched state (undefined before any). Read-only. */
