@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import random
 import subprocess
 import sys
@@ -133,7 +134,8 @@ def figures(kb: int) -> Dict[str, float]:
     events = [StateSnapshotEvent(snapshot=s) for s in states(kb, random.Random(kb))]
     encoder = EventEncoder()
     texts = [encoder.encode(e) for e in events]
-    fig: Dict[str, float] = {"kb": len(texts[-1]) / 1024, "bytes_in": sum(len(t) for t in texts)}
+    fig: Dict[str, float] = {"first": len(texts[0]) / 1024, "last": len(texts[-1]) / 1024,
+                             "bytes_in": sum(len(t) for t in texts)}
     fig["encode"] = cpu_us_per(events, encoder.encode)
     models = [State.model_validate(e.snapshot) for e in events[:100]]
     fig["model_dump_json"] = cpu_us_per(models, lambda m: m.model_dump_json())
@@ -147,12 +149,14 @@ def figures(kb: int) -> Dict[str, float]:
 
 
 def table(rows: List[Dict[str, float]]) -> str:
-    head = (f"{'state':>8} | {'out/in':>6} | {'sequence_state':>14} | {'EventEncoder':>12} | {'model_dump_json':>15} | "
+    head = (f"{'state (KB)':>10} | {'out/in':>6} | {'sequence_state':>14} | {'EventEncoder':>12} | {'model_dump_json':>15} | "
             f"{'jsonpatch':>11} | {'jsonpatch/ours':>14} | {'memory/thread':>13}")
-    lines = ["LangGraph-shaped stream: a STATE_SNAPSHOT at each of 500 node exits; CPU per event (us)", head,
+    load = os.getloadavg()[0]
+    lines = ["LangGraph-shaped stream: a STATE_SNAPSHOT at each of 500 node exits (state: its first and last "
+             f"snapshot's SSE size); CPU per event (us); load average {load:.1f} on {os.cpu_count()} CPUs", head,
              "-" * len(head)]
     for f in rows:
-        lines.append(f"{f['kb']:6.0f}KB | {f['bytes_out'] / f['bytes_in']:6.2%} | {f['sequence_state']:14.0f} | "
+        lines.append(f"{f['first']:4.0f}..{f['last']:<4.0f} | {f['bytes_out'] / f['bytes_in']:6.2%} | {f['sequence_state']:14.0f} | "
                      f"{f['encode']:12.0f} | {f['model_dump_json']:15.0f} | {f['jsonpatch']:11.0f} | "
                      f"{f['jsonpatch'] / f['sequence_state']:13.1f}x | {f['memory'] / 1024:10.0f} KB")
     lines.append("goals: out/in <= 5%; jsonpatch/ours >= 20x (jsonpatch.make_patch on the first "
