@@ -35,6 +35,7 @@ class RunStamper:
         self.report = report
         self.started = False  # the catch-up went out
         self.catch_up_mode: Optional[str] = None  # 'current' | 'replay' | 'snapshot' once answered
+        self.current_heartbeat: Optional[bytes] = None  # the answer to a client that is current
         self.cursor = _core.CursorFacade("")
 
     async def handle(self, event: Event) -> List[Event]:
@@ -66,6 +67,8 @@ class RunStamper:
             return []
         answer = await _settled(catch_up(self.emitter, self.input))
         self.catch_up_mode = answer["mode"]
+        if answer["mode"] == "current":  # nothing to send still answers, at the client's seq
+            self.current_heartbeat = self.emitter.heartbeat()
         return answer["events"]
 
     async def _events(self, event: Event) -> List[Event]:

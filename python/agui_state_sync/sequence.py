@@ -84,7 +84,9 @@ class StateSequencer:
                   on_catch_up: Optional[Callable[[str], None]] = None) -> AsyncIterator[Any]:
         """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with
         ``sse``. on_catch_up(mode) hears how the client was caught up, before the
-        catch-up's first byte is yielded."""
+        catch-up's first byte is yielded. With ``sse``, a client that is current
+        gets a heartbeat at its seq in place of the catch-up (as Node's
+        writeCatchUp): a restored client ends its resync now, not at the next beat."""
         given = plain(run_input, event=True)
         if not isinstance(given, dict):
             raise sync_type_error("invalid-argument", "sequence_state() run_input must be a RunAgentInput or a dict")
@@ -95,11 +97,16 @@ class StateSequencer:
             stamper = RunStamper(entry.emitter, prepared, self._reporter(given))
             async for event in events_of(upstream):
                 outs = await stamper.handle(event)
+                beat = None
                 if on_catch_up is not None and stamper.catch_up_mode is not None:
                     on_catch_up(stamper.catch_up_mode)
                     on_catch_up = None
+                    beat = stamper.current_heartbeat if sse else None
+                if beat is not None:  # where the catch-up goes: after RUN_STARTED, else first
+                    at = 1 if outs and outs[0].get("type") == "RUN_STARTED" else 0
+                    outs = [*outs[:at], beat, *outs[at:]]
                 for out in outs:
-                    yield entry.emitter.encode(out) if sse else out
+                    yield out if isinstance(out, bytes) else entry.emitter.encode(out) if sse else out
         finally:
             self._threads.release(entry)
 

@@ -120,6 +120,9 @@ async def test_the_middleware_reads_the_position_from_headers_and_says_how_it_ca
     # The other instance: a client exactly where the thread is needs nothing.
     response = await post(two, run_input("r2", client.state), here)
     assert response.status_code == 200 and response.headers["x-agui-state-sync"] == "current"
+    # Nothing to send still answers, as Node's writeCatchUp: a heartbeat at the client's seq after RUN_STARTED.
+    beat = b": hb %d\n\n" % client.last_seq
+    assert beat in response.content and response.content.index(b"RUN_STARTED") < response.content.index(beat)
     behind = {"X-AGUI-State-Seq": str(client.last_seq - 1), "X-AGUI-State-Epoch": client.epoch}
     response = await post(two, run_input("r3", client.state, {"lastSeq": 0, "epoch": "stale"}), behind)
     assert response.headers["x-agui-state-sync"] == "replay"  # the headers win over forwardedProps.stateSync
