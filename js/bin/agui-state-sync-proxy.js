@@ -5,7 +5,7 @@
 //     [--own /proposal=agent ...] [--on-conflict agent-wins|user-wins] [--redis redis://host:6379]
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
+import { createOpsHandler, createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
 import { redisStore } from '../src/server.js';
 
 const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
@@ -24,11 +24,16 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
                           package \`redis\`): a restarted proxy, or another one on the same Redis,
                           continues the thread's epoch and seq, and clients catch up by replay
   --redis-prefix PREFIX   the key prefix in Redis (default agui:)
+  --ops-port PORT         serve GET /healthz, /readyz and /metrics (Prometheus; needs the npm
+                          package \`prom-client\`) on this port of --host (0 picks a free one)
+  --drain-ms MS           on SIGTERM: stop taking runs, let running ones end for at most this
+                          long, then exit (default: --grace-ms)
   --help                  this text
 
 POST a RunAgentInput to any path: the run is forwarded to the upstream and its
 events come back sequenced, with an SSE id on each. A reconnect with
-Last-Event-ID resumes the run; POST with X-AGUI-Abort: <runId> aborts it.`;
+Last-Event-ID resumes the run; POST with X-AGUI-Abort: <runId> aborts it.
+Errors and lifecycle events are logged to stderr as JSON lines.`;
 
 function fail(message) {
   process.stderr.write(`agui-state-sync-proxy: ${message}\n\n${USAGE}\n`);
@@ -55,6 +60,8 @@ function readArgs() {
         'prompt-context': { type: 'boolean', default: false },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
+        'ops-port': { type: 'string' },
+        'drain-ms': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -91,6 +98,40 @@ function storeOf(args) {
   return redisStore({ url: args.redis, ...(args['redis-prefix'] !== undefined && { prefix: args['redis-prefix'] }) });
 }
 
+/** One structured log line on stderr (what a log shipper parses). */
+function log(level, event, fields = {}) {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, event, ...fields })}\n`);
+}
+
+function listen(server, port, host) {
+  return new Promise((resolve) => server.listen(port, host, () => resolve(server.address())));
+}
+
+function urlOf({ address, port }) {
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}/`;
+}
+
+// SIGTERM / SIGINT: stop accepting, let live runs end (at most drainMs; their
+// clients may resume on another instance), then free everything and exit 0.
+function onStop(servers, proxy, store, drainMs) {
+  let stopping = false;
+  return (signal) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'draining', { signal, liveRuns: proxy.stats().liveRuns, drainMs });
+    servers.agent.close();
+    const deadline = new Promise((resolve) => setTimeout(resolve, drainMs, 'deadline').unref());
+    Promise.race([proxy.drain().then(() => 'idle'), deadline]).then((why) => {
+      log('info', 'stopped', { after: why, liveRuns: proxy.stats().liveRuns });
+      proxy.close();
+      servers.agent.closeAllConnections?.();
+      servers.ops?.close();
+      servers.ops?.closeAllConnections?.();
+      return store ? store.close() : undefined;
+    }).finally(() => process.exit(0));
+  };
+}
+
 function main() {
   const args = readArgs();
   if (args.help) {
@@ -110,29 +151,38 @@ function main() {
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
       edits: editPolicy(args),
       ...(args['prompt-context'] && { promptContext: true }),
-      onError: (error) => process.stderr.write(`agui-state-sync-proxy: ${error.code}: ${error.message}\n`),
+      onError: (error) => log('error', 'run-error', { code: error.code, message: error.message }),
     });
   } catch (error) {
     return fail(error.message);
   }
-  const server = createServer(proxy);
-  server.on('error', (error) => {
-    process.stderr.write(`agui-state-sync-proxy: ${error.message}\n`);
+  const opsPort = args['ops-port'] === undefined ? null : integer('ops-port', args['ops-port'], 0);
+  if (opsPort !== null && opsPort > 65535) fail('--ops-port must be at most 65535');
+  const graceMs = args['grace-ms'] === undefined ? PROXY_DEFAULTS.graceMs : integer('grace-ms', args['grace-ms'], 1);
+  const drainMs = args['drain-ms'] === undefined ? graceMs : integer('drain-ms', args['drain-ms'], 0);
+  serve(args, proxy, store, { port, opsPort, drainMs }).catch((error) => {
+    log('error', 'startup-failed', { code: error.code, message: error.message });
     process.exit(1);
   });
-  server.listen(port, args.host, () => {
-    const { address, port: bound } = server.address();
-    const host = address.includes(':') ? `[${address}]` : address;
-    const durable = store ? ` (threads kept in Redis at ${new URL(args.redis).host})` : '';
-    process.stdout.write(`agui-state-sync-proxy listening on http://${host}:${bound}/ -> ${args.upstream}${durable}\n`);
+}
+
+async function serve(args, proxy, store, { port, opsPort, drainMs }) {
+  const servers = { agent: createServer(proxy), ops: null };
+  servers.agent.on('error', (error) => {
+    log('error', 'listen-failed', { message: error.message });
+    process.exit(1);
   });
-  const stop = () => {
-    proxy.close();
-    server.close(() => (store ? store.close() : Promise.resolve()).finally(() => process.exit(0)));
-    server.closeAllConnections?.();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  const bound = await listen(servers.agent, port, args.host);
+  const durable = store ? ` (threads kept in Redis at ${new URL(args.redis).host})` : '';
+  process.stdout.write(`agui-state-sync-proxy listening on ${urlOf(bound)} -> ${args.upstream}${durable}\n`);
+  if (opsPort !== null) {
+    servers.ops = createServer(await createOpsHandler(proxy, { store }));
+    process.stdout.write(`agui-state-sync-proxy operations on ${urlOf(await listen(servers.ops, opsPort, args.host))}\n`);
+  }
+  const stop = onStop(servers, proxy, store, drainMs);
+  // Repeated signals while draining are ignored: the drain has its own deadline.
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 main();

@@ -11,3 +11,4 @@ export {
   UPSTREAM_CONSISTENT,
   UPSTREAM_INCONSISTENT,
 } from './proxy/create-proxy.js';
+export { createOpsHandler } from './proxy/operate.js';

@@ -105,6 +105,10 @@ export interface StateSyncProxyStats {
 /** A Node (req, res) handler: `http.createServer(createStateSyncProxy({ upstream }))`. */
 export interface StateSyncProxy {
   (req: ProxyRequest, res: ProxyResponse): void;
+  /** Stops taking new runs (503; resumes still served) and resolves once no run is live. */
+  drain(): Promise<void>;
+  /** True once drain() was called. */
+  readonly draining: boolean;
   /** Aborts every run (its clients get RUN_ERROR) and frees every engine. */
   close(): void;
   stats(): StateSyncProxyStats;
@@ -126,3 +130,13 @@ export const UPSTREAM_INCONSISTENT: 'agui-state-sync.upstream-inconsistent';
 export const UPSTREAM_CONSISTENT: 'agui-state-sync.upstream-consistent';
 /** CUSTOM event name: a resume from an event no longer held. value: { after, resumedAt }. */
 export const EVENTS_LOST: 'agui-state-sync.events-lost';
+
+/**
+ * The operator's (req, res) handler for a proxy, for a port of its own: GET /healthz (liveness),
+ * /readyz (503 while draining or while `store` does not answer), /metrics (Prometheus text; needs
+ * the optional peer prom-client). Rejects with 'invalid-options' without prom-client.
+ */
+export function createOpsHandler(
+  proxy: StateSyncProxy,
+  options?: { store?: unknown; register?: unknown; storeTimeoutMs?: number },
+): Promise<((req: ProxyRequest, res: ProxyResponse) => void) & { registry: unknown }>;

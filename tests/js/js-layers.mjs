@@ -25,7 +25,7 @@ export const PACKAGES = {
   client: [],
   server: ['redis', 'node:fs/promises'],
   'ag-ui': ['@ag-ui/client', 'rxjs'],
-  proxy: ['node:crypto', 'node:http', 'node:https'],
+  proxy: ['node:crypto', 'node:http', 'node:https', 'prom-client'],
   log: [],
 };
 

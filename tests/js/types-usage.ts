@@ -627,3 +627,12 @@ async function storeUsage(res: SseResponse, approval: Approval) {
   void wrong;
 }
 void storeUsage;
+
+// Operating the proxy: drain() and the operator's handler.
+import { createOpsHandler, createStateSyncProxy as makeProxy } from 'agui-state-sync/proxy';
+const operated = makeProxy({ upstream: 'http://127.0.0.1:8000/agent' });
+const drained: Promise<void> = operated.drain();
+const isDraining: boolean = operated.draining;
+void drained;
+void isDraining;
+void createOpsHandler(operated, { storeTimeoutMs: 500 });

@@ -58,6 +58,10 @@ export function createStateSyncProxy(options) {
   };
   handler.close = () => ctx.registry.close();
   handler.stats = () => stats(ctx);
+  // Stop taking new runs (503 + Retry-After; resumes still served) and resolve
+  // once no run is live: what a SIGTERM does before close() (proxy/operate.js).
+  handler.drain = () => ctx.registry.drain();
+  Object.defineProperty(handler, 'draining', { get: () => ctx.registry.draining });
   return handler;
 }
 
@@ -66,6 +70,10 @@ async function serve(ctx, req, res) {
   if (request.kind === 'abort') return answerAbort(ctx, res, request);
   const target = resumeTarget(ctx.registry, request);
   if (target) return resume(ctx, res, target, request.position);
+  if (ctx.registry.draining) {
+    return respondJson(res, 503, { error: { code: 'disposed', message: 'the proxy is shutting down: start the run on another instance' } },
+      { 'retry-after': '1', connection: 'close' });
+  }
   return startRun(ctx, req, res, request);
 }
 

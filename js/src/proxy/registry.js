@@ -17,6 +17,8 @@ export class Registry {
   #runs = new Map(); // stream key -> Run, oldest first
   #gone = new Map(); // stream key -> runId of a dropped run
   #timers = new Set(); // keep-for-resume timers of finished runs
+  #draining = false; // drain(): no new runs
+  #idleWaiters = new Set(); // drain() promises waiting for the last live run
   #sweepTimer;
   #closed = false;
   bufferedBytes = 0;
@@ -98,6 +100,28 @@ export class Registry {
     thread.dispose();
   }
 
+  /**
+   * Stops taking new runs (503, while resumes of held runs are still served)
+   * and resolves once no run is live: a SIGTERM lets running runs end.
+   */
+  drain() {
+    this.#draining = true;
+    return new Promise((resolve) => {
+      this.#idleWaiters.add(resolve);
+      this.#notifyIdle();
+    });
+  }
+
+  get draining() {
+    return this.#draining;
+  }
+
+  #notifyIdle() {
+    if (this.#idleWaiters.size === 0 || this.liveRunCount > 0) return;
+    for (const resolve of this.#idleWaiters) resolve();
+    this.#idleWaiters.clear();
+  }
+
   /** Registers a new run. Throws a 503 refusal when maxRuns runs are all live. */
   addRun(run) {
     if (this.#runs.size >= this.#config.maxRuns) {
@@ -144,6 +168,7 @@ export class Registry {
   /** A run finished: it stays resumable for graceMs, then goes. */
   finished(run) {
     if (this.#closed) return;
+    this.#notifyIdle();
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
       this.removeRun(run);
@@ -180,5 +205,6 @@ export class Registry {
       this.removeRun(run);
     }
     for (const thread of [...this.#threads.values()]) this.#dropThread(thread);
+    this.#notifyIdle();
   }
 }
