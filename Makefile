@@ -48,7 +48,7 @@ native-test: native-build npm-deps conformance
 	$(NATIVE_BUILD)/agui_sync_tests
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
 
-test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test
+test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test frameworks-test
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -208,3 +208,28 @@ py-lock:
 	build/venv-lock/bin/pip install -q -r tests/python/requirements.in
 	{ echo "# Pinned by make py-lock from tests/python/requirements.in"; build/venv-lock/bin/pip freeze; } > tests/python/requirements.lock
 	rm -rf build/venv-lock
+
+# ---- Real agent frameworks (issue 24: tests/frameworks/) --------------------
+# make frameworks-test: LangGraph (ag-ui-langgraph) and PydanticAI (AGUIAdapter)
+# servers from PyPI, no LLM and no key, unchanged behind the proxy CLI and with
+# StateSyncMiddleware in-process, StateSyncHttpAgent through the seeded fault
+# link (HttpAgent as the control), ag-ui-validate on the streams. Their own venv
+# (build/venv-frameworks, pinned by tests/frameworks/requirements.lock) with
+# this package built into it (its own scikit-build-core build dir).
+FW_VENV := build/venv-frameworks
+.PHONY: frameworks-test frameworks-lock
+
+$(FW_VENV)/.requirements: tests/frameworks/requirements.lock | deps
+	[ -x $(FW_VENV)/bin/python ] || $(PYTHON3) -m venv $(FW_VENV)
+	$(FW_VENV)/bin/pip install -q --disable-pip-version-check -r tests/frameworks/requirements.lock
+	@touch $@
+
+frameworks-test: wasm npm-deps $(FW_VENV)/.requirements
+	$(FW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-frameworks/{wheel_tag}' .
+	node --test tests/frameworks/
+
+frameworks-lock:
+	rm -rf build/venv-fw-lock && $(PYTHON3) -m venv build/venv-fw-lock
+	build/venv-fw-lock/bin/pip install -q -r tests/frameworks/requirements.in
+	{ echo "# Pinned by make frameworks-lock from tests/frameworks/requirements.in"; build/venv-fw-lock/bin/pip freeze; } > tests/frameworks/requirements.lock
+	rm -rf build/venv-fw-lock
