@@ -11,7 +11,6 @@ import json
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Tuple
 
 from . import _core
-from ._codes import SNAPSHOT_REASONS
 from ._json import json_bytes, json_text, parse
 from ._options import options_json
 from .emitter import StateEmitter
@@ -19,7 +18,6 @@ from .errors import failure_error
 from .resync import read_resync_request
 
 Event = Dict[str, Any]
-_SNAPSHOT_REASONS = frozenset(SNAPSHOT_REASONS)
 
 
 def line_rules(store: Any, options: Mapping[str, Any]) -> Any:
@@ -65,13 +63,13 @@ def log_records(events: List[Event]) -> Tuple[List[Dict[str, Any]], int, bool]:
 
 def snapshot_catch_up(local: StateEmitter, request: Any) -> Dict[str, Any]:
     """The catch-up when no replay can be vouched for (the store is
-    unreachable): nothing for a client exactly at the emitter's epoch and
-    seq, else a snapshot."""
+    unreachable): the core's answer (nothing for a client exactly at the
+    emitter's epoch and seq), with a snapshot in place of a replay."""
     where = read_resync_request(request)
-    wrong = where["reason"] is not None and where["reason"] in _SNAPSHOT_REASONS
-    if not wrong and where["lastSeq"] == local.seq and where["epoch"] == local.epoch:
-        return {"mode": "current", "events": []}
-    return {"mode": "snapshot", "events": [local._catch_up_snapshot()]}
+    answer = local._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
+    if answer["mode"] == "replay":
+        return {"mode": "snapshot", "events": [local._catch_up_snapshot()]}
+    return answer
 
 
 def copy_argument(value: Any) -> Any:

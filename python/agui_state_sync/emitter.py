@@ -195,6 +195,13 @@ class StateEmitter:
     def stats(self) -> Dict[str, Any]:
         return parse(self._facade.stats_json())
 
+    def _catch_up_at(self, position: Mapping[str, Any]) -> Dict[str, Any]:
+        # {mode, events} for a client at position ({lastSeq, epoch, reason, held}): the core decides.
+        result = parse(self._facade.catch_up(json_text(position, "catch_up() position", "invalid-request")))
+        if not result.get("ok"):
+            raise failure_error(result, "invalid-request", f"catch_up() failed: {result.get('message')}")
+        return {"mode": result["mode"], "events": result["events"]}
+
     def _catch_up_snapshot(self) -> Event:
         # snapshot() as a catch-up's answer, counted in stats()['replaySnapshots'].
         return self._replay('{"snapshot":true}', "catch_up()")[0]

@@ -3,8 +3,8 @@ where a reconnecting client says it is, and what to send it first. The
 Python twin of js/src/server.js's readResyncRequest/catchUp.
 
 The choice between 'snapshot' and a replay (no seq, another epoch, a reason
-that says the state is wrong) is written here a second time beside the JS
-one; it belongs in the C++ EmitterFacade (see the package's closing note).
+that says the state is wrong) is the core's (EmitterFacade::catchUp), as in
+Node; this module only reads where the client is.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
-from ._codes import SNAPSHOT_REASONS
 from .errors import sync_type_error
 
 if TYPE_CHECKING:
@@ -28,7 +27,6 @@ MAX_HELD = 64  # the engine's default reorderWindow
 MAX_HELD_HEADER = MAX_HELD * 18
 MAX_SAFE = 2**53 - 1
 _CANONICAL_SEQ = re.compile(r"(0|[1-9][0-9]*)\Z")
-_SNAPSHOT_REASONS = frozenset(SNAPSHOT_REASONS)
 
 
 def parse_seq(value: Any) -> Optional[int]:
@@ -124,18 +122,10 @@ def catch_up(emitter: "StateEmitter", request: Any) -> Dict[str, Any]:
     store_catch_up = getattr(emitter, "_store_catch_up", None)
     if callable(store_catch_up):
         return store_catch_up(request)
-    if not hasattr(emitter, "replay_since"):
+    if not callable(getattr(emitter, "_catch_up_at", None)):
         raise sync_type_error("invalid-argument", "catch_up() needs a StateEmitter")
     where = read_resync_request(request)
-    last_seq, epoch, reason = where["lastSeq"], where["epoch"], where["reason"]
-    same_epoch = epoch == emitter.epoch or (epoch is None and emitter.epoch == "")
-    if last_seq is None or not same_epoch or (reason is not None and reason in _SNAPSHOT_REASONS):
-        snap = getattr(emitter, "_catch_up_snapshot", None)
-        events = [snap() if callable(snap) else emitter.snapshot()]
-    else:
-        events = emitter.replay_since(last_seq, emitter.epoch, where["held"])
-    mode = "current" if not events else "snapshot" if events[0].get("type") == "STATE_SNAPSHOT" else "replay"
-    return {"mode": mode, "events": events}
+    return emitter._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
 
 
 _POLICY_KEYS = frozenset(("ownership", "onConflict"))
