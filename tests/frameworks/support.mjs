@@ -125,6 +125,8 @@ export function chatText(events) {
 export function countingFetch(log, { endOnCut = false } = {}) {
   return async (url, init) => {
     log.requests++;
+    const body = [];
+    (log.bodies ??= []).push(body); // each response's chunks, for captures
     const response = await fetch(url, init);
     if (!response.body) return response;
     const reader = response.body.getReader();
@@ -140,6 +142,7 @@ export function countingFetch(log, { endOnCut = false } = {}) {
         }
         if (chunk.done) return controller.close();
         log.bytes += chunk.value.byteLength;
+        body.push(Buffer.from(chunk.value));
         controller.enqueue(chunk.value);
       },
       cancel: (reason) => reader.cancel(reason),
