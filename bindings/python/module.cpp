@@ -123,6 +123,9 @@ void bindCursor(nb::module_& m) {
       .def("plan", [](CursorFacade& f, const nb::bytes& event, double seq) { return f.plan(text(event), seq); },
            nb::arg("event_json"), nb::arg("emitter_seq"))
       .def("settle", &CursorFacade::settle, nb::arg("landed"), nb::arg("emitter_seq"))
+      .def("plan_write", [](CursorFacade& f, const nb::bytes& event, EmitterFacade& emitter) {
+             return f.planWrite(text(event), emitter);
+           }, nb::arg("event_json"), nb::arg("emitter"))
       .def("suspend", &CursorFacade::suspend)
       .def("suspended", &CursorFacade::suspended);
 }

@@ -81,8 +81,10 @@ class RunStamper:
             payload, refusal = b"null", error
         else:
             refusal = None
-        plan = parse(self.cursor.plan(b'{"type":"%s","%s":%s}' % (event["type"].encode(), name.encode(), payload),
-                                      self.emitter.seq))
+        envelope = b'{"type":"%s","%s":%s}' % (event["type"].encode(), name.encode(), payload)
+        if refusal is None and isinstance(self.emitter, StateEmitter):
+            return self._plan_write(event, envelope)
+        plan = parse(self.cursor.plan(envelope, self.emitter.seq))
         if not plan.get("ok") or refusal is not None:
             self.cursor.settle(-1, self.emitter.seq)
             self.report(event, refusal or failure_error(plan, "invalid-json", f"the agent's {event['type']}: "
@@ -94,6 +96,28 @@ class RunStamper:
             self.report(event, None)
             return []
         return await self._write(event, plan["tries"], payload)
+
+    def _plan_write(self, event: Event, envelope: bytes) -> List[Event]:
+        """A plain emitter: the core plans, tries and settles in one call on one
+        parse of the event (the route below, for a store-bound emitter whose
+        writes are awaited, parses a snapshot twice)."""
+        result = parse(self.cursor.plan_write(envelope, self.emitter._facade))
+        if not result.get("ok"):
+            self.report(event, failure_error(result, "invalid-json", f"the agent's {event['type']}: "
+                                                                     f"{result.get('message')}"))
+            return []
+        if result["kind"] == "pass":
+            return [event]
+        if result["kind"] == "drop":
+            self.report(event, None)
+            return []
+        try:  # the emitter's own bookkeeping and errors, as for its update() / patch()
+            stamped = self.emitter._events(result if result["landed"] >= 0 else result["failure"], "the write",
+                                           "patch-failed")
+        except AguiSyncError as error:
+            self.report(event, error)
+            return []
+        return _carry(event, stamped)
 
     async def _write(self, event: Event, tries: List[Dict[str, Any]], payload: bytes) -> List[Event]:
         """The plan's tries in order, the first that lands stands; settled either way."""

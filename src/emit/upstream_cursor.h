@@ -78,6 +78,10 @@ class UpstreamCursor {
 
   bool suspended() const { return suspended_; }
   bool viewKnown() const { return viewKnown_; }
+  // The agent's own state as the cursor holds it (after plan(): the event's
+  // snapshot, or the state its delta led to). A caller that moved the event in
+  // writes the snapshot from here instead of keeping a second tree of it.
+  const nlohmann::json& view() const { return view_; }
 
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);

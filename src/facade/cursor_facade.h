@@ -19,6 +19,14 @@
 //                               invalid-patch) moves to the next; an update always lands.
 //   settle(landed, emitterSeq)  after a write plan: the index of the try that landed, or -1
 //   suspend()                   the emitter refused the run's input state
+//   planWrite(eventJson, emitter)
+//                               plan, the tries and settle() in one call for a plain in-memory
+//                               emitter, on one parse of the event (the snapshot moves into the
+//                               agent's view and the emitter diffs against it by reference):
+//                               {"ok":true,"kind":"pass"} | {"ok":true,"kind":"drop","reason":code}
+//                               | {"ok":true,"kind":"write","landed":i,"events":[...]}
+//                               | {"ok":true,"kind":"write","landed":-1,"failure":{code,message[,opIndex]}}
+//                               | failure (invalid-json, limit-exceeded): settled as nothing landed
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +37,8 @@
 
 namespace agui_sync {
 
+class EmitterFacade;
+
 class CursorFacade {
  public:
   explicit CursorFacade(const std::string& optionsJson);
@@ -36,6 +46,7 @@ class CursorFacade {
   std::string begin(const std::string& viewJson, bool fromInput, double emitterSeq);
   std::string plan(const std::string& eventJson, double emitterSeq);
   void settle(int landed, double emitterSeq);
+  std::string planWrite(const std::string& eventJson, EmitterFacade& emitter);  // cursor_write.cpp
   void suspend() { cursor_.suspend(); }
   bool suspended() const { return cursor_.suspended(); }
 

@@ -71,6 +71,7 @@ class EmitterFacade {
   std::string statsJson() const;
 
  private:
+  friend class CursorFacade;  // planWrite(): the cursor writes a parsed event into a plain emitter
   std::unique_ptr<StateEmitter> emitter_;
   std::optional<Failure> initFailure_;
   std::string initResult_;  // {"ok":true} or initFailure_ as JSON

@@ -12,7 +12,11 @@ own, per event, on the same snapshots, in microseconds of CPU:
   - the emitter's update: the core parses the snapshot again, diffs it
     against the thread's state, writes the event JSON; then json.loads of it;
   - StateEmitter.encode: the SSE bytes of the (small) delta.
-The rest of sequence_state's own figure is the Python glue around them.
+The rest of sequence_state's own figure is the Python glue around them. For a
+plain in-memory emitter sequence_state takes the cursor's one-call route,
+CursorFacade.plan_write (src/facade/cursor_write.cpp): one parse, the emitter
+diffing against the cursor's view by reference; it is timed too. The
+two-call route (plan, then update) is what a store-bound emitter takes.
 
 And, for scale, a reference that is not part of the package: a Python walk
 that only finds the changed paths, skipping equal subtrees with `is`/`==` (C
@@ -74,6 +78,9 @@ def parts(kb: int) -> Dict[str, float]:
     fig["loads"] = cpu_us_per(results, json.loads)
     deltas = [a["events"][0] for a in answers if a.get("events")]
     fig["encode"] = cpu_us_per(deltas, emitter.encode)
+    one_cursor, one_emitter = _core.CursorFacade(""), StateEmitter(epoch="e", initial_state=snaps[0])
+    one_cursor.begin(texts[0], False, one_emitter.seq)
+    fig["plan_write"] = cpu_us_per(envelopes[1:], lambda e: one_cursor.plan_write(e, one_emitter._facade))
     pairs = list(zip(snaps, snaps[1:]))
     fig["walk_shared"] = cpu_us_per(pairs, lambda p: changed_paths(p[0], p[1], "", []))
     fresh = [json.loads(t) for t in texts]
@@ -91,6 +98,8 @@ def report(kb: int, f: Dict[str, float]) -> str:
             ("json.loads of the emitter's answer", f["loads"]),
             ("StateEmitter.encode of the delta", f["encode"]),
             ("sum of the parts", total),
+            ("CursorFacade.plan_write: plan + update on one parse", f["plan_write"]),
+            ("  what sequence_state pays per event for the two", f["json"] + f["plan_write"]),
             ("reference: changed-path walk, shared rows", f["walk_shared"]),
             ("reference: changed-path walk, fresh copies", f["walk_fresh"])]
     lines = [f"{kb} KB state: where sequence_state's CPU per event goes (us)"]
