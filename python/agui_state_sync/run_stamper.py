@@ -7,7 +7,9 @@ _core.CursorFacade); this class only carries out its plan against the
 emitter and settles which try landed. What stays here: the move to the run's
 input state and the catch-up after RUN_STARTED (docs/wire.md section 3).
 The emitter is a StateEmitter or a store-bound DurableStateEmitter, whose
-writes and catch-up are coroutines (awaited here)."""
+writes and catch-up are coroutines (awaited here). A plain StateEmitter is
+written by the core itself in the same call that plans (CursorFacade.plan_write:
+one parse of a snapshot instead of two)."""
 
 from __future__ import annotations
 
