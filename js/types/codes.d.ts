@@ -51,6 +51,8 @@ export type ErrorCode =
   | 'store-unavailable'
   | 'store-conflict'
   | 'agent-owned'
+  | 'changed'
+  | 'already-consumed'
   | 'disposed'
   | 'engine-failed'
   | (string & {});

@@ -8,7 +8,7 @@ export const RESYNC_REASONS = Object.freeze(['gap', 'stale-base', 'epoch-changed
 export const IGNORED_REASONS = Object.freeze(['duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch']);
 
 /** What went wrong: an error outcome, a facade failure, or AguiSyncError.code. */
-export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'store-unavailable', 'store-conflict', 'agent-owned', 'disposed', 'engine-failed']);
+export const ERROR_CODES = Object.freeze(['patch-failed', 'precondition-failed', 'limit-exceeded', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'store-unavailable', 'store-conflict', 'agent-owned', 'changed', 'already-consumed', 'disposed', 'engine-failed']);
 
 /** Why the approval guard refuses. */
 export const GUARD_REASONS = Object.freeze(['resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'already-consumed', 'unknown-interrupt', 'disposed', 'engine-failed']);

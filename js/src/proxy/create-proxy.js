@@ -11,7 +11,7 @@
 // bounds), thread (emitter, catch-up, re-stamping, edits), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
 // resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
-// sse-out, events.
+// sse-out, events, approvals (resume entries' approvals checked and consumed once).
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
 import { createStateSync } from '../client/sync.js';
 import { forwardedInput, HEADER_ABORT, readClientRequest } from './client-request.js';
@@ -20,6 +20,7 @@ import { PROXY_DEFAULTS, proxyOptions } from './options.js';
 import { withPromptContext } from './prompt-context.js';
 import { Registry } from './registry.js';
 import { Relay } from './relay.js';
+import { approvalBook, approvalEntries, judgeApprovals } from './approvals.js';
 import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
 import { after } from '../server/emitter-writes.js';
@@ -51,7 +52,7 @@ function newCounters() {
 export function createStateSyncProxy(options) {
   const config = proxyOptions(options);
   const counters = newCounters();
-  const ctx = { config, counters, registry: new Registry(config, counters) };
+  const ctx = { config, counters, registry: new Registry(config, counters), approvals: approvalBook(config.store) };
   ctx.report = (error) => report(config, error);
   const handler = (req, res) => {
     serve(ctx, req, res).catch((error) => answerFailure(ctx, res, error));
@@ -74,7 +75,20 @@ async function serve(ctx, req, res) {
     return respondJson(res, 503, { error: { code: 'disposed', message: 'the proxy is shutting down: start the run on another instance' } },
       { 'retry-after': '1', connection: 'close' });
   }
-  return startRun(ctx, req, res, request);
+  const judged = await judgeRequest(ctx, request);
+  if (!judged.forward) return judged.answer(res, (found) => resume(ctx, res, found, request.position), request.position);
+  return startRun(ctx, req, res, request, judged.note);
+}
+
+// The request's approvals, judged on its thread before anything goes upstream (proxy/approvals.js).
+async function judgeRequest(ctx, { input }) {
+  if (approvalEntries(input).length === 0) return { forward: true, note: () => {} };
+  const thread = await ctx.registry.thread(input.threadId);
+  try {
+    return await judgeApprovals(ctx.approvals, thread, input);
+  } finally {
+    thread.pins--;
+  }
 }
 
 /**
@@ -113,7 +127,7 @@ function resume(ctx, res, { run, n }, position) {
   });
 }
 
-async function startRun(ctx, req, res, request) {
+async function startRun(ctx, req, res, request, noteRun = () => {}) {
   const { config, registry, counters } = ctx;
   const { input } = request;
   const thread = await registry.thread(input.threadId);
@@ -130,6 +144,7 @@ async function startRun(ctx, req, res, request) {
       hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
     });
     registry.addRun(run);
+    noteRun(run);
   } finally {
     thread.pins--;
   }

@@ -1,0 +1,123 @@
+// The proxy checks and consumes approvals for frameworks that cannot (issue
+// 24, section 2; js/src/proxy/approvals.js), with the real LangGraph and
+// PydanticAI servers behind the proxy CLI, unchanged:
+//  - a stale approval (of the proposal as it stood before the agent revised
+//    it) never reaches the framework: RUN_ERROR 'changed', the catch-up, and
+//    the framework saw no request; a fresh approval then pays once;
+//  - a resume cut at seeded byte offsets and sent again, with the same runId
+//    or as a new run, is not forwarded again: the framework ran it once and
+//    paid once, and the re-sent request gets the paid state.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { prng } from '../support/fault-link.mjs';
+import { repoRoot, sseEvents, startFramework, startProxy } from './support.mjs';
+
+const { StateSyncHttpAgent } = await import(join(repoRoot, 'js', 'src', 'ag-ui.js'));
+process.env.SUPPRESS_TRANSFORMATION_WARNINGS = 'true';
+const T = { timeout: 120000 };
+const USER = { id: 'user-1', role: 'user', content: 'Draft the offsite payment and pay it once I approve.' };
+const initialState = (app) => (app === 'langgraph' ? { seed: 5 } : { seed: 5, proposal: { payee: '', amount: 0 }, document: [], paid: null });
+
+/** Run 1 to the interrupt; `early`: an approval of the first proposal the client held while synced. */
+async function toInterrupt(url, threadId, app) {
+  const agent = new StateSyncHttpAgent({ url, threadId, initialState: initialState(app), initialMessages: [USER] });
+  await agent.ready;
+  let early = null;
+  const off = agent.stateSync.subscribe(() => {
+    if (early || agent.stateSync.status !== 'synced') return;
+    const view = agent.stateSync.guard.view('/proposal');
+    if (view.ok && view.value.payee) early = agent.stateSync.guard.approve(view.token).approval;
+  });
+  await agent.runAgent({ runId: `${threadId}-1` });
+  off();
+  const [interrupt] = agent.stateSync.guard.interrupts();
+  return { agent, interrupt, early };
+}
+
+/** The RunAgentInput of a resume, as the agent would send it. */
+function resumeInput(agent, runId, entry) {
+  const sync = agent.stateSync;
+  return {
+    threadId: agent.threadId, runId, state: sync.state, messages: agent.messages, tools: [], context: [], resume: [entry],
+    forwardedProps: { stateSync: { lastSeq: sync.lastSeq, epoch: sync.epoch ?? null, reason: null, held: [] } },
+  };
+}
+
+/** POSTs `input`; reads `limit` bytes (then drops the connection) or all of it: the text read. */
+async function post(url, input, limit = Infinity) {
+  const controller = new AbortController();
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(input), signal: controller.signal });
+  let text = '';
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+      if (text.length >= limit) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (error) {
+    if (error.name !== 'AbortError') throw error;
+  }
+  return text;
+}
+
+for (const app of ['langgraph', 'pydantic-snapshot']) {
+  describe(`${app} behind the proxy: approvals checked and consumed once`, () => {
+    let framework;
+    let proxy;
+    before(async () => {
+      framework = await startFramework(app, 'none');
+      proxy = await startProxy(framework.url);
+    });
+    after(async () => {
+      await proxy?.stop();
+      await framework?.stop();
+    });
+
+    test('a stale approval never reaches the framework; a fresh one pays once', T, async () => {
+      const threadId = `${app}-stale`;
+      const { agent, interrupt, early } = await toInterrupt(proxy.url, threadId, app);
+      assert.ok(early && interrupt, 'an approval of the first proposal, and the interrupt');
+      const stale = await post(proxy.url, resumeInput(agent, `${threadId}-2`, agent.stateSync.guard.resumeEntry({ ...early, interruptId: interrupt.id })));
+      const events = sseEvents(stale);
+      assert.deepEqual(events.at(-1), { type: 'RUN_ERROR', code: 'changed', message: events.at(-1).message });
+      let truth = await framework.truth(threadId);
+      assert.equal(truth.runs.length, 1, 'the stale resume never reached the framework');
+      assert.equal(truth.effects, 0);
+      const view = agent.stateSync.guard.view('/proposal');
+      const fresh = agent.stateSync.guard.approve(view.token, { interruptId: interrupt.id });
+      assert.ok(fresh.ok, fresh.reason);
+      await agent.runAgent({ runId: `${threadId}-3`, resume: [agent.stateSync.guard.resumeEntry(fresh.approval)] });
+      truth = await framework.truth(threadId);
+      assert.equal(truth.effects, 1, 'the fresh approval paid once');
+      assert.deepEqual(agent.state.paid, truth.state.paid);
+      agent.dispose();
+    });
+
+    for (const seed of [1, 2, 3]) {
+      test(`seed ${seed}: a resume cut and sent again (same runId, then a new run) acts once`, T, async () => {
+        const threadId = `${app}-resend-${seed}`;
+        const { agent, interrupt } = await toInterrupt(proxy.url, threadId, app);
+        const approved = agent.stateSync.guard.approve(agent.stateSync.guard.view('/proposal').token, { interruptId: interrupt.id });
+        const entry = agent.stateSync.guard.resumeEntry(approved.approval);
+        const input = resumeInput(agent, `${threadId}-2`, entry);
+        const random = prng(seed);
+        await post(proxy.url, input, 1 + Math.floor(random() * 1500)); // cut somewhere in the first 1.5 KB
+        const again = sseEvents(await post(proxy.url, input));
+        const other = sseEvents(await post(proxy.url, { ...input, runId: `${threadId}-3` }));
+        const truth = await framework.truth(threadId);
+        assert.equal(truth.runs.length, 2, 'the framework got the resume once');
+        assert.equal(truth.effects, 1, 'and paid once');
+        for (const events of [again, other]) {
+          assert.ok(['RUN_FINISHED'].includes(events.at(-1)?.type), `the re-sent resume ends: ${events.map((e) => e.type)}`);
+        }
+        agent.dispose();
+      });
+    }
+  });
+}
