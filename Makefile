@@ -224,12 +224,23 @@ $(FW_VENV)/.requirements: tests/frameworks/requirements.lock | deps
 	$(FW_VENV)/bin/pip install -q --disable-pip-version-check -r tests/frameworks/requirements.lock
 	@touch $@
 
-frameworks-test: wasm npm-deps $(FW_VENV)/.requirements
+# CrewAI pins an older FastAPI: its flow adapter gets a venv of its own.
+CREW_VENV := build/venv-crewai
+$(CREW_VENV)/.requirements: tests/frameworks/crewai-requirements.lock | deps
+	[ -x $(CREW_VENV)/bin/python ] || $(PYTHON3) -m venv $(CREW_VENV)
+	$(CREW_VENV)/bin/pip install -q --disable-pip-version-check -r tests/frameworks/crewai-requirements.lock
+	@touch $@
+
+frameworks-test: wasm npm-deps $(FW_VENV)/.requirements $(CREW_VENV)/.requirements
 	$(FW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-frameworks/{wheel_tag}' .
+	$(CREW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-crewai/{wheel_tag}' .
 	node --test tests/frameworks/
 
 frameworks-lock:
 	rm -rf build/venv-fw-lock && $(PYTHON3) -m venv build/venv-fw-lock
 	build/venv-fw-lock/bin/pip install -q -r tests/frameworks/requirements.in
 	{ echo "# Pinned by make frameworks-lock from tests/frameworks/requirements.in"; build/venv-fw-lock/bin/pip freeze; } > tests/frameworks/requirements.lock
+	rm -rf build/venv-fw-lock && $(PYTHON3) -m venv build/venv-fw-lock
+	build/venv-fw-lock/bin/pip install -q -r tests/frameworks/crewai-requirements.in
+	{ echo "# Pinned by make frameworks-lock from tests/frameworks/crewai-requirements.in"; build/venv-fw-lock/bin/pip freeze; } > tests/frameworks/crewai-requirements.lock
 	rm -rf build/venv-fw-lock

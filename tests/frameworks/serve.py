@@ -1,6 +1,6 @@
 """Serves one framework app on 127.0.0.1 for the tests (and by hand):
 
-    python tests/frameworks/serve.py langgraph|pydantic-snapshot|pydantic-delta [--wrap none|middleware] [--port 0]
+    python tests/frameworks/serve.py langgraph|pydantic-snapshot|pydantic-delta|crewai [--wrap none|middleware] [--port 0]
 
 --wrap none: the framework's server unchanged (set-up (a): the Node proxy goes
 in front); --wrap middleware: the same server with the Python package in-process
@@ -34,6 +34,12 @@ def build(kind: str, wrap: str):
     elif kind in ("pydantic-snapshot", "pydantic-delta"):
         import pydantic_app as module
         app = module.make_app(kind.split("-")[1], PATH)
+
+        async def state_of(thread_id: str):
+            return module.framework_state(thread_id)
+    elif kind == "crewai":  # its own venv (build/venv-crewai): CrewAI pins another FastAPI
+        import crewai_app as module
+        app = module.make_app(PATH)
 
         async def state_of(thread_id: str):
             return module.framework_state(thread_id)

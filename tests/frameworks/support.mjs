@@ -15,8 +15,10 @@ export const repoRoot = resolve(here, '..', '..');
 /** The venv `make frameworks-test` builds (tests/frameworks/requirements.lock + this package). */
 export const python = process.env.AGUI_FRAMEWORKS_PYTHON ?? join(repoRoot, 'build', 'venv-frameworks', 'bin', 'python');
 if (!existsSync(python)) throw new Error(`${python} is missing: run \`make frameworks-test\` (it builds the venv)`);
+/** CrewAI pins another FastAPI: its venv of its own (tests/frameworks/crewai-requirements.lock). */
+export const crewaiPython = process.env.AGUI_CREWAI_PYTHON ?? join(repoRoot, 'build', 'venv-crewai', 'bin', 'python');
 const PROXY_BIN = join(repoRoot, 'js', 'bin', 'agui-state-sync-proxy.js');
-const DEADLINE_MS = 60000; // start-up of a Python framework app on a busy machine
+const DEADLINE_MS = 180000; // start-up of a Python framework app: a cold CrewAI import on a busy machine takes a minute
 
 /** Spawns `command args`, resolves with { child, url, output(), stop() } once stdout says "listening on URL". */
 function startListening(command, args, what) {
@@ -55,7 +57,8 @@ function startListening(command, args, what) {
  * { url (the AG-UI endpoint), port, truth(threadId), stop() }.
  */
 export async function startFramework(app, wrap) {
-  const server = await startListening(python, [join(here, 'serve.py'), app, '--wrap', wrap, '--port', '0'], `serve.py ${app}`);
+  const interpreter = app === 'crewai' ? crewaiPython : python;
+  const server = await startListening(interpreter, [join(here, 'serve.py'), app, '--wrap', wrap, '--port', '0'], `serve.py ${app}`);
   const base = new URL(server.url);
   return {
     ...server,
