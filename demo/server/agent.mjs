@@ -48,8 +48,9 @@ export class AgentRun {
     return new AgentRun(options, await newEmitter(options.pkg, INITIAL_STATE));
   }
 
-  constructor({ threadId, pkg, getFaults, stepMs = 180, log = () => {} }, emitter) {
+  constructor({ threadId, pkg, getFaults, stepMs = 180, clock = null, log = () => {} }, emitter) {
     this.threadId = threadId;
+    this.clock = clock; // the server's pause switch (POST /clock): a paused agent holds before its next beat
     this.pkg = pkg;
     this.getFaults = getFaults;
     this.stepMs = stepMs;
@@ -136,6 +137,10 @@ export class AgentRun {
 
   next() {
     this.timer = null;
+    if (this.clock?.paused) {
+      this.clock.held.add(this); // resumed by the clock, at this very beat
+      return;
+    }
     const beat = this.script[this.pos++];
     if (!beat) return;
     if (beat.say) { this.say(beat.say, () => this.schedule()); return; }

@@ -59,6 +59,9 @@ export async function startServer(opts = {}) {
   });
   await pkg.initEngine(); // stateDigest / verifyApproval are synchronous and need a loaded engine
   const runs = new Map();
+  // POST /clock {paused}: holds every scripted agent before its next beat (a
+  // presenter explaining a screen; a test that must know how far the agent got).
+  const clock = { paused: false, held: new Set() };
   const log = (msg) => { if (!quiet) console.log(`[agent] ${msg}`); };
 
   const getRun = (threadId) => runs.get(String(threadId || ''));
@@ -87,7 +90,7 @@ export async function startServer(opts = {}) {
     if (existing) return existing;
     if (!creating.has(threadId)) {
       gc();
-      creating.set(threadId, AgentRun.create({ threadId, pkg, getFaults: () => faults, stepMs, log: (m) => log(`${threadId}: ${m}`) })
+      creating.set(threadId, AgentRun.create({ threadId, pkg, getFaults: () => faults, stepMs, clock, log: (m) => log(`${threadId}: ${m}`) })
         .then((run) => { runs.set(threadId, run); log(`${threadId}: new run ${run.runId}`); return run; })
         .finally(() => creating.delete(threadId)));
     }
@@ -148,6 +151,18 @@ export async function startServer(opts = {}) {
         const run = getRun(body.threadId);
         if (!run) return sendJson(res, 404, { error: 'no such thread' });
         return sendJson(res, 200, await run.approve(body.approval, body.pane));
+      }
+      if (url.pathname === '/clock') {
+        if (req.method === 'POST') {
+          clock.paused = (await readJson(req)).paused === true;
+          log(`clock: ${clock.paused ? 'paused' : 'running'}`);
+          if (!clock.paused) {
+            const held = [...clock.held];
+            clock.held.clear();
+            for (const run of held) if (runs.get(run.threadId) === run) run.next();
+          }
+        }
+        return sendJson(res, 200, { paused: clock.paused });
       }
       if (url.pathname === '/faults') {
         if (req.method === 'POST') {

@@ -106,7 +106,9 @@ export async function createSession({ syncOptions = {} } = {}) {
     guard.set({ ok: approvable, reason, token, value });
     recordGuard();
   });
-  const unsubscribe = sync.subscribe(() => recordGuard());
+  // A feed tells subscribers first and re-evaluates the guard's watchers right
+  // after, in the same task: record once both are in, as the page paints them.
+  const unsubscribe = sync.subscribe(() => queueMicrotask(recordGuard));
 
   const pushLog = (s, entry) => s.set((l) => [...l.slice(-299), { t: now(), ...entry }]);
   const mark = (kind) => events.set((l) => [...l, { t: now(), kind }]);

@@ -87,11 +87,15 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   // It also waits for `looked`: the test reads the restored page before any catch-up.
   let letThrough;
   const looked = new Promise((resolve) => { letThrough = resolve; });
+  const setClock = (paused) => fetch(new URL('/clock', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paused }) });
   const agentSeq = async () => (await (await fetch(new URL(`/truth?threadId=${before.threadId}`, url))).json()).seq;
   await page.route('**/agent', async (route) => {
     await looked;
     try {
       await until(async () => (await agentSeq()) >= before.lastSeq + 2, 'the agent to move on during the reload');
+      // Then it holds (POST /clock), so however long the reload and the looks
+      // take on a loaded machine, the catch-up is these few events: a replay.
+      await setClock(true);
     } finally {
       await route.continue();
     }
@@ -131,6 +135,7 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   assert.equal(restoredConn.mode, 'replay', `a replay, not a snapshot: ${JSON.stringify(truth.connections)}`);
   assert.ok(restoredConn.events > 0, 'the agent had moved on during the reload');
   assert.ok(truth.connections.filter((c) => c.connNo > 1).every((c) => c.mode !== 'snapshot'), JSON.stringify(truth.connections));
+  await setClock(false); // the agent goes on from where it held
 
   // A second tab on the same thread: no checkpoint for it, and it says why.
   const second = await browser.newPage();
@@ -167,9 +172,14 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   await page.waitForFunction(() => window.__demo.finished.get() && !window.__demo.sync.persistence.behind, null, { timeout: 20000 });
   const tampered = await page.evaluate(tamperCheckpoint, `agui-demo:${after.threadId}`);
   assert.ok(tampered, 'the checkpoint was in IndexedDB');
+  // The page's stream waits until it was read: what it starts from, not what the server sent it since.
+  let readFresh;
+  const freshRead = new Promise((resolve) => { readFresh = resolve; });
+  await page.route('**/agent', async (route) => { await freshRead; await route.continue(); }, { times: 1 });
   await page.reload();
   await page.waitForFunction(() => window.__demo && window.__demo.sync, null, { timeout: 15000 });
   const fresh = await pageView(page);
+  readFresh();
   assert.deepEqual([fresh.persistence.restore, fresh.persistence.error, fresh.persistence.active], ['discarded', 'invalid-checkpoint', true]);
   assert.deepEqual([fresh.lastSeq, fresh.pending], [null, []], 'it starts from nothing');
   await waitData(page, 'sync-persist', 'restore', 'discarded', 5000);
