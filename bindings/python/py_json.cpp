@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "json/ecma_number.h"
+#include "json/json_escape.h"
 
 namespace agui_py {
 namespace {
@@ -28,31 +29,8 @@ struct Writer {
     return false;
   }
 
-  // JSON.stringify's escapes: the short forms for \b \t \n \f \r, \u00xx for
-  // the other C0 controls, '"' and '\\'; everything else verbatim.
-  void appendString(const char* s, Py_ssize_t n) {
-    static const char* hex = "0123456789abcdef";
-    out.push_back('"');
-    Py_ssize_t run = 0;
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      const unsigned char c = static_cast<unsigned char>(s[i]);
-      if (c >= 0x20 && c != '"' && c != '\\') continue;
-      out.append(s + run, i - run);
-      run = i + 1;
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default: out += "\\u00"; out.push_back(hex[c >> 4]); out.push_back(hex[c & 15]);
-      }
-    }
-    out.append(s + run, n - run);
-    out.push_back('"');
-  }
+  // JSON.stringify's escapes, written by the core's one string writer.
+  void appendString(const char* s, Py_ssize_t n) { agui_sync::appendJsonString(out, std::string_view(s, static_cast<size_t>(n))); }
 
   bool writeStr(PyObject* v) {
     Py_ssize_t n = 0;

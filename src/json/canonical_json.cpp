@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "json/ecma_number.h"
+#include "json/json_escape.h"
 #include "json/sha256.h"
 #include "json/utf16_order.h"
 
@@ -27,34 +28,7 @@ namespace {
 // bytes (including DEL and non-ASCII UTF-8) are copied verbatim. Invalid UTF-8
 // cannot come from nlohmann's parser; if a caller builds such a string by hand
 // we still copy the bytes verbatim so the output stays deterministic.
-void appendQuoted(const std::string& s, std::string& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t runStart = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    // Copy the unescaped run in one go; most strings have no escapes at all.
-    out.append(s, runStart, i - runStart);
-    runStart = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0x0f];
-        break;
-    }
-  }
-  out.append(s, runStart, std::string::npos);
-  out += '"';
-}
+void appendQuoted(const std::string& s, std::string& out) { appendJsonString(out, s); }
 
 // ---------------------------------------------------------------------------
 // Values
