@@ -17,6 +17,11 @@ untouched. ``store`` (memory_store(), redis_store()) binds each thread's
 emitter to its threadId there: a restart, or another instance, Node's too,
 continues the thread.
 
+A resume entry carrying one of our approvals is checked and consumed once
+(_asgi_approvals.py, as the Node proxy does): a stale one never reaches the
+endpoint (RUN_ERROR 'changed'), a re-sent one does not run it again, and an
+approved run is not stopped by its client going away.
+
 Not here (the Node proxy's job): resuming the whole stream (chat text
 included) after a cut; a reconnecting client gets the state, not the text.
 """
@@ -27,6 +32,7 @@ import asyncio
 import json
 from typing import Any, Dict, Iterable, Optional
 
+from ._asgi_approvals import ApprovalGate, answer_events, approval_entries, detached, run_error, run_finished
 from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
 from .errors import AguiSyncError, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
@@ -38,7 +44,8 @@ _STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADE
 
 class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
-                 store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S) -> None:
+                 store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
+                 approval_store: Any = None) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -50,6 +57,7 @@ class StateSyncMiddleware:
             raise sync_type_error("invalid-options", "StateSyncMiddleware takes a sequencer or a store, not both")
         self.sequencer = sequencer or StateSequencer(store=store)
         self.heartbeat_s = heartbeat_s
+        self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
 
     async def __call__(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in self.paths:
@@ -63,9 +71,29 @@ class StateSyncMiddleware:
         if not isinstance(run_input, dict):  # not a RunAgentInput: the endpoint answers it
             await self.app(scope, replay(body, receive), send)
             return
-        await self._sequenced(scope, receive, send, _with_header_position(scope, run_input))
+        run_input = _with_header_position(scope, run_input)
+        verdict, done = await self._approvals(send, run_input)
+        if verdict == "forward":
+            await self._sequenced(scope, receive, send, run_input, done)
 
-    async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any]) -> None:
+    async def _approvals(self, send: Any, run_input: Dict[str, Any]) -> Any:
+        """The resume entries' approvals, judged before the endpoint runs (_asgi_approvals.py):
+        ('forward', None | the approved run's done event), or ('answered', None)."""
+        entries = approval_entries(run_input)
+        if not entries:
+            return "forward", None
+        thread_id = str(run_input.get("threadId") or "")
+        verdict, value = await self.approvals.judge(self.sequencer.emitter_for(thread_id), thread_id, entries)
+        if verdict == "forward":
+            return verdict, value
+        if verdict == "replayed" and value is not None:
+            await value.wait()  # the first run of this approval is over: the state is final
+        last = run_error(value) if verdict == "refuse" else run_finished(run_input)
+        await _answer(send, await answer_events(self.sequencer.emitter_for(thread_id), run_input, last))
+        return "answered", None
+
+    async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
+                         done: Optional[asyncio.Event] = None) -> None:
         tap = ResponseTap(send)
         app_task: Optional[asyncio.Task] = None
 
@@ -79,6 +107,8 @@ class StateSyncMiddleware:
         thread_id = str(run_input.get("threadId") or "")
         modes: list = []  # the catch-up's mode, known before its first byte
         stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append)
+        if done is not None:  # an approved run goes on without its client: the effect completes once
+            stream = detached(stream, done)
         started = False
         try:
             async for chunk in with_heartbeats(stream, lambda: self._heartbeat(thread_id), self.heartbeat_s):
@@ -92,8 +122,9 @@ class StateSyncMiddleware:
                 raise
             await _refuse(send, error)
             return
-        except BaseException:  # the client went away, or the app failed: the agent stops too
-            _cancel(app_task)
+        except BaseException:  # the client went away, or the app failed: the agent stops too (unless approved)
+            if done is None:
+                _cancel(app_task)
             raise
         if app_task is not None:
             await app_task  # done, or finishing a response it passes through; its failure is raised
@@ -131,6 +162,13 @@ def _with_header_position(scope: Dict[str, Any], run_input: Dict[str, Any]) -> D
                        "held": where["held"]})
     forwarded["stateSync"] = state_sync
     return {**run_input, "forwardedProps": forwarded}
+
+
+async def _answer(send: Any, body: bytes) -> None:
+    """A whole SSE answer the middleware writes itself (an approval it judged)."""
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _cancel(task: Optional[asyncio.Task]) -> None:
