@@ -1,6 +1,7 @@
-// The proxy checks and consumes approvals for frameworks that cannot (issue
-// 24, section 2; js/src/proxy/approvals.js), with the real LangGraph and
-// PydanticAI servers behind the proxy CLI, unchanged:
+// The proxy and StateSyncMiddleware check and consume approvals for
+// frameworks that cannot (issue 24, section 2; js/src/proxy/approvals.js,
+// python/agui_state_sync/_asgi_approvals.py), with the real LangGraph and
+// PydanticAI servers, unchanged, behind the proxy CLI or wrapped in-process:
 //  - a stale approval (of the proposal as it stood before the agent revised
 //    it) never reaches the framework: RUN_ERROR 'changed', the catch-up, and
 //    the framework saw no request; a fresh approval then pays once;
@@ -66,13 +67,15 @@ async function post(url, input, limit = Infinity) {
   return text;
 }
 
-for (const app of ['langgraph', 'pydantic-snapshot']) {
-  describe(`${app} behind the proxy: approvals checked and consumed once`, () => {
+for (const [app, setup] of [['langgraph', 'proxy'], ['pydantic-snapshot', 'proxy'], ['langgraph', 'middleware'], ['pydantic-snapshot', 'middleware']]) {
+  describe(`${app}, ${setup === 'proxy' ? 'behind the proxy' : 'with StateSyncMiddleware'}: approvals checked and consumed once`, () => {
     let framework;
     let proxy;
+    let endpoint;
     before(async () => {
-      framework = await startFramework(app, 'none');
-      proxy = await startProxy(framework.url);
+      framework = await startFramework(app, setup === 'proxy' ? 'none' : 'middleware');
+      proxy = setup === 'proxy' ? await startProxy(framework.url) : null;
+      endpoint = proxy ?? framework;
     });
     after(async () => {
       await proxy?.stop();
@@ -80,10 +83,10 @@ for (const app of ['langgraph', 'pydantic-snapshot']) {
     });
 
     test('a stale approval never reaches the framework; a fresh one pays once', T, async () => {
-      const threadId = `${app}-stale`;
-      const { agent, interrupt, early } = await toInterrupt(proxy.url, threadId, app);
+      const threadId = `${app}-${setup}-stale`;
+      const { agent, interrupt, early } = await toInterrupt(endpoint.url, threadId, app);
       assert.ok(early && interrupt, 'an approval of the first proposal, and the interrupt');
-      const stale = await post(proxy.url, resumeInput(agent, `${threadId}-2`, agent.stateSync.guard.resumeEntry({ ...early, interruptId: interrupt.id })));
+      const stale = await post(endpoint.url, resumeInput(agent, `${threadId}-2`, agent.stateSync.guard.resumeEntry({ ...early, interruptId: interrupt.id })));
       const events = sseEvents(stale);
       assert.deepEqual(events.at(-1), { type: 'RUN_ERROR', code: 'changed', message: events.at(-1).message });
       let truth = await framework.truth(threadId);
@@ -101,15 +104,15 @@ for (const app of ['langgraph', 'pydantic-snapshot']) {
 
     for (const seed of [1, 2, 3]) {
       test(`seed ${seed}: a resume cut and sent again (same runId, then a new run) acts once`, T, async () => {
-        const threadId = `${app}-resend-${seed}`;
-        const { agent, interrupt } = await toInterrupt(proxy.url, threadId, app);
+        const threadId = `${app}-${setup}-resend-${seed}`;
+        const { agent, interrupt } = await toInterrupt(endpoint.url, threadId, app);
         const approved = agent.stateSync.guard.approve(agent.stateSync.guard.view('/proposal').token, { interruptId: interrupt.id });
         const entry = agent.stateSync.guard.resumeEntry(approved.approval);
         const input = resumeInput(agent, `${threadId}-2`, entry);
         const random = prng(seed);
-        await post(proxy.url, input, 1 + Math.floor(random() * 1500)); // cut somewhere in the first 1.5 KB
-        const again = sseEvents(await post(proxy.url, input));
-        const other = sseEvents(await post(proxy.url, { ...input, runId: `${threadId}-3` }));
+        await post(endpoint.url, input, 1 + Math.floor(random() * 1500)); // cut somewhere in the first 1.5 KB
+        const again = sseEvents(await post(endpoint.url, input));
+        const other = sseEvents(await post(endpoint.url, { ...input, runId: `${threadId}-3` }));
         const truth = await framework.truth(threadId);
         assert.equal(truth.runs.length, 2, 'the framework got the resume once');
         assert.equal(truth.effects, 1, 'and paid once');
