@@ -235,6 +235,7 @@ frameworks-test: wasm npm-deps $(FW_VENV)/.requirements $(CREW_VENV)/.requiremen
 	$(FW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-frameworks/{wheel_tag}' .
 	$(CREW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-crewai/{wheel_tag}' .
 	node --test tests/frameworks/
+	$(FW_VENV)/bin/python -m pytest -q -p no:cacheprovider examples   # the examples' smoke test, in-process
 
 frameworks-lock:
 	rm -rf build/venv-fw-lock && $(PYTHON3) -m venv build/venv-fw-lock
