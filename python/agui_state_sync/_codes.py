@@ -1,6 +1,6 @@
 """The code lists, read from the C++ code table (include/agui_sync/codes.h)
 through the native module, so that no Python copy can drift from it. The
-names and order are those of js/src/codes.js."""
+names and order are those of js/src/engine/codes.js."""
 
 from __future__ import annotations
 

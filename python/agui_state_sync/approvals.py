@@ -1,5 +1,5 @@
 """consume_approval / effect_key: an approval is acted on once, with the same
-records and keys as the JS package (js/src/approvals.js), so a Python agent
+records and keys as the JS package (js/src/server/approvals.js), so a Python agent
 and a Node agent can share one store. verify_approval says whether the agent
 still holds what the person approved; consume_approval records it once per
 interrupt, so a re-sent resume gets the first decision back instead of a

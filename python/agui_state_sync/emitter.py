@@ -1,4 +1,4 @@
-"""StateEmitter: the sender (the JS package's StateEmitter, js/src/emitter.js)
+"""StateEmitter: the sender (the JS package's StateEmitter, js/src/server/emitter.js)
 for Python agents. It owns one C++ EmitterFacade: the app hands it whole new
 states (diffed in C++) or its own RFC 6902 ops, and gets back sequenced,
 digest-stamped AG-UI events as dicts, SSE-encoded by encode() with an ``id:``

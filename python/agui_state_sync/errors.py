@@ -1,6 +1,6 @@
 """Errors as data: every error the package raises is an AguiSyncError with a
 ``code`` from the code table (docs/codes.md), as in the JS package
-(js/src/errors.js). Misuse (a wrong argument or option) is also a TypeError,
+(js/src/engine/errors.js). Misuse (a wrong argument or option) is also a TypeError,
 and a value JSON cannot hold also a ValueError, so ``except TypeError`` and
 ``except AguiSyncError`` both work. ``message`` is for humans; branch on ``code``.
 """

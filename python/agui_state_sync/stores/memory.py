@@ -1,4 +1,4 @@
-"""memory_store(): the store contract of the JS package (js/src/store/
+"""memory_store(): the store contract of the JS package (js/src/server/store/
 contract.js) in this process's memory: consume_approval's and once()'s
 records (claim/peek), and the thread methods a store-bound emitter uses
 (load/init/append/head/reset). Every method is a coroutine that finishes
