@@ -412,7 +412,10 @@ describe('proxy: a broken connection is not an abort', () => {
       const req = httpRequest({ host: '127.0.0.1', port: s.port, method: 'POST', path: '/agent', headers: { 'content-type': 'application/json' } });
       req.on('error', () => {});
       req.end(JSON.stringify(runInput('t1', 'r1')));
-      setTimeout(() => req.destroy(), 5);
+      // Gone once the proxy took the run, before any event reached it: not by
+      // a timer, which on a loaded machine can fire before the body was read.
+      await until(() => s.proxy.stats().runsStarted === 1, 'the proxy to take the run');
+      req.destroy();
       await until(() => s.upstream.requests.length === 1, 'the upstream run');
       await s.upstream.requests[0].closed;
       assert.equal(s.upstream.requests[0].aborted, true);
