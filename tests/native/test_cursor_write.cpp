@@ -15,38 +15,15 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 
+#include "cursor_support.h"
+
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
 using nlohmann::json;
 
 namespace {
 
-// The two-call route, as bindings/python's RunStamper and js/src/server/upstream-cursor.js take it.
-json twoCalls(CursorFacade& cursor, EmitterFacade& emitter, const json& event) {
-  const json plan = json::parse(cursor.plan(event.dump(), emitter.seq()));
-  if (plan["ok"] != true) {
-    cursor.settle(-1, emitter.seq());
-    return {{"failed", plan["code"]}};
-  }
-  if (plan["kind"] != "write") return {{"kind", plan["kind"]}};
-  int index = 0;
-  json last;
-  for (const auto& attempt : plan["tries"]) {
-    const bool update = attempt.contains("update");
-    json value = update ? attempt["update"] : attempt["patch"];
-    if (value == "event") value = update ? event["snapshot"] : event["delta"];
-    last = json::parse(update ? emitter.update(value.dump()) : emitter.patch(value.dump()));
-    if (last["ok"] == true) {
-      cursor.settle(index, emitter.seq());
-      return {{"landed", index}, {"events", last["events"]}};
-    }
-    const std::string code = last["code"];
-    if (update || (code != "patch-failed" && code != "precondition-failed" && code != "invalid-patch")) break;
-    ++index;
-  }
-  cursor.settle(-1, emitter.seq());
-  return {{"landed", -1}, {"code", last["code"]}};
-}
+using cursor_support::twoCalls;
 
 // The same answer, read from planWrite().
 json oneCall(CursorFacade& cursor, EmitterFacade& emitter, const json& event) {

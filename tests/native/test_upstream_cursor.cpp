@@ -17,6 +17,8 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 
+#include "cursor_support.h"
+
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
 using nlohmann::json;
@@ -25,26 +27,13 @@ namespace {
 
 // Carries out a plan as a binding does; returns the events sent (null when dropped).
 json carryOut(CursorFacade& cursor, EmitterFacade& emitter, const json& event) {
-  const json plan = json::parse(cursor.plan(event.dump(), emitter.seq()));
-  REQUIRE(plan["ok"] == true);
-  if (plan["kind"] == "pass") return json::array({event});
-  if (plan["kind"] == "drop") return nullptr;
-  int index = 0;
-  for (const auto& attempt : plan["tries"]) {
-    const bool update = attempt.contains("update");
-    json value = update ? attempt["update"] : attempt["patch"];
-    if (value == "event") value = update ? event["snapshot"] : event["delta"];  // the event's own payload
-    const json r = json::parse(update ? emitter.update(value.dump()) : emitter.patch(value.dump()));
-    if (r["ok"] == true) {
-      cursor.settle(index, emitter.seq());
-      return r["events"];
-    }
-    REQUIRE(!update);  // an update always lands (within limits)
-    const std::string code = r["code"];
-    REQUIRE((code == "patch-failed" || code == "precondition-failed" || code == "invalid-patch"));
-    ++index;
-  }
-  cursor.settle(-1, emitter.seq());
+  const json r = cursor_support::twoCalls(cursor, emitter, event);
+  REQUIRE(!r.contains("failed"));
+  if (r.contains("kind")) return r["kind"] == "pass" ? json::array({event}) : json(nullptr);
+  if (r["landed"] != -1) return r["events"];
+  // No try landed: only patches the emitter refuses as not applicable (an update always lands).
+  const std::string code = r["code"];
+  REQUIRE((code == "patch-failed" || code == "precondition-failed" || code == "invalid-patch"));
   return nullptr;
 }
 
