@@ -1,5 +1,7 @@
 // agui-sync-codes: writes the artefacts that mirror the code table
-// (include/agui_sync/codes.h) outside C++, or checks that they still match it.
+// (include/agui_sync/codes.h) outside C++, or checks that they still match it;
+// codes.js also carries the wire key (src/wire/wire.h) for JS that reads events
+// without an engine.
 //
 //   agui-sync-codes --write <repo>   regenerate js/src/engine/codes.js, js/types/codes.d.ts, docs/codes.md
 //   agui-sync-codes --check <repo>   exit 1, naming each stale file, when one differs (ctest: code_table)
@@ -11,6 +13,8 @@
 #include <vector>
 
 #include <agui_sync/codes.h>
+
+#include "wire/wire.h"
 
 namespace {
 
@@ -71,7 +75,9 @@ std::string codesJs() {
      << "export const REPLAY_REASONS = Object.freeze([" << quotedList(resyncRowsCuredBy(Cure::Replay), ", ")
      << "]);\n\n"
      << "/** Every code in one list (each once). */\n"
-     << "export const ALL_CODES = Object.freeze([" << quotedList(rows(0xff), ", ") << "]);\n";
+     << "export const ALL_CODES = Object.freeze([" << quotedList(rows(0xff), ", ") << "]);\n\n"
+     << "/** The one key of an event's `metadata` our wire fields ride under (docs/wire.md section 10). */\n"
+     << "export const WIRE_KEY = '" << agui_sync::kWireKey << "';\n";
   return js.str();
 }
 
@@ -89,7 +95,8 @@ std::string codesDts() {
     ts << "export declare const " << c.jsArray << ": readonly " << c.tsType << "[];\n";
   ts << "export declare const SNAPSHOT_REASONS: readonly ResyncReason[];\n"
      << "export declare const REPLAY_REASONS: readonly ResyncReason[];\n"
-     << "export declare const ALL_CODES: readonly string[];\n";
+     << "export declare const ALL_CODES: readonly string[];\n"
+     << "export declare const WIRE_KEY: '" << agui_sync::kWireKey << "';\n";
   return ts.str();
 }
 

@@ -79,13 +79,13 @@ async function delivery(url, watched, n = 100) {
   const sentAt = new Map();
   const lags = [];
   const off = listener.subscribe((events) => {
-    for (const e of events) if (sentAt.has(e.metadata.seq)) lags.push(performance.now() - sentAt.get(e.metadata.seq));
+    for (const e of events) if (sentAt.has(e.metadata['agui-state-sync'].seq)) lags.push(performance.now() - sentAt.get(e.metadata['agui-state-sync'].seq));
   }, { pollMs: 100 });
   await new Promise((resolve) => setTimeout(resolve, 200));
   for (let i = 0; i < n; i++) {
     const t = performance.now();
     const [event] = await writer.patch([{ op: 'replace', path: '/counter', value: i }]);
-    sentAt.set(event.metadata.seq, t);
+    sentAt.set(event.metadata['agui-state-sync'].seq, t);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await new Promise((resolve) => setTimeout(resolve, 300));

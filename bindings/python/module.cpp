@@ -27,6 +27,7 @@
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 #include "py_json.h"
+#include "wire/wire.h"
 
 namespace nb = nanobind;
 using agui_sync::EmitterFacade;
@@ -190,5 +191,6 @@ NB_MODULE(_core, m) {
         },
         nb::arg("state_json"), nb::arg("options_json"));
   m.def("code_table", &codeTable);
+  m.attr("WIRE_KEY") = agui_sync::kWireKey;  // metadata's key for our wire fields (docs/wire.md section 10)
   m.def("to_json", &toJson, nb::arg("value").none(), nb::arg("max_depth"), nb::arg("well_formed") = false);
 }

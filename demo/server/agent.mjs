@@ -124,7 +124,7 @@ export class AgentRun {
   emitState(events) {
     for (const ev of events) {
       this.thread.append(ev);
-      this.broadcast(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${ev.metadata.seq}`);
+      this.broadcast(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${this.pkg.wireFields(ev).seq}`);
     }
     this.recordTruth();
   }
@@ -329,7 +329,7 @@ export class AgentRun {
     const since = where.lastSeq ?? '-';
     wire.control(`: catch-up ${connNo === 1 ? 'initial' : mode} ${catchUp.length} since ${since}\n\n`);
     for (const ev of catchUp) {
-      wire.send(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${ev.metadata.seq}`);
+      wire.send(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${this.pkg.wireFields(ev).seq}`);
     }
     wire.control(': live\n\n');
     wire.control(this.emitter.heartbeat());

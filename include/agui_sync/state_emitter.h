@@ -3,18 +3,20 @@
 // shared state, turns each change into a sequenced AG-UI event, SSE-encodes it,
 // and keeps a bounded replay buffer so a client that missed events can catch up.
 //
-// Events (valid @ag-ui/core 1.0 events; sequencing lives in `metadata`, which
-// @ag-ui/client keeps, so there are no extra top-level fields):
-//   {"type":"STATE_DELTA","delta":[...ops],"metadata":{"seq":n,"baseSeq":n-1,
-//                                                       "epoch"?:s,"digest"?:"sha256:..."}}
-//   {"type":"STATE_SNAPSHOT","snapshot":<state>,"metadata":{"seq":n,"epoch"?:s,"digest"?:s}}
+// Events (valid @ag-ui/core 1.0 events; sequencing lives under one key of
+// `metadata`, which @ag-ui/client keeps, so there are no extra top-level fields;
+// docs/wire.md section 10):
+//   {"type":"STATE_DELTA","delta":[...ops],"metadata":{"agui-state-sync":{"seq":n,
+//                                       "baseSeq":n-1,"epoch"?:s,"digest"?:"sha256:..."}}}
+//   {"type":"STATE_SNAPSHOT","snapshot":<state>,"metadata":{"agui-state-sync":{"seq":n,
+//                                       "epoch"?:s,"digest"?:s}}}
 // Every state event advances seq by exactly one (baseSeq = previous seq).
 //
 // Rules:
 //  - update(newState) diffs the previous state against the new one (json_diff.h);
 //    no difference emits nothing. patch(ops) applies the app's own RFC 6902 ops
 //    atomically and emits exactly those ops; it never diffs or copies the state.
-//  - digest: every `digestEvery`-th seq (seq % K == 0) carries metadata.digest,
+//  - digest: every `digestEvery`-th seq (seq % K == 0) carries the digest,
 //    the RFC 8785 SHA-256 of the whole state after the event, so a receiver
 //    that drifted is caught within K events even if every patch applied cleanly.
 //    snapshot() always carries it (unless K == 0, which disables digests).

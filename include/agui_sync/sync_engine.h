@@ -9,7 +9,8 @@
 //    a UTF-8 sequence) and never throws; malformed input becomes an `error`
 //    outcome (and a `resync` when a state update was lost), never a partial
 //    state change.
-//  - Sequencing (docs/wire.md): metadata.seq/baseSeq/epoch/digest, or top-level
+//  - Sequencing (docs/wire.md): seq/baseSeq/epoch/digest under
+//    metadata["agui-state-sync"], else at the top of metadata, or top-level
 //    seq/base_seq. A sequenced snapshot makes the state `synced`; an
 //    unsequenced one leaves it `unverified`; a gap, a failed patch or a digest
 //    mismatch makes it `resyncing` until a snapshot (or, for `gap` and

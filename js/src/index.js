@@ -8,3 +8,4 @@ export { createStateEmitter } from './server/emitter.js';
 export { connectStateSync } from './client/connect.js';
 export { indexedDbStorage, memoryStorage } from './client/persist.js';
 export { AguiSyncError } from './engine/errors.js';
+export { WIRE_KEY, wireFields } from './engine/wire-meta.js';

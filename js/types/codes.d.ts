@@ -93,3 +93,4 @@ export declare const EDIT_REASONS: readonly EditReason[];
 export declare const SNAPSHOT_REASONS: readonly ResyncReason[];
 export declare const REPLAY_REASONS: readonly ResyncReason[];
 export declare const ALL_CODES: readonly string[];
+export declare const WIRE_KEY: 'agui-state-sync';

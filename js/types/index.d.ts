@@ -38,13 +38,23 @@ export type JsonPatchOperation =
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
 
-/** Sequencing metadata of the agui-state-sync wire extension. */
-export interface SyncMetadata {
+/** The fields of the agui-state-sync wire extension (docs/wire.md section 1). */
+export interface SyncWireFields {
   seq?: number;
   baseSeq?: number;
   epoch?: string | number;
   digest?: string;
+  acks?: Array<{ editId: string; status: 'applied' | 'rejected'; reason?: string; seq?: number }>;
   [key: string]: unknown;
+}
+
+/**
+ * An event's `metadata`. Version 2 (what this package sends) keeps the wire
+ * fields under one key, `metadata['agui-state-sync']`; version 1 (still read,
+ * for backends that write them by hand) has them at the top of `metadata`.
+ */
+export interface SyncMetadata extends SyncWireFields {
+  'agui-state-sync'?: SyncWireFields;
 }
 
 export interface StateSnapshotEvent<S = JsonValue> {
@@ -501,6 +511,13 @@ export function initEngine(options?: EngineOptions): Promise<void>;
  * TypeError for what JSON cannot represent (undefined, functions, BigInt, NaN, ...).
  */
 export function canonicalJson(value: unknown): string;
+/** The key of `metadata` the wire fields ride under (docs/wire.md section 10). */
+export declare const WIRE_KEY: 'agui-state-sync';
+/**
+ * The object holding an event's wire fields: `metadata['agui-state-sync']` when
+ * it is an object, else (version 1) `metadata` itself; null without metadata.
+ */
+export function wireFields(event: unknown): SyncWireFields | null;
 /** "sha256:" + hex SHA-256 of canonicalJson(value). */
 export function stateDigest(value: unknown): `sha256:${string}`;
 /** True only if `agentState` at approval.path has approval.digest. False for any malformed input. */

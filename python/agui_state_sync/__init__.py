@@ -28,6 +28,7 @@ from .receiver import StateSync, SyncEngine
 from .resync import HEADER_CATCH_UP, catch_up, read_resync_request
 from .sequence import StateSequencer, sequence_state
 from .stores import memory_store, redis_store
+from ._wire import WIRE_KEY, wire_fields
 
 __version__ = "0.1.0"
 
@@ -40,5 +41,5 @@ __all__ = [
     "render_state_for_prompt", "prompt_message", "prompt_preamble",
     "memory_store", "redis_store", "consume_approval", "effect_key", "once",
     "catch_up", "read_resync_request", "HEADER_CATCH_UP", "StateSequencer", "sequence_state",
-    "StateSyncMiddleware",
+    "StateSyncMiddleware", "WIRE_KEY", "wire_fields",
 ]

@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Tuple
 from . import _core
 from ._json import json_bytes, json_text, parse
 from ._options import options_json
+from ._wire import wire_fields, wire_seq
 from .emitter import StateEmitter
 from .errors import failure_error
 from .resync import read_resync_request
@@ -55,7 +56,7 @@ def log_records(events: List[Event]) -> Tuple[List[Dict[str, Any]], int, bool]:
     """The log records of ``events`` ([{seq, text, snapshot}], written as
     JSON.stringify writes them, so Node's records and ours are the same
     bytes), their UTF-8 bytes, and whether one is a snapshot."""
-    records = [{"seq": e["metadata"]["seq"], "text": json_text(e, "an event"), "snapshot": e.get("type") == "STATE_SNAPSHOT"}
+    records = [{"seq": wire_seq(e), "text": json_text(e, "an event"), "snapshot": e.get("type") == "STATE_SNAPSHOT"}
                for e in events]
     size = sum(len(r["text"].encode("utf-8")) for r in records)
     return records, size, any(r["snapshot"] for r in records)
@@ -93,7 +94,7 @@ def with_events(out: Any, events: List[Event]) -> Any:
 def events_after(events: List[Dict[str, Any]], seen: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """The events of a line's log after ``seen`` ({epoch, seq}): all of them in another epoch."""
     def meta(e: Dict[str, Any]) -> Dict[str, Any]:
-        return e.get("metadata") if isinstance(e.get("metadata"), dict) else {}
+        return wire_fields(e) or {}
     return [e for e in events if meta(e).get("epoch") != seen["epoch"] or (meta(e).get("seq") or 0) > seen["seq"]]
 
 

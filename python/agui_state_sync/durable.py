@@ -34,6 +34,7 @@ from ._durable_line import (build_local, copy_argument, events_after, events_of,
 from ._fanout import Fanout
 from ._json import json_bytes, parse, plain
 from ._options import random_epoch
+from ._wire import wire_fields, with_wire_fields
 from .emitter import StateEmitter
 from .errors import AguiSyncError, sync_error
 from .resync import catch_up as _catch_up
@@ -323,7 +324,7 @@ class DurableStateEmitter:
         epoch, text = random_epoch(), old._state_text()
         local = StateEmitter._with_state_text(text, **self._options, epoch=epoch, start_seq=old.seq)
         self._rules.seed(text.encode("utf-8"))
-        local.adopt_history([{**snapshot, "metadata": {**snapshot["metadata"], "epoch": epoch}}])
+        local.adopt_history([{**snapshot, "metadata": with_wire_fields(snapshot["metadata"], {**(wire_fields(snapshot) or {}), "epoch": epoch})}])
         self._replace_local(local)
         self._stale = False
         self._degraded = {"since": time.time(), "reason": str(error)}

@@ -16,6 +16,7 @@ from ._options import check_init, options_json, random_epoch
 from .errors import failure_code, failure_error, sync_type_error, sync_value_error
 from .resync import catch_up as _catch_up
 from .resync import check_edit_policy
+from ._wire import wire_seq
 
 Event = Dict[str, Any]
 
@@ -164,11 +165,11 @@ class StateEmitter:
         return _catch_up(self, request)
 
     def encode(self, event: Any, *, id: bool = True) -> bytes:  # noqa: A002 - the JS option's name
-        """b"id: <metadata.seq>\\ndata: <JSON>\\n\\n", the bytes the JS emitter's
+        """b"id: <seq>\\ndata: <JSON>\\n\\n", the bytes the JS emitter's
         encode() writes (no id line when ``id`` is False or there is no seq)."""
         data = plain(event, event=True)
         text = json_bytes(data, "encode() event")
-        seq = data.get("metadata", {}).get("seq") if isinstance(data, dict) and isinstance(data.get("metadata"), dict) else None
+        seq = wire_seq(data)
         id_line = b"id: %d\n" % seq if id and _is_seq(seq) else b""
         return id_line + b"data: " + text + b"\n\n"
 

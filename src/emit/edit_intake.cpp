@@ -8,6 +8,7 @@
 #include "wire/patch_code.h"
 #include "json/json_measure.h"
 #include "wire/wire.h"
+#include "wire/wire_meta.h"
 
 namespace agui_sync {
 
@@ -121,24 +122,11 @@ EditsOutcome StateEmitter::Impl::applyEdits(const std::vector<EditRequest>& edit
 
 namespace agui_sync {
 
-namespace {
-
-std::optional<uint64_t> eventSeq(const json& event) {
-  if (!event.is_object()) return std::nullopt;
-  auto meta = event.find("metadata");
-  if (meta == event.end() || !meta->is_object()) return std::nullopt;
-  auto seq = meta->find("seq");
-  if (seq == meta->end() || !seq->is_number_unsigned()) return std::nullopt;
-  return seq->get<uint64_t>();
-}
-
-}  // namespace
-
 // The events' writes and verdicts enter the ledger; deltas enter the ring.
 void StateEmitter::Impl::adoptEvent(const json& event, uint64_t seq) {
-  const json& meta = event["metadata"];
+  const json* meta = wireFields(event);  // present: adoptHistory() found a seq in it
   std::vector<EditAck> acks;
-  if (meta.contains("acks")) readAcks(meta["acks"], acks);
+  if (meta->contains("acks")) readAcks((*meta)["acks"], acks);
   std::string origin;  // an event that carries fresh verdicts holds that origin's edits
   for (EditAck& ack : acks) {
     if (!ack.seq) {
@@ -173,7 +161,7 @@ size_t StateEmitter::Impl::adoptHistory(const std::vector<json>& events) {
   // The consecutive run that ends at seq_: walk back from the newest.
   size_t first = events.size();
   uint64_t expect = seq_;
-  while (first > 0 && eventSeq(events[first - 1]) == expect && expect > 0) {
+  while (first > 0 && wireSeq(events[first - 1]) == expect && expect > 0) {
     --first;
     --expect;
   }
@@ -181,7 +169,7 @@ size_t StateEmitter::Impl::adoptHistory(const std::vector<json>& events) {
   ledger_.restartChanges(expect);
   ring_.clear();
   ringBytes_ = 0;
-  for (size_t i = first; i < events.size(); ++i) adoptEvent(events[i], *eventSeq(events[i]));
+  for (size_t i = first; i < events.size(); ++i) adoptEvent(events[i], *wireSeq(events[i]));
   return events.size() - first;
 }
 

@@ -14,6 +14,7 @@
 #include "json/utf8.h"
 #include "wire/patch_code.h"
 #include "wire/wire.h"
+#include "wire/wire_meta.h"
 
 namespace agui_sync {
 
@@ -150,7 +151,7 @@ json StateEmitter::Impl::metadata(uint64_t seq, const uint64_t* baseSeq, const s
   if (!options_.epoch.empty()) m.emplace("epoch", options_.epoch);
   if (digest) m.emplace("digest", *digest);
   if (acks && !acks->empty()) m.emplace("acks", *acks);
-  return meta;
+  return wireMetadata(std::move(meta));
 }
 
 json StateEmitter::Impl::snapshotEvent(uint64_t seq, const std::string* digest, const json* acks) const {
@@ -383,16 +384,8 @@ std::vector<json> StateEmitter::Impl::replaySince(uint64_t seq, const std::strin
 
 std::string StateEmitter::encode(const json& event, bool withId) {
   std::string out;
-  if (withId && event.is_object()) {
-    auto m = event.find("metadata");
-    if (m != event.end() && m->is_object()) {
-      auto s = m->find("seq");
-      if (s != m->end() && s->is_number_unsigned()) {
-        out += "id: " + std::to_string(*s->get_ptr<const json::number_unsigned_t*>()) + "\n";
-      } else if (s != m->end() && s->is_number_integer() && *s->get_ptr<const json::number_integer_t*>() >= 0) {
-        out += "id: " + std::to_string(*s->get_ptr<const json::number_integer_t*>()) + "\n";
-      }
-    }
+  if (withId) {
+    if (auto seq = wireSeq(event)) out += "id: " + std::to_string(*seq) + "\n";
   }
   out += "data: ";
   // One line: compact dump() escapes every control character inside strings.

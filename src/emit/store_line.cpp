@@ -4,22 +4,20 @@
 #include <utility>
 
 #include "json/json_patch.h"
+#include "wire/wire_meta.h"
 
 namespace agui_sync {
 
 namespace {
 
-// An event's metadata.seq, when it names one after `from` (events without a
-// seq never move the state: as `metadata?.seq > from` in JS).
+// An event's wire seq, when it names one after `from` (events without a seq
+// never move the state).
 bool after(const nlohmann::json& event, uint64_t from) {
-  if (!event.is_object()) return false;
-  auto meta = event.find("metadata");
-  if (meta == event.end() || !meta->is_object()) return false;
-  auto seq = meta->find("seq");
-  return seq != meta->end() && seq->is_number() && seq->get<double>() > static_cast<double>(from);
+  auto seq = wireSeq(event);
+  return seq && *seq > from;
 }
 
-std::string seqText(const nlohmann::json& event) { return event["metadata"]["seq"].dump(); }
+std::string seqText(const nlohmann::json& event) { return std::to_string(wireSeq(event).value_or(0)); }
 
 Failure conflict(const nlohmann::json& event, const std::string& why) {
   return Failure{Code::StoreConflict,

@@ -53,7 +53,14 @@ struct SeqFields {
   json seq, baseSeq, epoch, digest, acks;
 };
 
-bool readSeqFields(JsonReader& r, SeqFields& f) {
+// `metadata` as read: its own top-level fields (version 1) and those under
+// our key (version 2, docs/wire.md section 10), which alone count when present.
+struct MetaFields {
+  SeqFields top, ours;
+  bool hasOurs = false;
+};
+
+bool readSeqFields(JsonReader& r, SeqFields& f, MetaFields* outer) {
   f = SeqFields{};
   if (!r.enterObject()) return false;
   std::string key;
@@ -61,6 +68,11 @@ bool readSeqFields(JsonReader& r, SeqFields& f) {
     bool end = false;
     if (!r.nextMember(key, first, &end)) return false;
     if (end) return true;
+    if (outer && key == kWireKey) {  // a duplicate member: the last one wins
+      outer->hasOurs = r.peek() == '{';
+      if (!(outer->hasOurs ? readSeqFields(r, outer->ours, nullptr) : r.skipValue())) return false;
+      continue;
+    }
     json* target = key == "seq"sv ? &f.seq : key == "baseSeq"sv ? &f.baseSeq : key == "epoch"sv ? &f.epoch
                  : key == "digest"sv ? &f.digest : key == "acks"sv ? &f.acks : nullptr;
     if (!target) {
@@ -197,7 +209,7 @@ namespace {
 // What the envelope walk found, besides what it read into the DecodedEvent.
 struct Envelope {
   bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
-  SeqFields metadata;
+  MetaFields metadata;
   bool metadataIsObject = false;
   json topSeq, topBaseSeq;  // some backends send seq / base_seq at the top level
 };
@@ -242,8 +254,8 @@ bool readMember(JsonReader& r, const std::string& key, DecodedEvent& out, Envelo
   if (otherEvent) return r.skipValue();
   if (key == "metadata"sv) {
     env.metadataIsObject = r.peek() == '{';
-    if (env.metadataIsObject) return readSeqFields(r, env.metadata);
-    env.metadata = SeqFields{};  // a duplicate non-object metadata replaces an earlier one
+    env.metadata = MetaFields{};  // a duplicate metadata replaces an earlier one
+    if (env.metadataIsObject) return readSeqFields(r, env.metadata.top, &env.metadata);
     return r.skipValue();
   }
   if (key == "seq"sv) return r.readValue(env.topSeq = json());
@@ -263,17 +275,22 @@ bool readEnvelope(JsonReader& r, DecodedEvent& out, Envelope& env) {
   }
 }
 
-// seq / baseSeq (metadata first, then the top level), epoch and digest.
+// seq / baseSeq, epoch and digest: under our key of metadata when it is there
+// (version 2), else metadata's own fields, then the top level (version 1).
 bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
   const bool isDelta = out.cls == EventClass::StateDelta;
   const SeqFields none;
-  const SeqFields& meta = env.metadataIsObject ? env.metadata : none;
+  const bool v2 = env.metadataIsObject && env.metadata.hasOurs;
+  const SeqFields& meta = !env.metadataIsObject ? none : v2 ? env.metadata.ours : env.metadata.top;
+  const json noTop;
+  const json& topSeq = v2 ? noTop : env.topSeq;
+  const json& topBaseSeq = v2 ? noTop : env.topBaseSeq;
   uint64_t value = 0;
-  if (const json* s = pick(meta.seq, env.topSeq)) {
+  if (const json* s = pick(meta.seq, topSeq)) {
     if (!readSeq(*s, value)) return fail(err, Code::InvalidSeq, "seq must be an integer in [0, 2^53-1]", true);
     out.seq.seq = value;
   }
-  const json* b = pick(meta.baseSeq, env.topBaseSeq);
+  const json* b = pick(meta.baseSeq, topBaseSeq);
   if (isDelta && b) {
     if (!readSeq(*b, value)) return fail(err, Code::InvalidSeq, "baseSeq must be an integer in [0, 2^53-1]", true);
     out.seq.baseSeq = value;

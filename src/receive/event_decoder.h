@@ -3,9 +3,11 @@
 // always one JSON event, whatever the SSE `event:` field said.
 //
 // Sequence data (our wire extension, see docs/wire.md) is read from
-// `metadata.seq` / `metadata.baseSeq` / `metadata.epoch` / `metadata.digest`,
-// falling back to top-level `seq` / `base_seq` (some backends send those;
-// @ag-ui/client strips unknown top-level fields but keeps `metadata`).
+// `metadata["agui-state-sync"]` (`seq`, `baseSeq`, `epoch`, `digest`, `acks`)
+// when that is an object (version 2, which alone then counts); else from the
+// same fields at the top of `metadata`, falling back to top-level `seq` /
+// `base_seq` (version 1, and backends that write them by hand; @ag-ui/client
+// strips unknown top-level fields but keeps `metadata`).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -13,4 +13,10 @@ constexpr uint64_t kMaxSeq = (uint64_t{1} << 53) - 1;
 constexpr const char kHeartbeatPrefix[] = "hb ";
 constexpr uint64_t kHeartbeatPrefixLength = sizeof(kHeartbeatPrefix) - 1;
 
+// Version 2 of the wire (docs/wire.md section 10): our fields (seq, baseSeq,
+// epoch, digest, acks) ride under this one key of an event's `metadata`, named
+// for the package as @ag-ui/client names its own ("@ag-ui/client"), so they
+// cannot collide with another middleware's `metadata.seq`.
+constexpr const char kWireKey[] = "agui-state-sync";
+
 }  // namespace agui_sync

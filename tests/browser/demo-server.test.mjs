@@ -69,12 +69,12 @@ test('demo server: a clean run is a valid AG-UI stream whose state events rebuil
   let seq = null;
   const recipients = [];
   for (const { id, event } of events) {
-    if (event.type === 'STATE_SNAPSHOT') { state = event.snapshot; seq = event.metadata.seq; assert.equal(id, String(seq)); }
+    if (event.type === 'STATE_SNAPSHOT') { state = event.snapshot; seq = event.metadata['agui-state-sync'].seq; assert.equal(id, String(seq)); }
     if (event.type === 'STATE_DELTA') {
-      assert.equal(event.metadata.baseSeq, seq);
-      assert.equal(event.metadata.seq, seq + 1);
-      assert.equal(id, String(event.metadata.seq));
-      seq = event.metadata.seq;
+      assert.equal(event.metadata['agui-state-sync'].baseSeq, seq);
+      assert.equal(event.metadata['agui-state-sync'].seq, seq + 1);
+      assert.equal(id, String(event.metadata['agui-state-sync'].seq));
+      seq = event.metadata['agui-state-sync'].seq;
       state = applyPatch(state, event.delta, true, false).newDocument;
       if (state.proposal && recipients[recipients.length - 1] !== state.proposal.recipient) recipients.push(state.proposal.recipient);
     }
@@ -103,7 +103,7 @@ test('demo server: a clean run is a valid AG-UI stream whose state events rebuil
     let st;
     for (const { event } of events) {
       if (event.type === 'STATE_SNAPSHOT') st = event.snapshot;
-      if (event.type === 'STATE_DELTA' && event.metadata.seq <= 10) st = applyPatch(st, event.delta, true, false).newDocument;
+      if (event.type === 'STATE_DELTA' && event.metadata['agui-state-sync'].seq <= 10) st = applyPatch(st, event.delta, true, false).newDocument;
     }
     return st;
   })();
@@ -127,12 +127,12 @@ test('demo server: a clean run is a valid AG-UI stream whose state events rebuil
 
   // With its epoch (as connectStateSync sends it) a client that missed a few
   // deltas gets exactly those, as first sent.
-  const epoch = events.find(({ event }) => event.type === 'STATE_DELTA').event.metadata.epoch;
+  const epoch = events.find(({ event }) => event.type === 'STATE_DELTA').event.metadata['agui-state-sync'].epoch;
   assert.equal(typeof epoch, 'string');
   const resumed = await post(s.url, '/agent', runInput('clean'), { 'X-AGUI-State-Seq': String(seq - 2), 'X-AGUI-State-Epoch': epoch });
   assert.equal(resumed.headers.get('x-agui-state-sync'), 'replay');
   const replay = (await readStream(resumed)).events.filter(({ event }) => event.type.startsWith('STATE_'));
-  assert.deepEqual(replay.map(({ event }) => [event.type, event.metadata.seq]), [['STATE_DELTA', seq - 1], ['STATE_DELTA', seq]]);
+  assert.deepEqual(replay.map(({ event }) => [event.type, event.metadata['agui-state-sync'].seq]), [['STATE_DELTA', seq - 1], ['STATE_DELTA', seq]]);
   const upToDate = await post(s.url, '/agent', runInput('clean'), { 'X-AGUI-State-Seq': String(seq), 'X-AGUI-State-Epoch': epoch });
   assert.equal(upToDate.headers.get('x-agui-state-sync'), 'current');
   await upToDate.text();
@@ -205,12 +205,12 @@ test('demo server: edits in the next run are judged by applyEdits, acknowledged 
   const agentWrite = deltas.find((e) => e.delta.some((op) => op.path === '/budget/limit'));
   assert.ok(agentWrite, 'the scripted agent writes the budget limit midway');
   assert.deepEqual(agentWrite.delta.filter((op) => op.path === '/budget/limit').map((op) => op.value), [AGENT_LIMIT]);
-  const { seq, epoch } = deltas[deltas.length - 1].metadata;
+  const { seq, epoch } = deltas[deltas.length - 1].metadata['agui-state-sync'];
   const serverRunId = first.events[0].event.runId;
 
   // Made before the agent's write (baseSeq), on a shared path: a conflict the user wins.
   const edits = [
-    { editId: 'c:1', baseSeq: agentWrite.metadata.seq - 1, ops: [{ op: 'replace', path: '/budget/limit', value: 18000 }] },
+    { editId: 'c:1', baseSeq: agentWrite.metadata['agui-state-sync'].seq - 1, ops: [{ op: 'replace', path: '/budget/limit', value: 18000 }] },
     { editId: 'c:2', baseSeq: seq, ops: [{ op: 'replace', path: '/proposal/recipient', value: 'Mallory Ltd' }] },
   ];
   assert.equal(EDIT_POLICY.onConflict, 'user-wins');
@@ -221,9 +221,9 @@ test('demo server: edits in the next run are judged by applyEdits, acknowledged 
   assert.notEqual(second.events[0].event.runId, serverRunId, 'a new client runId is a new run');
   const acked = second.events.map((e) => e.event).filter((e) => e.type === 'STATE_DELTA');
   assert.equal(acked.length, 1, types.join(' '));
-  assert.equal(acked[0].metadata.seq, seq + 1);
+  assert.equal(acked[0].metadata['agui-state-sync'].seq, seq + 1);
   assert.deepEqual(acked[0].delta, [{ op: 'replace', path: '/budget/limit', value: 18000 }]);
-  assert.deepEqual(acked[0].metadata.acks, [
+  assert.deepEqual(acked[0].metadata['agui-state-sync'].acks, [
     { editId: 'c:1', status: 'applied' },
     { editId: 'c:2', status: 'rejected', reason: 'agent-owned' },
   ]);
@@ -243,7 +243,7 @@ test('demo server: edits in the next run are judged by applyEdits, acknowledged 
   const again = await readStream(await post(s.url, '/agent', next('r2', seq + 1)));
   const repeat = again.events.map((e) => e.event).filter((e) => e.type.startsWith('STATE_'));
   assert.deepEqual(repeat.map((e) => e.delta), [[]]);
-  assert.deepEqual(repeat[0].metadata.acks.map((a) => [a.editId, a.status, a.seq]), [['c:1', 'applied', seq + 1], ['c:2', 'rejected', seq + 1]]);
+  assert.deepEqual(repeat[0].metadata['agui-state-sync'].acks.map((a) => [a.editId, a.status, a.seq]), [['c:1', 'applied', seq + 1], ['c:2', 'rejected', seq + 1]]);
   const unchanged = await (await fetch(new URL('/truth?threadId=edits', s.url))).json();
   assert.equal(unchanged.digest, truth.digest);
   assert.equal(unchanged.limit, 18000);
@@ -285,7 +285,7 @@ test('demo server: the thread log has every run with its lineage; a parentRunId 
   const first = await readStream(await post(s.url, '/agent', runInput('tt', { runId: 'r1' })));
   assert.deepEqual(first.events[0].event, { type: 'RUN_STARTED', threadId: 'tt', runId: 'r1' }, 'RUN_STARTED echoes the client\'s runId');
   const r1State = applyStream({}, first.events);
-  const { seq, epoch } = first.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata;
+  const { seq, epoch } = first.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata['agui-state-sync'];
   const edit = { editId: 'c:1', baseSeq: seq, ops: [{ op: 'replace', path: '/budget/limit', value: 18000 }] };
   const second = await readStream(await post(s.url, '/agent', runInput('tt', { runId: 'r2', forwardedProps: { stateSync: { lastSeq: seq, epoch, edits: [edit] } } })));
   const r2State = applyStream(r1State, second.events);
@@ -301,7 +301,7 @@ test('demo server: the thread log has every run with its lineage; a parentRunId 
 
   // r3 branches from r1: the client (at r2's end) gets r3's RUN_STARTED with
   // its parent, then a snapshot of a new epoch; edits sent with a branch are left out.
-  const at = second.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata.seq;
+  const at = second.events.findLast((e) => e.event.type === 'STATE_DELTA').event.metadata['agui-state-sync'].seq;
   const stray = { editId: 'c:2', baseSeq: at, ops: [{ op: 'replace', path: '/budget/limit', value: 1 }] };
   const branchRes = await post(s.url, '/agent', runInput('tt', { runId: 'r3', parentRunId: 'r1', forwardedProps: { stateSync: { lastSeq: at, epoch, edits: [stray] } } }));
   assert.equal(branchRes.status, 200);
@@ -313,7 +313,7 @@ test('demo server: the thread log has every run with its lineage; a parentRunId 
   assert.deepEqual(third.events[0].event, { type: 'RUN_STARTED', threadId: 'tt', runId: 'r3', parentRunId: 'r1' });
   const snapshot = third.events[1].event;
   assert.equal(snapshot.type, 'STATE_SNAPSHOT', 'another epoch: the catch-up is a snapshot');
-  assert.notEqual(snapshot.metadata.epoch, epoch);
+  assert.notEqual(snapshot.metadata['agui-state-sync'].epoch, epoch);
   assert.equal(snapshot.snapshot.budget.limit, AGENT_LIMIT, 'r1\'s end state: the agent\'s limit, not r2\'s edit');
   const r3State = applyStream({}, third.events);
   assert.equal(r3State.budget.lines.find((l) => /^Guesthouse/.test(l.item)).amount, 3120);
@@ -335,7 +335,7 @@ test('demo server: the thread log has every run with its lineage; a parentRunId 
     assert.equal(stateDigest(replayed), ended.digest, `stateAt ${runId} is where the agent ended it`);
     assert.equal(stateDigest(replayed), stateDigest(expected[runId]), `stateAt ${runId} is what its client ended with`);
   }
-  assert.equal((await stateAt(log, { seq: 0, epoch: snapshot.metadata.epoch })).budget.limit, AGENT_LIMIT);
+  assert.equal((await stateAt(log, { seq: 0, epoch: snapshot.metadata['agui-state-sync'].epoch })).budget.limit, AGENT_LIMIT);
   // Appending: the log from an index on is the rest of it.
   const tail = await fetch(new URL('/log?threadId=tt&from=5', s.url));
   assert.equal(tail.headers.get('x-log-length'), String(log.length));

@@ -421,10 +421,10 @@ describe('sequenceState()', () => {
     assert.equal(first[0].type, 'RUN_STARTED');
     assert.equal(first[1].type, 'STATE_SNAPSHOT', 'the catch-up follows RUN_STARTED');
     const states = first.filter((e) => e.type.startsWith('STATE_'));
-    assert.deepEqual(states.map((e) => e.metadata.seq), [0, 1, 2, 3], 'the agent\'s unchanged snapshot is not sent again');
-    assert.ok(states.slice(1).every((e) => e.type === 'STATE_DELTA' && e.metadata.baseSeq === e.metadata.seq - 1));
+    assert.deepEqual(states.map((e) => e.metadata['agui-state-sync'].seq), [0, 1, 2, 3], 'the agent\'s unchanged snapshot is not sent again');
+    assert.ok(states.slice(1).every((e) => e.type === 'STATE_DELTA' && e.metadata['agui-state-sync'].baseSeq === e.metadata['agui-state-sync'].seq - 1));
     const epoch = middleware.emitterFor('T').epoch;
-    assert.ok(states.every((e) => e.metadata.epoch === epoch));
+    assert.ok(states.every((e) => e.metadata['agui-state-sync'].epoch === epoch));
     assert.deepEqual(first.filter((e) => !e.type.startsWith('STATE_')).map((e) => e.type).slice(0, 2), ['RUN_STARTED', 'TEXT_MESSAGE_START'], 'other events pass through');
 
     // A client that missed seq 3 starts the next run from its state at seq 2.
@@ -434,10 +434,10 @@ describe('sequenceState()', () => {
       input({ runId: 'R2', state: atTwo, forwardedProps: { stateSync: { lastSeq: 2, epoch } } }));
     const catchUp = second.slice(1).filter((e) => e.type.startsWith('STATE_'));
     assert.equal(catchUp[0].type, 'STATE_DELTA');
-    assert.deepEqual(catchUp.map((e) => e.metadata.seq), [3, 4, 5], 'seq 3 replayed, back to its state (4), then the new item (5)');
+    assert.deepEqual(catchUp.map((e) => e.metadata['agui-state-sync'].seq), [3, 4, 5], 'seq 3 replayed, back to its state (4), then the new item (5)');
     const unknown = await collect(middleware, new CounterAgent({ target: 0 }), input({ runId: 'R3', state: middleware.emitterFor('T').state, forwardedProps: { stateSync: { lastSeq: 5, epoch: 'other' } } }));
     assert.equal(unknown[1].type, 'STATE_SNAPSHOT', 'another epoch gets a snapshot');
-    assert.equal(unknown[1].metadata.seq, 5);
+    assert.equal(unknown[1].metadata['agui-state-sync'].seq, 5);
     const plainClient = await collect(middleware, new CounterAgent({ target: 0 }), input({ runId: 'R4', state: middleware.emitterFor('T').state }));
     assert.deepEqual(plainClient.map((e) => e.type), ['RUN_STARTED', 'RUN_FINISHED'], 'a client without stateSync is sent no catch-up');
     middleware.dispose();
@@ -466,8 +466,8 @@ describe('sequenceState()', () => {
     }
     const out = await collect(middleware, new Broken(), input({ state: {}, forwardedProps: { stateSync: { lastSeq: null } } }));
     const stateEvents = out.filter((e) => e.type.startsWith('STATE_'));
-    assert.deepEqual(stateEvents.map((e) => [e.type, e.metadata.seq]), [['STATE_SNAPSHOT', 0], ['STATE_DELTA', 1], ['STATE_DELTA', 2], ['STATE_DELTA', 3]]);
-    assert.equal(stateEvents[2].metadata.baseSeq, 1, 'the snapshot went out as a delta from the last state sent');
+    assert.deepEqual(stateEvents.map((e) => [e.type, e.metadata['agui-state-sync'].seq]), [['STATE_SNAPSHOT', 0], ['STATE_DELTA', 1], ['STATE_DELTA', 2], ['STATE_DELTA', 3]]);
+    assert.equal(stateEvents[2].metadata['agui-state-sync'].baseSeq, 1, 'the snapshot went out as a delta from the last state sent');
     assert.equal(stateEvents[2].timestamp, 7, 'the agent\'s other fields ride along');
     assert.deepEqual(middleware.emitterFor('T').state, { a: 1, b: 2, c: 3, d: 4 });
     assert.deepEqual(reports.map((r) => [r.reason, r.error?.code ?? null]), [['refused', 'patch-failed'], ['suspended', null]]);

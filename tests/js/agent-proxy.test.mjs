@@ -212,12 +212,12 @@ describe('StateSyncHttpAgent -> faulty link -> proxy -> plain AG-UI backend', ()
         const stateEvents = runStream.flatMap(eventsOf).map((e) => e.data).filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
         assert.ok(stateEvents.length > 0);
         assert.deepEqual(stateEvents.filter((e) => e.type === 'STATE_SNAPSHOT'), [], 'no snapshot in the second run\'s stream');
-        const catchUp = stateEvents.filter((e) => e.metadata.seq <= lastSeq);
+        const catchUp = stateEvents.filter((e) => e.metadata['agui-state-sync'].seq <= lastSeq);
         const mode = catchUp.length === 0 ? 'current' : 'replay';
-        assert.ok(catchUp.every((e) => e.type === 'STATE_DELTA' && e.metadata.epoch === epoch));
+        assert.ok(catchUp.every((e) => e.type === 'STATE_DELTA' && e.metadata['agui-state-sync'].epoch === epoch));
         assert.equal(mode, 'current', 'a client at the thread\'s seq needs nothing');
         const firstDelta = eventsOf(runTwo[0]).map((e) => e.data).find((e) => e.type === 'STATE_DELTA');
-        if (firstDelta) assert.equal(firstDelta.metadata.baseSeq, lastSeq, 'the second run continues from the client\'s seq');
+        if (firstDelta) assert.equal(firstDelta.metadata['agui-state-sync'].baseSeq, lastSeq, 'the second run continues from the client\'s seq');
         totals.catchUps[mode] = (totals.catchUps[mode] ?? 0) + 1;
 
         // Every reconnect was a resume of the proxy's run, never a new upstream run.

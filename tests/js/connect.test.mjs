@@ -199,7 +199,7 @@ describe('connectStateSync', () => {
     assert.equal(requests[1].headers['x-agui-state-seq'], '2');
     assert.equal(requests[1].headers['x-agui-state-held'], '4,6');
     assert.equal(skipped.mode, 'replay');
-    assert.deepEqual(skipped.events.map((e) => e.metadata.seq), [3, 5], 'the held deltas are not sent again');
+    assert.deepEqual(skipped.events.map((e) => e.metadata['agui-state-sync'].seq), [3, 5], 'the held deltas are not sent again');
     assert.deepEqual(sync.state, emitter.state);
     assert.equal(sync.lastSeq, 6);
     assert.equal(sync.status, 'synced');
@@ -224,7 +224,7 @@ describe('connectStateSync', () => {
       assert.equal(req.headers['x-agui-state-held'], '3,4,5');
       const { 'x-agui-state-held': _, ...rest } = req.headers;
       const result = writeCatchUp(res, emitter, { headers: rest });
-      assert.deepEqual(result.events.map((e) => e.metadata.seq), [2, 3, 4, 5]);
+      assert.deepEqual(result.events.map((e) => e.metadata['agui-state-sync'].seq), [2, 3, 4, 5]);
       res.end(emitter.encode(RUN_FINISHED));
     });
     await connectStateSync(sync, { url: base, backoff: FAST, ...listen }).done;
@@ -270,7 +270,7 @@ describe('connectStateSync', () => {
       sseHead(res);
       writeCatchUp(res, emitter, JSON.parse(body));
       const sent = add(3);
-      const taken = () => sync.lastSeq === sent.at(-1).metadata.seq;
+      const taken = () => sync.lastSeq === sent.at(-1).metadata['agui-state-sync'].seq;
       res.write(sent.map((e) => emitter.encode(e)).join(''), () => until(taken, 'the client to take the events').then(() => res.socket.destroy()));
       add(1); // made while the client is away
     });

@@ -188,7 +188,7 @@ class World {
 
   send(events) {
     for (const event of events) {
-      this.history.set(event.metadata.seq, this.emitter.state);
+      this.history.set(event.metadata['agui-state-sync'].seq, this.emitter.state);
       this.link.push(event);
     }
     this.checkAppliedValues();

@@ -20,7 +20,7 @@ async function emitterAt(state = FORM, options = {}) {
 }
 
 /** The metadata.acks of `events`, per event. */
-const acksOf = (events) => events.map((e) => e.metadata.acks ?? []);
+const acksOf = (events) => events.map((e) => e.metadata['agui-state-sync'].acks ?? []);
 
 describe('emitter.applyEdits: verdicts', () => {
   test('an edit applies and its verdict rides in the event that carries its ops', async () => {
@@ -28,7 +28,7 @@ describe('emitter.applyEdits: verdicts', () => {
     const { events, results } = emitter.applyEdits([edit('c1:1', 0, [replace('/form/note', 'window seat')])]);
     assert.deepEqual(results, [{ editId: 'c1:1', status: 'applied', seq: 1 }]);
     assert.equal(events.length, 1);
-    assert.equal(events[0].metadata.seq, 1);
+    assert.equal(events[0].metadata['agui-state-sync'].seq, 1);
     assert.equal(emitter.seq, 1);
     assert.equal(emitter.state.form.note, 'window seat');
     assert.deepEqual(acksOf(events)[0].map(({ editId, status }) => ({ editId, status })), [{ editId: 'c1:1', status: 'applied' }]);
@@ -97,13 +97,13 @@ describe('emitter.applyEdits: verdicts', () => {
       edit('c1:1', 1, [replace('/form/name', 'a')]),
       edit('c2:2', 1, [{ op: 'add', path: '/tags/-', value: 'c' }]),
     ]);
-    assert.equal(agent[0].metadata.acks, undefined);
-    assert.deepEqual(events.map((e) => [e.type, e.metadata.seq]), [['STATE_DELTA', 2], ['STATE_DELTA', 3]]);
+    assert.equal(agent[0].metadata['agui-state-sync'].acks, undefined);
+    assert.deepEqual(events.map((e) => [e.type, e.metadata['agui-state-sync'].seq]), [['STATE_DELTA', 2], ['STATE_DELTA', 3]]);
     assert.deepEqual(acksOf(events).map((acks) => acks.map((a) => a.editId)), [['c2:1', 'c2:2'], ['c1:1']]);
     assert.deepEqual(events[0].delta, [replace('/form/note', 'b'), { op: 'add', path: '/tags/-', value: 'c' }]);
     // results come grouped like the events
     assert.deepEqual(results.map((r) => [r.editId, r.seq]), [['c2:1', 2], ['c2:2', 2], ['c1:1', 3]]);
-    assert.equal(emitter.update({ ...emitter.state, venue: 'Faro' })[0].metadata.acks, undefined);
+    assert.equal(emitter.update({ ...emitter.state, venue: 'Faro' })[0].metadata['agui-state-sync'].acks, undefined);
     emitter.dispose();
   });
 });
@@ -116,7 +116,7 @@ describe('emitter.applyEdits: idempotency and bounded histories', () => {
     const again = emitter.applyEdits([add, edit('c1:2', 1, [{ op: 'add', path: '/tags/-', value: 'd' }])]);
     assert.deepEqual(again.results, [{ editId: 'c1:1', status: 'applied', seq: 1 }, { editId: 'c1:2', status: 'applied', seq: 2 }]);
     assert.deepEqual(emitter.state.tags, ['a', 'b', 'c', 'd']);
-    assert.deepEqual(again.events[0].metadata.acks, [{ editId: 'c1:1', status: 'applied', seq: 1 }, { editId: 'c1:2', status: 'applied' }],
+    assert.deepEqual(again.events[0].metadata['agui-state-sync'].acks, [{ editId: 'c1:1', status: 'applied', seq: 1 }, { editId: 'c1:2', status: 'applied' }],
       'in a delta, seq marks a repeated verdict only');
     emitter.dispose();
   });
@@ -145,10 +145,10 @@ describe('emitter.applyEdits: idempotency and bounded histories', () => {
     emitter.applyEdits([edit('c1:1', 0, [replace('/form/note', 'n')]), edit('c1:2', 0, [replace('/proposal/amount', 1)])], { ownership: { '/proposal': 'agent' } });
     emitter.patch([replace('/venue', 'Porto')]);
     const expected = [{ editId: 'c1:1', status: 'applied', seq: 1 }, { editId: 'c1:2', status: 'rejected', reason: 'agent-owned', seq: 1 }];
-    assert.deepEqual(emitter.snapshot().metadata.acks, expected);
+    assert.deepEqual(emitter.snapshot().metadata['agui-state-sync'].acks, expected);
     const [caughtUp] = emitter.replaySince(0, 'other epoch');
     assert.equal(caughtUp.type, 'STATE_SNAPSHOT');
-    assert.deepEqual(caughtUp.metadata.acks, expected);
+    assert.deepEqual(caughtUp.metadata['agui-state-sync'].acks, expected);
     emitter.dispose();
   });
 });
@@ -250,8 +250,8 @@ function randomEdits(r, oracle, sent, counters) {
 function checkEvents(events, groups, where) {
   assert.equal(events.length, groups.length, `${where}: one event per origin`);
   for (const [i, event] of events.entries()) {
-    assert.equal(event.metadata.seq, groups[i].seq, `${where}: event seq`);
-    const acks = event.metadata.acks;
+    assert.equal(event.metadata['agui-state-sync'].seq, groups[i].seq, `${where}: event seq`);
+    const acks = event.metadata['agui-state-sync'].acks;
     if (event.type === 'STATE_DELTA') {
       assert.deepEqual(acks, groups[i].acks, `${where}: the delta's acks`);
     } else {
@@ -283,7 +283,7 @@ async function runSchedule(seed) {
         const ops = randomAgentOps(r, oracle.state);
         events = emitter.patch(ops);
         oracle.agentPatch(ops);
-        assert.ok(events.every((e) => e.metadata.acks === undefined || e.type === 'STATE_SNAPSHOT'), `${where}: agent writes carry no acks`);
+        assert.ok(events.every((e) => e.metadata['agui-state-sync'].acks === undefined || e.type === 'STATE_SNAPSHOT'), `${where}: agent writes carry no acks`);
       } else {
         const edits = randomEdits(r, oracle, sent, counters);
         const out = emitter.applyEdits(edits, policy);
@@ -300,7 +300,7 @@ async function runSchedule(seed) {
       assert.deepEqual(plain(receiver.state), oracle.state, `${where}: the receiver's state`);
     }
     const verdicts = [...oracle.verdicts.values()].slice(-64);
-    assert.deepEqual(emitter.snapshot().metadata.acks, verdicts, `seed ${seed}: the snapshot repeats the latest verdicts`);
+    assert.deepEqual(emitter.snapshot().metadata['agui-state-sync'].acks, verdicts, `seed ${seed}: the snapshot repeats the latest verdicts`);
   } finally {
     emitter.dispose();
     receiver.dispose();
@@ -333,7 +333,7 @@ describe('emitter.applyEdits: engine edge cases', () => {
     const { events, results } = emitter.applyEdits([first]);
     assert.deepEqual(results, [{ editId: 'c1:1', status: 'applied', seq: 1 }]);
     assert.equal(events[0].type, 'STATE_SNAPSHOT');
-    assert.ok(events[0].metadata.acks.some((a) => a.editId === 'c1:1'), 'the re-sent edit\'s verdict is in its event');
+    assert.ok(events[0].metadata['agui-state-sync'].acks.some((a) => a.editId === 'c1:1'), 'the re-sent edit\'s verdict is in its event');
     emitter.dispose();
   });
 

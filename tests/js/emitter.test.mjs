@@ -100,7 +100,7 @@ describe('createStateEmitter', () => {
     assert.deepEqual(snap, {
       type: 'STATE_SNAPSHOT',
       snapshot: { n: 1 },
-      metadata: { seq: 0, epoch: a.epoch, digest: pkg.stateDigest({ n: 1 }) },
+      metadata: { 'agui-state-sync': { seq: 0, epoch: a.epoch, digest: pkg.stateDigest({ n: 1 }) } },
     });
     assertAgUiEvent(snap);
     a.dispose();
@@ -119,9 +119,9 @@ describe('createStateEmitter', () => {
         { op: 'test', path: '/proposal/amount', value: 5 },
         { op: 'replace', path: '/proposal/amount', value: 6 },
       ],
-      metadata: { seq: 42, baseSeq: 41, epoch: 'e-1', digest: pkg.stateDigest({ proposal: { amount: 6 }, other: 1 }) },
+      metadata: { 'agui-state-sync': { seq: 42, baseSeq: 41, epoch: 'e-1', digest: pkg.stateDigest({ proposal: { amount: 6 }, other: 1 }) } },
     });
-    assert.equal(emitter.update({ proposal: { amount: 6 }, other: 2 })[0].metadata.digest, undefined, 'seq 43 is not a multiple of 2');
+    assert.equal(emitter.update({ proposal: { amount: 6 }, other: 2 })[0].metadata['agui-state-sync'].digest, undefined, 'seq 43 is not a multiple of 2');
     assert.deepEqual(emitter.update({ proposal: { amount: 6 }, other: 2 }), [], 'no change, no event');
     assert.equal(emitter.seq, 43);
     emitter.dispose();
@@ -236,7 +236,7 @@ describe('createStateEmitter', () => {
     blank.update({ a: 1 });
     blank.update({ a: 2 });
     assert.equal(blank.epoch, '');
-    assert.deepEqual(blank.replaySince(1, '').map((e) => e.metadata.seq), [2], "'' matches an emitter without an epoch");
+    assert.deepEqual(blank.replaySince(1, '').map((e) => e.metadata['agui-state-sync'].seq), [2], "'' matches an emitter without an epoch");
     assert.equal(blank.replaySince(1, 'x')[0].type, 'STATE_SNAPSHOT');
     blank.dispose();
     emitter.dispose();

@@ -42,7 +42,7 @@ emitter.subscribe((events) => {
 
 async function update({ state }) {
   const events = await emitter.update(state);
-  return { seq: events.at(-1)?.metadata.seq ?? null, epoch: emitter.epoch };
+  return { seq: events.at(-1)?.metadata['agui-state-sync'].seq ?? null, epoch: emitter.epoch };
 }
 
 async function resume({ interruptId, approval }) {

@@ -142,7 +142,7 @@ describe('where @ag-ui/client differs', () => {
     assert.equal(verdict.firstDifference.kind, 'replay');
     assert.match(verdict.firstDifference.message, /digest-mismatch/);
     const ours = await compactEvents(events);
-    assert.deepEqual(ours.find((e) => e.type === 'STATE_SNAPSHOT').metadata, { seq: 1, epoch: 'e', digest: stateDigest({ run_log: ['a'] }) });
+    assert.deepEqual(ours.find((e) => e.type === 'STATE_SNAPSHOT').metadata, { 'agui-state-sync': { seq: 1, epoch: 'e', digest: stateDigest({ run_log: ['a'] }) } });
     assert.equal((await replayEquivalent(events, ours)).equal, true);
   });
 });

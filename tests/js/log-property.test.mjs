@@ -90,7 +90,7 @@ async function checkTeeth(thread, compacted) {
   changed[at] = { ...changed[at], snapshot: { ...changed[at].snapshot, tampered: true } };
   const verdict = await replayEquivalent(thread.events, changed);
   assert.equal(verdict.equal, false, 'a changed snapshot is noticed');
-  const kinds = changed[at].metadata?.digest === undefined ? ['state', 'run'] : ['replay'];
+  const kinds = changed[at].metadata?.['agui-state-sync']?.digest === undefined ? ['state', 'run'] : ['replay'];
   assert.ok(kinds.includes(verdict.firstDifference.kind), JSON.stringify(verdict.firstDifference));
   return 1;
 }

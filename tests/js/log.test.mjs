@@ -194,20 +194,28 @@ describe('compactEvents', () => {
     const [r1, r2, r3] = compacted.filter((e) => e.type === 'STATE_SNAPSHOT');
     assert.deepEqual(plain(r2.snapshot), { run_log: ['a', 'b'], count: 1 }, 'r2 (only deltas) starts from the state r1 left');
     assert.deepEqual(plain(r3.snapshot), { run_log: ['a', 'c'] }, 'r3 starts from its parent r1, not from r2');
-    assert.deepEqual(r1.metadata, { seq: 1, epoch: 'e1', digest: stateDigest({ run_log: ['a'] }) });
-    assert.deepEqual(r2.metadata, { seq: 3, epoch: 'e1', digest: stateDigest({ run_log: ['a', 'b'], count: 1 }) });
-    assert.equal(r3.metadata.seq, 2);
+    assert.deepEqual(r1.metadata['agui-state-sync'], { seq: 1, epoch: 'e1', digest: stateDigest({ run_log: ['a'] }) });
+    assert.deepEqual(r2.metadata['agui-state-sync'], { seq: 3, epoch: 'e1', digest: stateDigest({ run_log: ['a', 'b'], count: 1 }) });
+    assert.equal(r3.metadata['agui-state-sync'].seq, 2);
     assertAguiEvents(compacted, 'compacted');
     assert.deepEqual(await replayEquivalent(BRANCHED, compacted), { equal: true, firstDifference: null });
   });
 
-  test('metadata: other keys kept (later wins), baseSeq dropped, a numeric epoch stays a number', async () => {
+  test('metadata: other keys kept (later wins), baseSeq dropped, a numeric epoch stays a number; the fold writes version 2', async () => {
     const events = [
       snap({ n: 0 }, { seq: 5, epoch: 7, source: 'a' }),
       delta([add('/n', 1)], { seq: 6, baseSeq: 5, source: 'b', trace: 't' }),
     ];
     const [folded] = await compactEvents(events);
-    assert.deepEqual(folded.metadata, { source: 'b', trace: 't', seq: 6, epoch: 7, digest: stateDigest({ n: 1 }) });
+    assert.deepEqual(folded.metadata, { source: 'b', trace: 't', 'agui-state-sync': { seq: 6, epoch: 7, digest: stateDigest({ n: 1 }) } });
+    // Version-2 events: their other wire fields (acks) stay under the key, a foreign top-level seq stays theirs.
+    const acks = [{ editId: 'c:1', status: 'applied' }];
+    const v2 = [
+      snap({ n: 0 }, { 'agui-state-sync': { seq: 5, epoch: 'e' }, seq: 'theirs' }),
+      delta([add('/n', 1)], { 'agui-state-sync': { seq: 6, baseSeq: 5, epoch: 'e', acks } }),
+    ];
+    const [fold2] = await compactEvents(v2);
+    assert.deepEqual(fold2.metadata, { seq: 'theirs', 'agui-state-sync': { acks, seq: 6, epoch: 'e', digest: stateDigest({ n: 1 }) } });
   });
 
   test('a position the stream never verified stays unverified: plain and half-sequenced stretches fold without seq', async () => {
@@ -325,7 +333,7 @@ describe('stateAt / branchFrom', () => {
       const compacted = await compactEvents(thread);
       assert.equal((await replayEquivalent(thread, compacted)).equal, true);
       const folded = compacted.at(-2);
-      assert.deepEqual(folded.metadata, { seq: emitter.seq, epoch: 'branch-1', digest: stateDigest(emitter.state) });
+      assert.deepEqual(folded.metadata, { 'agui-state-sync': { seq: emitter.seq, epoch: 'branch-1', digest: stateDigest(emitter.state) } });
       // The same run appended to branchFrom()'s events: the branch stands alone.
       const branch = await branchFrom(BRANCHED, 'r3');
       assert.deepEqual(plain(await stateAt([...branch.events, ...run], { runId: 'r4' })), plain(emitter.state));

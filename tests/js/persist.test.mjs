@@ -110,7 +110,7 @@ describe('persist: a reload', () => {
 
     // The catch-up the server picks for this position is a replay of what was missed.
     const replay = emitter.replaySince(page.lastSeq, page.epoch);
-    assert.deepEqual(replay.map((e) => e.metadata.seq), missed.map((e) => e.metadata.seq));
+    assert.deepEqual(replay.map((e) => e.metadata['agui-state-sync'].seq), missed.map((e) => e.metadata['agui-state-sync'].seq));
     feedAll(page, emitter, replay);
     assert.equal(page.status, 'synced');
     assert.deepEqual(plain(page.confirmedState), emitter.state);

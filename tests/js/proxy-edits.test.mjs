@@ -44,7 +44,7 @@ async function editRun(s, sync, threadId, runId, edits, state = plain(sync.state
 /** The SSE events of a raw text, parsed. */
 const eventsOf = (text) => parseSse(text).filter((e) => e.data !== undefined).map((e) => e.data);
 /** Every metadata.acks entry in `events`, in order. */
-const acksIn = (events) => events.flatMap((e) => e.metadata?.acks ?? []);
+const acksIn = (events) => events.flatMap((e) => e.metadata?.['agui-state-sync']?.acks ?? []);
 /** The verdict of `editId` in `events` (the last one seen), without its seq (present only in some events). */
 function verdict(events, editId) {
   const found = acksIn(events).filter((a) => a.editId === editId).at(-1);
@@ -71,13 +71,13 @@ describe('proxy: edits reach a backend that knows nothing about them', () => {
 
       const events = eventsOf(second.text());
       assert.equal(events[0].type, 'RUN_STARTED');
-      const ackEvent = events.find((e) => e.metadata?.acks);
-      assert.equal(ackEvent.metadata.seq, base + 1, 'the verdicts come first after RUN_STARTED, right after the client\'s position');
+      const ackEvent = events.find((e) => e.metadata?.['agui-state-sync']?.acks);
+      assert.equal(ackEvent.metadata['agui-state-sync'].seq, base + 1, 'the verdicts come first after RUN_STARTED, right after the client\'s position');
       assert.deepEqual(
-        ackEvent.metadata.acks.map(({ editId, status, reason }) => ({ editId, status, reason })),
+        ackEvent.metadata['agui-state-sync'].acks.map(({ editId, status, reason }) => ({ editId, status, reason })),
         [{ editId: 'c1:1', status: 'applied', reason: undefined }, { editId: 'c1:2', status: 'rejected', reason: 'agent-owned' }],
       );
-      const seqs = events.filter((e) => e.metadata?.seq !== undefined).map((e) => e.metadata.seq);
+      const seqs = events.filter((e) => e.metadata?.['agui-state-sync']?.seq !== undefined).map((e) => e.metadata['agui-state-sync'].seq);
       assert.deepEqual(seqs, seqs.map((_, i) => base + 1 + i), 'state events in seq order, one step each');
       assert.equal(second.sync.status, 'synced');
       assert.deepEqual(plain(second.sync.state), { ...FORM, form: { name: 'Ada', note: 'window seat' }, venue: 'Porto' });
@@ -240,7 +240,7 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
       assert.deepEqual(plain(watcher.sync.state).tags, ['x']);
       assert.equal(plain(watcher.sync.state).venue, 'Porto');
       const seen = eventsOf(watcher.text());
-      const ackAt = seen.findIndex((e) => (e.metadata?.acks ?? []).some((a) => a.editId === 'c2:1'));
+      const ackAt = seen.findIndex((e) => (e.metadata?.['agui-state-sync']?.acks ?? []).some((a) => a.editId === 'c2:1'));
       assert.ok(ackAt > 0, 'the watcher got the ack');
       const later = seen.slice(ackAt + 1).filter((e) => e.type === 'STATE_DELTA' || e.type === 'STATE_SNAPSHOT');
       assert.ok(later.length > 0 && later.every((e) => e.type === 'STATE_DELTA' && e.delta.every((op) => op.path !== '/form/note')), 'after the ack, no write of the note went out');
@@ -272,12 +272,12 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
       const replay = await readStream(s.url(), { input: runInput('t8', 't8-r3'), headers: position });
       const replayed = replay.events.map((e) => e.data);
       assert.equal(replayed[1].type, 'STATE_DELTA', 'answered by replay');
-      assert.equal(replayed[1].metadata.baseSeq, base);
+      assert.equal(replayed[1].metadata['agui-state-sync'].baseSeq, base);
       assert.equal(verdict(replayed, 'c1:1').status, 'applied');
       // A client whose state is wrong gets a snapshot: it repeats the verdict with its seq.
       const snap = await readStream(s.url(), { input: runInput('t8', 't8-r4'), headers: { ...position, 'x-agui-state-reason': 'digest-mismatch' } });
       const snapshot = snap.events.map((e) => e.data).find((e) => e.type === 'STATE_SNAPSHOT');
-      assert.deepEqual(snapshot.metadata.acks.find((a) => a.editId === 'c1:1'), { editId: 'c1:1', status: 'applied', seq: base + 1 });
+      assert.deepEqual(snapshot.metadata['agui-state-sync'].acks.find((a) => a.editId === 'c1:1'), { editId: 'c1:1', status: 'applied', seq: base + 1 });
     } finally {
       hold.open();
       await s.close();

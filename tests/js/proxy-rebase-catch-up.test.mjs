@@ -37,7 +37,7 @@ test('a client cut after RUN_STARTED of a rebased run is caught up with the stat
   const server = await serve(proxy);
   try {
     const first = await readStream(server.url(), { input: input('r1', {}) });
-    const { seq, epoch } = first.events.find((e) => e.data.metadata).data.metadata;
+    const { seq, epoch } = first.events.find((e) => e.data.metadata).data.metadata['agui-state-sync'];
     const position = { 'x-agui-state-seq': String(seq), 'x-agui-state-epoch': epoch };
     // Run 2's state lists its keys in another order: out of step, so its snapshot is rebased.
     const state = { paid: false, doc: 'terms '.repeat(100) };
@@ -47,7 +47,7 @@ test('a client cut after RUN_STARTED of a rebased run is caught up with the stat
     const resumed = await readStream(server.url(), { input: input('r2', state), headers: { ...position, 'last-event-id': cut.events[0].id } });
     const deltas = resumed.events.filter((e) => e.data.type === 'STATE_DELTA');
     assert.equal(deltas.length, 1, `the missed change is caught up: ${resumed.text}`);
-    assert.equal(deltas[0].data.metadata.baseSeq, seq);
+    assert.equal(deltas[0].data.metadata['agui-state-sync'].baseSeq, seq);
     assert.deepEqual(deltas[0].data.delta, [{ op: 'replace', path: '/paid', value: true }]);
     assert.equal(resumed.events.at(-1).data.type, 'RUN_FINISHED');
   } finally {

@@ -110,7 +110,7 @@ describe('proxy: sequencing an unsequenced upstream', () => {
       });
       const [started, ...rest] = third.events.map((e) => e.data);
       assert.equal(started.type, 'RUN_STARTED');
-      assert.deepEqual(rest.slice(0, 2).map((e) => [e.type, e.metadata.baseSeq]), [['STATE_DELTA', behind], ['STATE_DELTA', behind + 1]]);
+      assert.deepEqual(rest.slice(0, 2).map((e) => [e.type, e.metadata['agui-state-sync'].baseSeq]), [['STATE_DELTA', behind], ['STATE_DELTA', behind + 1]]);
     } finally {
       await s.close();
     }
@@ -321,8 +321,8 @@ describe('proxy: heartbeats', () => {
       for (const block of result.text.split('\n\n')) {
         const beat = /^: hb (\d+)$/m.exec(block);
         if (beat && last !== null) beats.push({ seq: Number(beat[1]), last });
-        const [event] = parseSse(`${block}\n\n`).filter((e) => e.data?.metadata?.seq !== undefined);
-        if (event) last = event.data.metadata.seq;
+        const [event] = parseSse(`${block}\n\n`).filter((e) => e.data?.metadata?.['agui-state-sync']?.seq !== undefined);
+        if (event) last = event.data.metadata['agui-state-sync'].seq;
       }
       assert.ok(beats.length >= 2, result.text);
       assert.deepEqual(beats.filter((b) => b.seq !== b.last), [], 'every beat carries the last seq sent before it');

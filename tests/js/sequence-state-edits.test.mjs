@@ -28,7 +28,7 @@ function collect(middleware, agent, input) {
   });
 }
 
-const acksIn = (events) => events.flatMap((e) => e.metadata?.acks ?? []);
+const acksIn = (events) => events.flatMap((e) => e.metadata?.['agui-state-sync']?.acks ?? []);
 function verdict(events, editId) {
   const found = acksIn(events).filter((a) => a.editId === editId).at(-1);
   if (found === undefined) return undefined;
@@ -57,10 +57,10 @@ describe('sequenceState(): edits', () => {
     assert.deepEqual(agent.inputs[1].state, merged);
     assert.deepEqual(agent.inputs[1].forwardedProps, { keep: 1, stateSync: { lastSeq: seq, epoch } }, 'the edits are not passed on');
     assert.equal(events[0].type, 'RUN_STARTED');
-    assert.equal(events[1].metadata.seq, seq + 1, 'the verdicts right after RUN_STARTED');
+    assert.equal(events[1].metadata['agui-state-sync'].seq, seq + 1, 'the verdicts right after RUN_STARTED');
     assert.deepEqual(verdict(events, 'c1:1'), { editId: 'c1:1', status: 'applied' });
     assert.deepEqual(verdict(events, 'c1:2'), { editId: 'c1:2', status: 'rejected', reason: 'agent-owned' });
-    const seqs = events.filter((e) => e.metadata?.seq !== undefined).map((e) => e.metadata.seq);
+    const seqs = events.filter((e) => e.metadata?.['agui-state-sync']?.seq !== undefined).map((e) => e.metadata['agui-state-sync'].seq);
     assert.deepEqual(seqs, [seq + 1, seq + 2], 'the acks, then the agent\'s write (its unchanged snapshot is not sent)');
     assert.deepEqual(middleware.emitterFor('A').state, { ...merged, venue: 'Porto' });
     middleware.dispose();
@@ -103,7 +103,7 @@ describe('sequenceState(): edits', () => {
     const stamped = await older;
     // Its snapshot says note: '' (it never saw the edit); it wrote only the name.
     assert.deepEqual(middleware.emitterFor('R').state.form, { name: 'Grace', note: 'mine' });
-    const after = stamped.filter((e) => e.metadata?.seq > seq + 1);
+    const after = stamped.filter((e) => e.metadata?.['agui-state-sync']?.seq > seq + 1);
     assert.ok(after.every((e) => e.type !== 'STATE_DELTA' || e.delta.every((op) => op.path !== '/form/note')), JSON.stringify(after.map((e) => e.delta)));
     middleware.dispose();
   });

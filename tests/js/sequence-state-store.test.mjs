@@ -31,13 +31,13 @@ for (const kind of storeKinds()) {
       const first = sequenceState({ store: kind.open(), emitter: { snapshotRatio: 100 } });
       const run1 = await collect(first, new CounterAgent({ target: 3, stepMs: 0 }), input({ forwardedProps: { stateSync: { lastSeq: null, epoch: null } } }));
       const states = run1.filter(isState);
-      assert.deepEqual(states.map((e) => e.metadata.seq), [0, 1, 2, 3]);
-      const epoch = states[0].metadata.epoch;
+      assert.deepEqual(states.map((e) => e.metadata['agui-state-sync'].seq), [0, 1, 2, 3]);
+      const epoch = states[0].metadata['agui-state-sync'].epoch;
       const others = run1.filter((e) => !isState(e)).map((e) => e.type);
       assert.equal(others[0], 'RUN_STARTED');
       assert.equal(others.at(-1), 'RUN_FINISHED');
       // Each item's text message comes before its delta, as the agent sent them.
-      const order = run1.map((e) => (isState(e) ? `S${e.metadata.seq}` : e.type));
+      const order = run1.map((e) => (isState(e) ? `S${e.metadata['agui-state-sync'].seq}` : e.type));
       assert.ok(order.indexOf('S1') > order.indexOf('TEXT_MESSAGE_END'), order.join(' '));
       const atThree = first.emitterFor('T').state;
       first.dispose(); // the server restarts
@@ -48,8 +48,8 @@ for (const kind of storeKinds()) {
         input({ runId: 'R2', state: atTwo, forwardedProps: { stateSync: { lastSeq: 2, epoch } } }));
       const caughtUp = run2.filter(isState);
       assert.equal(caughtUp[0].type, 'STATE_DELTA', 'a replay, not a snapshot');
-      assert.deepEqual(caughtUp.map((e) => e.metadata.seq), [3, 4, 5], 'seq 3 replayed, back to its state (4), the new item (5)');
-      assert.ok(caughtUp.every((e) => e.metadata.epoch === epoch));
+      assert.deepEqual(caughtUp.map((e) => e.metadata['agui-state-sync'].seq), [3, 4, 5], 'seq 3 replayed, back to its state (4), the new item (5)');
+      assert.ok(caughtUp.every((e) => e.metadata['agui-state-sync'].epoch === epoch));
       assert.equal(run2[0].type, 'RUN_STARTED');
       second.dispose();
     });

@@ -118,10 +118,10 @@ describe('a client of a key shared through Redis', () => {
     assert.deepEqual(b.modes, ['replay']);
     assert.equal(sync.metrics().snapshots, 1);
     const live = await b.update(state(7));
-    assert.equal(live[0].metadata.seq, 7);
+    assert.equal(live[0].metadata['agui-state-sync'].seq, 7);
     await until(() => sync.lastSeq === 7, 'a live event from b');
     const fromA = await a.update(state(8)); // a lost the race to seq 7: it re-reads b's line first
-    assert.equal(fromA[0].metadata.seq, 8);
+    assert.equal(fromA[0].metadata['agui-state-sync'].seq, 8);
     assert.equal(a.emitter.stats().store.conflicts, 1);
     assert.deepEqual(sync.state, state(7));
     connection.close();

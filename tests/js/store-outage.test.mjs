@@ -32,10 +32,10 @@ describe('redis-server stopped and started under an emitter', () => {
     assert.equal(e.degraded, true);
     assert.equal(first.length, 1);
     assert.equal(first[0].type, 'STATE_SNAPSHOT', 'the first event of the outage line is a snapshot');
-    assert.notEqual(first[0].metadata.epoch, before, 'under an epoch of its own');
+    assert.notEqual(first[0].metadata['agui-state-sync'].epoch, before, 'under an epoch of its own');
     const live = await e.update(state(6));
     assert.equal(live[0].type, 'STATE_DELTA', 'live events keep flowing');
-    for (const [seq, epoch] of [[2, before], [4, before], [first[0].metadata.seq, e.epoch]]) {
+    for (const [seq, epoch] of [[2, before], [4, before], [first[0].metadata['agui-state-sync'].seq, e.epoch]]) {
       assert.equal((await catchUp(e, position(seq, epoch))).mode, 'snapshot', `no replay while unreachable (${seq})`);
     }
     assert.ok(logger.lines.some((l) => l.level === 'warn' && /going on alone/.test(l.message)), JSON.stringify(logger.lines));
@@ -49,7 +49,7 @@ describe('redis-server stopped and started under an emitter', () => {
     await until(() => !e.degraded, 'the emitter to recover');
     assert.ok(logger.lines.some((l) => l.level === 'info' && /reachable again/.test(l.message)), JSON.stringify(logger.lines));
     const after = await e.update(state(7));
-    assert.equal(after[0].metadata.epoch, e.epoch);
+    assert.equal(after[0].metadata['agui-state-sync'].epoch, e.epoch);
     sync.feed(new TextEncoder().encode(`data: ${JSON.stringify(after[0])}\n\n`));
     assert.equal(sync.status, 'synced');
     assert.equal((await catchUp(e, position(e.seq - 1, e.epoch))).mode, 'replay', 'the log vouches again');
@@ -101,8 +101,8 @@ describe('a partition: one instance cut off while another writes the key', () =>
     const aSent = [...(await a.update(state(100))), ...(await a.update(state(101)))];
     const bSent = [...(await b.update(state(200))), ...(await b.update(state(201)))];
     // Same seqs were written on both sides, but never under one epoch.
-    const aEpochs = new Set(aSent.map((ev) => ev.metadata.epoch));
-    assert.ok(bSent.every((ev) => !aEpochs.has(ev.metadata.epoch)));
+    const aEpochs = new Set(aSent.map((ev) => ev.metadata['agui-state-sync'].epoch));
+    assert.ok(bSent.every((ev) => !aEpochs.has(ev.metadata['agui-state-sync'].epoch)));
     // A client of a reconnecting to b gets a snapshot, never b's replay.
     const aClient = await receiverOf([...line, ...aSent]);
     assert.deepEqual(aClient.state, state(101));

@@ -69,5 +69,5 @@ export { until } from '../support/until.mjs';
 
 /** Asserts that `events` carry consecutive seqs from `first`. */
 export function assertConsecutive(events, first, message) {
-  events.forEach((e, i) => assert.equal(e.metadata.seq, first + i, `${message}: event ${i}`));
+  events.forEach((e, i) => assert.equal(e.metadata['agui-state-sync'].seq, first + i, `${message}: event ${i}`));
 }

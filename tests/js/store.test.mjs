@@ -33,7 +33,7 @@ for (const kind of storeKinds()) {
       assert.equal((await catchUp(b, position(8, epoch))).mode, 'current');
       assert.equal((await catchUp(b, position(3, 'other'))).mode, 'snapshot');
       const next = await b.update(bigState(9));
-      assert.deepEqual(next[0].metadata, { ...next[0].metadata, seq: seq + 1, baseSeq: seq, epoch });
+      assert.deepEqual(next[0].metadata['agui-state-sync'], { ...next[0].metadata['agui-state-sync'], seq: seq + 1, baseSeq: seq, epoch });
       b.dispose();
     });
 
@@ -75,7 +75,7 @@ for (const kind of storeKinds()) {
       const stored = await raw.load('incremental');
       assert.equal(stored.seq, 200);
       assert.ok(stored.stateSeq <= 200 && stored.stateSeq >= 200 - 32, `stateSeq ${stored.stateSeq}`);
-      const seqs = stored.events.map((t) => JSON.parse(t).metadata.seq);
+      const seqs = stored.events.map((t) => JSON.parse(t).metadata['agui-state-sync'].seq);
       for (let q = stored.stateSeq + 1; q <= 200; q++) assert.ok(seqs.includes(q), `the log keeps seq ${q}, after the stored state`);
       assert.ok(stored.events.length <= 64);
       // Another instance: the state at seq 200, built from the stored state and the log after it.
@@ -86,7 +86,7 @@ for (const kind of storeKinds()) {
       assert.equal(b.state.items[150].label, 'v150');
       assert.equal((await catchUp(b, position(190, a.epoch))).mode, 'replay');
       const next = await b.patch([{ op: 'replace', path: '/n', value: -1 }]);
-      assert.equal(next[0].metadata.seq, 201);
+      assert.equal(next[0].metadata['agui-state-sync'].seq, 201);
       a.dispose();
       b.dispose();
     });
@@ -116,7 +116,7 @@ for (const kind of storeKinds()) {
       const b = await createStateEmitter({ store: kind.open(), key: 'watched' }); // another instance (its own connection)
       const heard = [];
       // A poll once a minute: only the notification can deliver within the test.
-      const off = a.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 60000 });
+      const off = a.subscribe((events) => heard.push(...events.map((e) => e.metadata['agui-state-sync'].seq)), { pollMs: 60000 });
       // The subscription is set up once the store listens: memoryStore's watch() at once, Redis once it confirms
       // the SUBSCRIBE on the thread's meta key (PUBSUB NUMSUB counts it).
       if (storeA.client) {
@@ -124,7 +124,7 @@ for (const kind of storeKinds()) {
         await until(async () => (await client.sendCommand(['PUBSUB', 'NUMSUB', `${storeA.prefix}{watched}:meta`]))[1] >= 1, 'Redis to confirm the SUBSCRIBE');
       }
       const written = [];
-      for (let i = 1; i <= 5; i++) written.push(...(await b.patch([{ op: 'replace', path: '/n', value: i }])).map((e) => e.metadata.seq));
+      for (let i = 1; i <= 5; i++) written.push(...(await b.patch([{ op: 'replace', path: '/n', value: i }])).map((e) => e.metadata['agui-state-sync'].seq));
       await until(() => heard.length >= 5, () => `b's five events (heard ${JSON.stringify(heard)})`);
       assert.deepEqual(heard, written, 'each of b\'s events once, in order');
       assert.equal(a.state.n, 5);
@@ -134,9 +134,9 @@ for (const kind of storeKinds()) {
       // heard it, the removed listener has had its one chance. (Its default poll finds the write even if the
       // notification comes before Redis confirms the new SUBSCRIBE.)
       const later = [];
-      const offLater = a.subscribe((events) => later.push(...events.map((e) => e.metadata.seq)));
+      const offLater = a.subscribe((events) => later.push(...events.map((e) => e.metadata['agui-state-sync'].seq)));
       const [sixth] = await b.patch([{ op: 'replace', path: '/n', value: 6 }]);
-      await until(() => later.includes(sixth.metadata.seq), 'a listener added after off() to hear the next write');
+      await until(() => later.includes(sixth.metadata['agui-state-sync'].seq), 'a listener added after off() to hear the next write');
       offLater();
       assert.equal(heard.length, 5, 'nothing after unsubscribe');
       a.dispose();
@@ -197,11 +197,11 @@ async function raceOnce(kind, seed) {
   }
   await Promise.all(writes);
   const msg = `${kind.name} seed ${seed}`;
-  returned.sort((x, y) => x.metadata.seq - y.metadata.seq);
+  returned.sort((x, y) => x.metadata['agui-state-sync'].seq - y.metadata['agui-state-sync'].seq);
   assertConsecutive(returned, 1, msg);
-  assert.equal(new Set(returned.map((e) => e.metadata.epoch)).size, 1, msg);
+  assert.equal(new Set(returned.map((e) => e.metadata['agui-state-sync'].epoch)).size, 1, msg);
   const stored = await kind.open().load(key);
-  assert.equal(stored.seq, returned.at(-1).metadata.seq, msg);
+  assert.equal(stored.seq, returned.at(-1).metadata['agui-state-sync'].seq, msg);
   const tail = returned.slice(returned.length - stored.events.length);
   assert.deepEqual(stored.events.map((t) => JSON.parse(t)), tail, `${msg}: the log is what was returned`);
   const sync = await receiverOf(returned);
@@ -259,7 +259,7 @@ describe('threads expire after ttlMs without a write', () => {
       assert.notEqual(fresh.epoch, e.epoch);
       // The old emitter's next write finds the key gone: it starts the key again from its own line.
       const events = await e.update(bigState(2));
-      assert.equal(events[0].metadata.epoch, fresh.epoch, 'it continues the line that now exists');
+      assert.equal(events[0].metadata['agui-state-sync'].epoch, fresh.epoch, 'it continues the line that now exists');
       e.dispose();
       fresh.dispose();
     } finally {
@@ -315,7 +315,7 @@ describe('store options and a writer that always loses', () => {
     });
     const loser = await createStateEmitter({ store: losing, key: 'lose' });
     const heard = [];
-    loser.subscribe((events) => heard.push(...events.map((e) => e.metadata.seq)), { pollMs: 1000 });
+    loser.subscribe((events) => heard.push(...events.map((e) => e.metadata['agui-state-sync'].seq)), { pollMs: 1000 });
     await assert.rejects(loser.update({ n: -1 }), { code: 'store-conflict' });
     assert.equal(loser.stats().store.conflicts, 16);
     assert.deepEqual(heard, Array.from({ length: 16 }, (_, i) => i + 1), "only the winner's events, once each, in order");

@@ -27,6 +27,7 @@
 #include <agui_sync/state_emitter.h>
 #include <agui_sync/sync_engine.h>
 
+#include "wire/wire.h"
 #include "json/json_patch.h"
 
 using nlohmann::json;
@@ -174,7 +175,7 @@ class World {
 
   void send(const std::vector<json>& events) {
     for (const json& e : events) {
-      const uint64_t seq = e["metadata"]["seq"].get<uint64_t>();
+      const uint64_t seq = e["metadata"][kWireKey]["seq"].get<uint64_t>();
       history_[seq] = emitter_.state();
       link_.push_back(e);
     }

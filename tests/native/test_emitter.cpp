@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <agui_sync/canonical_json.h>
+#include "wire/wire.h"
 #include "json/json_diff.h"
 #include "json/json_measure.h"
 #include "json/json_patch.h"
@@ -19,6 +20,7 @@
 using nlohmann::json;
 using agui_sync::DiffOptions;
 using agui_sync::EmitterOptions;
+using agui_sync::kWireKey;
 using agui_sync::StateEmitter;
 using agui_sync::SyncEngine;
 using agui_sync::SyncStatus;
@@ -211,9 +213,9 @@ json appOps(RandomState& rs, json& doc) {
 
 // The STATE_SNAPSHOT the emitter could have sent instead of `delta`.
 size_t snapshotAlternativeBytes(const json& delta, const json& state) {
-  json meta = delta["metadata"];
+  json meta = delta["metadata"][kWireKey];
   meta.erase("baseSeq");
-  json snap = {{"type", "STATE_SNAPSHOT"}, {"snapshot", state}, {"metadata", meta}};
+  json snap = {{"type", "STATE_SNAPSHOT"}, {"snapshot", state}, {"metadata", {{kWireKey, meta}}}};
   return snap.dump().size();
 }
 
@@ -223,11 +225,11 @@ void requireWellFormed(const json& ev) {
   if (type == "STATE_DELTA") {
     REQUIRE(keysOf(ev) == std::set<std::string>{"type", "delta", "metadata"});
     REQUIRE(ev["delta"].is_array());
-    REQUIRE(ev["metadata"]["baseSeq"].get<uint64_t>() + 1 == ev["metadata"]["seq"].get<uint64_t>());
+    REQUIRE(ev["metadata"][kWireKey]["baseSeq"].get<uint64_t>() + 1 == ev["metadata"][kWireKey]["seq"].get<uint64_t>());
   } else {
     REQUIRE(type == "STATE_SNAPSHOT");
     REQUIRE(keysOf(ev) == std::set<std::string>{"type", "snapshot", "metadata"});
-    REQUIRE(ev["metadata"].find("baseSeq") == ev["metadata"].end());
+    REQUIRE(ev["metadata"][kWireKey].find("baseSeq") == ev["metadata"][kWireKey].end());
   }
 }
 
@@ -479,14 +481,14 @@ TEST_CASE("emitter: stamping, no-op updates and event shape", "[emitter]") {
   requireWellFormed(ev[0]);
   REQUIRE(ev[0] == json{{"type", "STATE_DELTA"},
                         {"delta", {op("replace", "/count", 1)}},
-                        {"metadata", {{"seq", 41}, {"baseSeq", 40}, {"epoch", "run-7"}}}});
+                        {"metadata", {{kWireKey, {{"seq", 41}, {"baseSeq", 40}, {"epoch", "run-7"}}}}}});
   REQUIRE(em.seq() == 41);
   REQUIRE(em.state()["count"] == 1);
 
   json snap = em.snapshot();
   requireWellFormed(snap);
   REQUIRE(snap["snapshot"] == em.state());
-  REQUIRE(snap["metadata"] == json{{"seq", 41}, {"epoch", "run-7"}});
+  REQUIRE(snap["metadata"][kWireKey] == json{{"seq", 41}, {"epoch", "run-7"}});
 
   REQUIRE(StateEmitter::encode(ev[0]) == "id: 41\ndata: " + ev[0].dump() + "\n\n");
   REQUIRE(StateEmitter::encode(ev[0], false) == "data: " + ev[0].dump() + "\n\n");
@@ -514,11 +516,11 @@ TEST_CASE("emitter: digest on every K-th event", "[emitter]") {
   StateEmitter em(o);
   SyncEngine eng;
   feed(eng, em.snapshotSse());
-  REQUIRE(em.snapshot()["metadata"]["digest"] == agui_sync::stateDigest(em.state()));
+  REQUIRE(em.snapshot()["metadata"][kWireKey]["digest"] == agui_sync::stateDigest(em.state()));
   for (int i = 1; i <= 12; ++i) {
     auto ev = em.update(json{{"n", i}, {"pad", std::string(200, 'x')}});
     REQUIRE(ev.size() == 1);
-    const json& meta = ev[0]["metadata"];
+    const json& meta = ev[0]["metadata"][kWireKey];
     if (i % 4 == 0) REQUIRE(meta["digest"] == agui_sync::stateDigest(em.state()));
     else REQUIRE(meta.find("digest") == meta.end());
     REQUIRE(!hasResync(feed(eng, StateEmitter::encode(ev[0]))));
@@ -529,10 +531,10 @@ TEST_CASE("emitter: digest on every K-th event", "[emitter]") {
   o.digestEvery = 0;
   StateEmitter never(o);
   for (int i = 1; i <= 20; ++i) {
-    json meta = never.update(json{{"n", i}})[0]["metadata"];
+    json meta = never.update(json{{"n", i}})[0]["metadata"][kWireKey];
     REQUIRE(meta.find("digest") == meta.end());
   }
-  json snapMeta = never.snapshot()["metadata"];
+  json snapMeta = never.snapshot()["metadata"][kWireKey];
   REQUIRE(snapMeta.find("digest") == snapMeta.end());
 }
 
@@ -546,7 +548,7 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
   json ev = em.update(padded(json{{"a", 2}}))[0];
   REQUIRE(ev["type"] == "STATE_DELTA");
   json tampered = ev;
-  tampered["metadata"]["digest"] = "sha256:" + std::string(64, '0');
+  tampered["metadata"][kWireKey]["digest"] = "sha256:" + std::string(64, '0');
   agui_sync::Code reason{};
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(tampered)), &reason));
   REQUIRE(reason == agui_sync::Code::DigestMismatch);
@@ -560,7 +562,7 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
 
   // A snapshot whose digest does not match is refused as well.
   json snap = em.snapshot();
-  snap["metadata"]["digest"] = "sha256:" + std::string(64, 'f');
+  snap["metadata"][kWireKey]["digest"] = "sha256:" + std::string(64, 'f');
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(snap)), &reason));
   REQUIRE(reason == agui_sync::Code::DigestMismatch);
 
@@ -568,7 +570,7 @@ TEST_CASE("emitter: the receiver checks metadata.digest", "[emitter]") {
   SyncEngine drifted;
   json base = em.snapshot();
   base["snapshot"]["a"] = 999;
-  base["metadata"].erase("digest");
+  base["metadata"][kWireKey].erase("digest");
   feed(drifted, StateEmitter::encode(base));
   REQUIRE(hasResync(feed(drifted, em.updateSse(padded(json{{"a", 2}, {"b", true}}))), &reason));
   REQUIRE(reason == agui_sync::Code::DigestMismatch);
@@ -593,7 +595,7 @@ TEST_CASE("emitter: snapshot fallback by ratio", "[emitter]") {
   requireWellFormed(ev[0]);
   REQUIRE(ev[0]["type"] == "STATE_SNAPSHOT");
   REQUIRE(ev[0]["snapshot"] == s2);
-  REQUIRE(ev[0]["metadata"]["seq"] == 2);
+  REQUIRE(ev[0]["metadata"][kWireKey]["seq"] == 2);
   REQUIRE(em.stats().snapshots == 1);
   REQUIRE(em.replayEvents() == 0);  // the ring restarts after a snapshot
   REQUIRE(em.replayFloor() == 2);
@@ -625,7 +627,7 @@ TEST_CASE("emitter: snapshot fallback by ratio", "[emitter]") {
       } else {
         json wouldBe = {{"type", "STATE_DELTA"},
                         {"delta", agui_sync::diffPatch(state, next)},
-                        {"metadata", {{"seq", e.seq()}, {"baseSeq", e.seq() - 1}}}};
+                        {"metadata", {{kWireKey, {{"seq", e.seq()}, {"baseSeq", e.seq() - 1}}}}}};
         REQUIRE(static_cast<double>(wouldBe.dump().size()) > ratio * static_cast<double>(out.dump().size()));
       }
       state = next;
@@ -651,7 +653,7 @@ TEST_CASE("emitter: guarded paths in update()", "[emitter]") {
   SyncEngine eng;
   json bad = em.snapshot();
   bad["snapshot"]["proposal"]["amount"] = 999;
-  bad["metadata"]["seq"] = 0;
+  bad["metadata"][kWireKey]["seq"] = 0;
   feed(eng, StateEmitter::encode(bad));
   agui_sync::Code reason{};
   REQUIRE(hasResync(feed(eng, StateEmitter::encode(ev[0])), &reason));
@@ -682,7 +684,7 @@ TEST_CASE("emitter: patch() applies atomically and emits exactly the app's ops",
   REQUIRE(r.events.size() == 1);
   requireWellFormed(r.events[0]);
   REQUIRE(r.events[0]["delta"] == ops);
-  REQUIRE(r.events[0]["metadata"] == json{{"seq", 1}, {"baseSeq", 0}});
+  REQUIRE(r.events[0]["metadata"][kWireKey] == json{{"seq", 1}, {"baseSeq", 0}});
   REQUIRE(em.state()["proposal"]["amount"] == 130);
   REQUIRE(!hasResync(feed(eng, StateEmitter::encodeAll(r.events))));
 
@@ -714,7 +716,7 @@ TEST_CASE("emitter: patch() applies atomically and emits exactly the app's ops",
   REQUIRE(!r.ok());
   sse = em.patchSse(json::array({json{{"op", "move"}, {"from", "/todos/0"}, {"path", "/moved"}}}), &r);
   REQUIRE(r.ok());
-  REQUIRE(r.events[0]["metadata"]["digest"] == agui_sync::stateDigest(em.state()));
+  REQUIRE(r.events[0]["metadata"][kWireKey]["digest"] == agui_sync::stateDigest(em.state()));
   REQUIRE(!hasResync(feed(eng, sse)));
   REQUIRE(eng.state() == em.state());
   REQUIRE(eng.lastSeq() == 3u);
@@ -782,13 +784,13 @@ TEST_CASE("emitter: replay ring caps and semantics", "[emitter]") {
   REQUIRE(em.replaySince(10).empty());  // current
   auto r = em.replaySince(7);
   REQUIRE(r.size() == 3);
-  for (size_t i = 0; i < r.size(); ++i) REQUIRE(r[i]["metadata"]["baseSeq"] == 7 + i);
+  for (size_t i = 0; i < r.size(); ++i) REQUIRE(r[i]["metadata"][kWireKey]["baseSeq"] == 7 + i);
   REQUIRE(em.replaySince(6).size() == 4);
   for (uint64_t gone : {0ull, 5ull}) {  // older than the ring
     r = em.replaySince(gone);
     REQUIRE(r.size() == 1);
     REQUIRE(r[0]["type"] == "STATE_SNAPSHOT");
-    REQUIRE(r[0]["metadata"]["seq"] == 10);
+    REQUIRE(r[0]["metadata"][kWireKey]["seq"] == 10);
   }
   REQUIRE(em.replaySince(11)[0]["type"] == "STATE_SNAPSHOT");  // from the future
   REQUIRE(em.replaySince(8, "e1").size() == 2);
@@ -848,7 +850,7 @@ TEST_CASE("emitter: a replay leaves out the seqs the client holds", "[emitter]")
     std::vector<uint64_t> out;
     for (const json& e : events) {
       REQUIRE(e["type"] == "STATE_DELTA");
-      out.push_back(e["metadata"]["seq"].get<uint64_t>());
+      out.push_back(e["metadata"][kWireKey]["seq"].get<uint64_t>());
     }
     return out;
   };
@@ -913,7 +915,7 @@ TEST_CASE("emitter round trip: a replay that skips the held seqs converges", "[e
                                      : em.replaySince(*eng.lastSeq(), &*eng.epoch(), held);
       for (const json& e : replay)
         if (e["type"] == "STATE_DELTA")
-          REQUIRE_FALSE(std::binary_search(held.begin(), held.end(), e["metadata"]["seq"].get<uint64_t>()));
+          REQUIRE_FALSE(std::binary_search(held.begin(), held.end(), e["metadata"][kWireKey]["seq"].get<uint64_t>()));
       const size_t missing = em.seq() - *eng.lastSeq();
       if (!replay.empty() && replay[0]["type"] == "STATE_DELTA" && replay.size() < missing) ++skipped;
       ++heals;
@@ -1041,7 +1043,7 @@ TEST_CASE("emitter round trip: replaySince heals dropped events", "[emitter][pro
         if (last == em.seq()) REQUIRE(replay.empty());
         if (!replay.empty() && replay[0]["type"] == "STATE_DELTA") {
           REQUIRE(last >= em.replayFloor());  // only what the ring covers comes as deltas
-          REQUIRE(replay[0]["metadata"]["baseSeq"] == last);
+          REQUIRE(replay[0]["metadata"][kWireKey]["baseSeq"] == last);
           ++healedByDeltas;
         } else if (!replay.empty()) {
           ++healedBySnapshot;

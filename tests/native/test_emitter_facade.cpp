@@ -2,19 +2,21 @@
 // round-tripped into the receiver facade.
 #include <catch2/catch.hpp>
 
+#include "wire/wire.h"
 #include "facade/emitter_facade.h"
 #include "facade/sync_facade.h"
 
 #include <nlohmann/json.hpp>
 
 using agui_sync::EmitterFacade;
+using agui_sync::kWireKey;
 using agui_sync::SyncFacade;
 using nlohmann::json;
 
 namespace {
 std::string frames(const json& events) {
   std::string out;
-  for (const auto& e : events) out += "id: " + std::to_string(e["metadata"]["seq"].get<uint64_t>()) + "\ndata: " + e.dump() + "\n\n";
+  for (const auto& e : events) out += "id: " + std::to_string(e["metadata"][kWireKey]["seq"].get<uint64_t>()) + "\ndata: " + e.dump() + "\n\n";
   return out;
 }
 }  // namespace
@@ -31,7 +33,7 @@ TEST_CASE("emitter facade: update, patch, replay and errors", "[emitter][facade]
   json lost = r["events"];                             // pretend this one is lost
   r = json::parse(em.patch(R"([{"op":"replace","path":"/n","value":2}])"));
   REQUIRE(r["ok"] == true);
-  CHECK(r["events"][0]["metadata"].contains("digest"));  // every 2nd seq
+  CHECK(r["events"][0]["metadata"][kWireKey].contains("digest"));  // every 2nd seq
   json res = json::parse(client.feed(frames(r["events"])));
   CHECK(res["outcomes"][0]["reason"] == "reordered");
   json replay = json::parse(em.replay(R"({"seq":0,"epoch":"e1"})"));
@@ -56,7 +58,7 @@ TEST_CASE("emitter facade: replay request, epoch null vs empty, skip held seqs",
   for (int i = 1; i <= 5; ++i) REQUIRE(json::parse(em.patch(json::array({{{"op", "add"}, {"path", "/k" + std::to_string(i)}, {"value", i}}}).dump()))["ok"] == true);
   auto seqs = [](const json& r) {
     std::vector<uint64_t> out;
-    for (const auto& e : r["events"]) out.push_back(e["metadata"]["seq"].get<uint64_t>());
+    for (const auto& e : r["events"]) out.push_back(e["metadata"][kWireKey]["seq"].get<uint64_t>());
     return out;
   };
   // epoch absent or null: not checked; "" is an epoch like any other (not ours).
@@ -105,9 +107,9 @@ TEST_CASE("facade result: the resync request lists the held seqs; a replay skipp
   json request = {{"seq", ended["resync"]["lastSeq"]}, {"epoch", "e1"}, {"skip", ended["resync"]["held"]}};
   json replay = json::parse(em.replay(request.dump()));
   REQUIRE(replay["events"].size() == 3);  // 2, 3 and 5; 4 and 6 are held by the client
-  CHECK(replay["events"][0]["metadata"]["seq"] == 2);
-  CHECK(replay["events"][1]["metadata"]["seq"] == 3);
-  CHECK(replay["events"][2]["metadata"]["seq"] == 5);
+  CHECK(replay["events"][0]["metadata"][kWireKey]["seq"] == 2);
+  CHECK(replay["events"][1]["metadata"][kWireKey]["seq"] == 3);
+  CHECK(replay["events"][2]["metadata"][kWireKey]["seq"] == 5);
   json res = json::parse(client.feed(frames(replay["events"])));
   CHECK(res["status"] == "synced");
   CHECK(res["lastSeq"] == 6);
@@ -153,7 +155,7 @@ TEST_CASE("emitter facade: catchUp decides current, replay or snapshot from the 
   const json replay = answer({{"lastSeq", 1}, {"epoch", "e1"}, {"held", {3}}});
   CHECK(replay["mode"] == "replay");
   REQUIRE(replay["events"].size() == 1);  // seq 3 is held: only seq 2 goes
-  CHECK(replay["events"][0]["metadata"]["seq"] == 2);
+  CHECK(replay["events"][0]["metadata"][kWireKey]["seq"] == 2);
   CHECK(answer({{"lastSeq", nullptr}, {"epoch", "e1"}})["mode"] == "snapshot");
   CHECK(answer({{"lastSeq", 1}, {"epoch", "other"}})["mode"] == "snapshot");
   CHECK(answer({{"lastSeq", 1}, {"epoch", nullptr}})["mode"] == "snapshot");  // null is "", not ours

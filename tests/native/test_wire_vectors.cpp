@@ -12,6 +12,7 @@
 #include <agui_sync/state_emitter.h>
 #include <agui_sync/sync_engine.h>
 #include "test_support.h"
+#include "wire/wire.h"
 
 using namespace agui_sync;
 using nlohmann::json;
@@ -96,7 +97,7 @@ std::vector<Scenario> scenarios() {
     drifted["proposal"]["recipient"] = "mallory";
     json snap = em.snapshot();
     snap["snapshot"] = drifted;  // a receiver that started from the wrong proposal
-    snap["metadata"].erase("digest");
+    snap["metadata"][kWireKey].erase("digest");
     feed(s, frames({snap}));
     json st = baseState();
     st["proposal"]["recipient"] = "carol";
@@ -111,7 +112,7 @@ std::vector<Scenario> scenarios() {
     StateEmitter em(o, baseState());
     json snap = em.snapshot();
     snap["snapshot"]["todos"].push_back("only-on-the-client");
-    snap["metadata"].erase("digest");
+    snap["metadata"][kWireKey].erase("digest");
     feed(s, frames({snap}));
     json st = baseState();
     st["proposal"]["amount"] = 7;
@@ -185,6 +186,47 @@ std::vector<Scenario> scenarios() {
     all.push_back(s);
   }
   {
+    Scenario s{"version-1-metadata",
+               "a backend writing version 1 by hand (seq, baseSeq, epoch, digest at the top of metadata) is read as "
+               "before: its snapshot is a proven position and its deltas are sequenced",
+               json::array()};
+    StateEmitter em(emitterOptions(), baseState());
+    auto v1 = [](json event) {  // our fields moved to the top of metadata
+      json fields = event["metadata"][kWireKey];
+      event["metadata"] = fields;
+      return event;
+    };
+    feed(s, frames({v1(em.snapshot())}));
+    json st = baseState();
+    for (int i = 1; i <= 4; ++i) {
+      st["todos"].push_back(i);
+      std::vector<json> events;
+      for (const json& e : em.update(st)) events.push_back(v1(e));
+      feed(s, frames(events));
+    }
+    all.push_back(s);
+  }
+  {
+    Scenario s{"version-2-key-wins",
+               "when metadata carries our key, it alone says where the event stands: another middleware's seq at the "
+               "top of metadata and a top-level seq/base_seq are not ours",
+               json::array()};
+    StateEmitter em(emitterOptions(), baseState());
+    json snap = em.snapshot();
+    snap["metadata"]["seq"] = 41;  // someone else's
+    feed(s, frames({snap}));
+    json st = baseState();
+    st["todos"].push_back("ours");
+    for (json e : em.update(st)) {
+      e["metadata"]["seq"] = 99;
+      e["metadata"]["baseSeq"] = 98;
+      e["seq"] = 7;
+      e["base_seq"] = 6;
+      feed(s, frames({e}));
+    }
+    all.push_back(s);
+  }
+  {
     Scenario s{"heartbeat-gap", "an idle stream's heartbeat shows the client missed the last delta", json::array()};
     StateEmitter em(emitterOptions(), baseState());
     feed(s, frames({em.snapshot()}));
@@ -232,7 +274,7 @@ json run(const Scenario& s) {
 }  // namespace
 
 TEST_CASE("wire vectors: regenerated output equals tests/vectors/wire_vectors.json", "[vectors][emitter]") {
-  json doc = {{"format", "agui-state-sync wire vectors v1: feed each step's SSE text (or end/reset the stream) into a "
+  json doc = {{"format", "agui-state-sync wire vectors (wire version 2): feed each step's SSE text (or end/reset the stream) into a "
                          "fresh receiver with default options and compare outcomes (kind/type/reason|code/seq/"
                          "changedPaths/lastSeq), status, lastSeq and state after each step"},
               {"vectors", json::array()}};

@@ -21,12 +21,12 @@ def test_modes_from_headers():
     headers = lambda **h: {"headers": {k.replace("_", "-"): v for k, v in h.items()}}  # noqa: E731
     assert em.catch_up(headers(**{"X-AGUI-State-Seq": "3", "X-AGUI-State-Epoch": "ep"})) == {"mode": "current", "events": []}
     replay = em.catch_up(headers(**{"x-agui-state-seq": "1", "x-agui-state-epoch": "ep"}))
-    assert replay["mode"] == "replay" and [e["metadata"]["seq"] for e in replay["events"]] == [2, 3]
+    assert replay["mode"] == "replay" and [e["metadata"]["agui-state-sync"]["seq"] for e in replay["events"]] == [2, 3]
     for request in (headers(), headers(**{"X-AGUI-State-Seq": "1", "X-AGUI-State-Epoch": "other"}),
                     headers(**{"X-AGUI-State-Seq": "1", "X-AGUI-State-Epoch": "ep", "X-AGUI-Resync-Reason": "digest-mismatch"}),
                     headers(**{"X-AGUI-State-Seq": "01", "X-AGUI-State-Epoch": "ep"})):
         answer = em.catch_up(request)
-        assert answer["mode"] == "snapshot" and answer["events"][0]["metadata"]["seq"] == 3
+        assert answer["mode"] == "snapshot" and answer["events"][0]["metadata"]["agui-state-sync"]["seq"] == 3
     assert em.stats()["replaySnapshots"] == 4
 
 

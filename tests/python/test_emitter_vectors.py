@@ -10,6 +10,7 @@ import copy
 import pytest
 
 from agui_state_sync import StateEmitter
+from agui_state_sync._wire import WIRE_KEY
 from conftest import read_json
 
 EXPECTED = {v["name"]: v["steps"] for v in read_json("wire_vectors.json")["vectors"]}
@@ -74,7 +75,7 @@ def precondition_failed():
     snap = em.snapshot()
     snap["snapshot"] = base()
     snap["snapshot"]["proposal"]["recipient"] = "mallory"
-    del snap["metadata"]["digest"]
+    del snap["metadata"][WIRE_KEY]["digest"]
     steps = [frames(em, [snap])]
     st = base()
     st["proposal"]["recipient"] = "carol"
@@ -85,7 +86,7 @@ def digest_mismatch():
     em = emitter(digest_every=1)
     snap = em.snapshot()
     snap["snapshot"]["todos"].append("only-on-the-client")
-    del snap["metadata"]["digest"]
+    del snap["metadata"][WIRE_KEY]["digest"]
     st = base()
     st["proposal"]["amount"] = 7
     return [frames(em, [snap]), frames(em, em.update(st))]
@@ -104,6 +105,32 @@ def epoch_restart():
     return steps + [frames(a, a.update(st)), frames(a, [a.snapshot()])]
 
 
+def version_1_metadata():
+    em, st = emitter(), base()
+
+    def v1(event):  # our fields moved to the top of metadata
+        return {**event, "metadata": event["metadata"][WIRE_KEY]}
+
+    steps = [frames(em, [v1(em.snapshot())])]
+    for i in range(1, 5):
+        st["todos"].append(i)
+        steps.append(frames(em, [v1(e) for e in em.update(st)]))
+    return steps
+
+
+def version_2_key_wins():
+    em, st = emitter(), base()
+    snap = em.snapshot()
+    snap["metadata"]["seq"] = 41  # someone else's
+    steps = [frames(em, [snap])]
+    st["todos"].append("ours")
+    for e in em.update(st):  # keys sorted, as the C++ side holds them
+        e = dict(sorted({**e, "seq": 7, "base_seq": 6}.items()))
+        e["metadata"] = dict(sorted({**e["metadata"], "seq": 99, "baseSeq": 98}.items()))
+        steps.append(frames(em, [e]))
+    return steps
+
+
 def heartbeat_gap():
     em, st = emitter(), base()
     steps = [frames(em, [em.snapshot()])]
@@ -114,7 +141,8 @@ def heartbeat_gap():
 
 SCENARIOS = {"in-order": in_order, "duplicate-and-reorder": duplicate_and_reorder,
              "gap-then-replay": gap_then_replay, "precondition-failed": precondition_failed,
-             "digest-mismatch": digest_mismatch, "epoch-restart": epoch_restart, "heartbeat-gap": heartbeat_gap}
+             "digest-mismatch": digest_mismatch, "epoch-restart": epoch_restart, "heartbeat-gap": heartbeat_gap,
+             "version-1-metadata": version_1_metadata, "version-2-key-wins": version_2_key_wins}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

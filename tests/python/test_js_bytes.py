@@ -46,12 +46,16 @@ def test_encode_writes_the_id_line_from_metadata_seq():
     em = StateEmitter(epoch="e", initial_state={"n": 1}, snapshot_ratio=100)  # always a delta
     [delta] = em.patch([{"op": "replace", "path": "/n", "value": 2.0}])
     assert em.encode(delta) == (b'id: 1\ndata: {"delta":[{"op":"replace","path":"/n","value":2}],'
-                                b'"metadata":{"baseSeq":0,"epoch":"e","seq":1},"type":"STATE_DELTA"}\n\n')
+                                b'"metadata":{"agui-state-sync":{"baseSeq":0,"epoch":"e","seq":1}},"type":"STATE_DELTA"}\n\n')
     assert em.encode(delta, id=False).startswith(b"data: {")
     assert em.encode({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}) == \
         b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
     for seq in (-1, 1.5, True, 2**53, "3"):
         assert not em.encode({"type": "X", "metadata": {"seq": seq}}).startswith(b"id:")
+        assert not em.encode({"type": "X", "metadata": {"agui-state-sync": {"seq": seq}}}).startswith(b"id:")
+    # Version 1 (fields at the top of metadata) is still read; version 2's key alone counts when present.
+    assert em.encode({"type": "X", "metadata": {"seq": 4}}).startswith(b"id: 4\n")
+    assert em.encode({"type": "X", "metadata": {"seq": 4, "agui-state-sync": {"seq": 5}}}).startswith(b"id: 5\n")
 
 
 def test_encode_takes_ag_ui_sdk_event_objects():

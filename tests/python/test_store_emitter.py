@@ -60,7 +60,7 @@ async def test_a_second_emitter_continues_the_key_and_a_lost_race_recomputes():
     first = await a.update({"n": 1, "tags": []})
     second = await b.patch([{"op": "add", "path": "/tags/-", "value": "x"}])  # b is behind: re-read, ops on a's state
     third = await a.update({"n": 2, "tags": []})  # a is behind: its whole state wins
-    assert [e["metadata"]["seq"] for e in first + second + third] == [1, 2, 3]
+    assert [e["metadata"]["agui-state-sync"]["seq"] for e in first + second + third] == [1, 2, 3]
     assert b.stats()["store"]["conflicts"] == 1 and a.stats()["store"]["conflicts"] == 1
     assert a.state == {"n": 2, "tags": []}
     await b.refresh()
@@ -124,8 +124,8 @@ async def test_an_unreachable_store_degrades_writes_and_recovers_on_refresh():
     store.down = True
     events = await a.update({"n": 2})
     assert a.degraded and a.epoch != old_epoch
-    assert [e["type"] for e in events] == ["STATE_SNAPSHOT"] and events[0]["metadata"]["epoch"] == a.epoch
-    assert events[0]["snapshot"] == {"n": 2} and events[0]["metadata"]["seq"] == a.seq == 2
+    assert [e["type"] for e in events] == ["STATE_SNAPSHOT"] and events[0]["metadata"]["agui-state-sync"]["epoch"] == a.epoch
+    assert events[0]["snapshot"] == {"n": 2} and events[0]["metadata"]["agui-state-sync"]["seq"] == a.seq == 2
     answer = await a.catch_up({"headers": {"X-AGUI-State-Seq": "1", "X-AGUI-State-Epoch": old_epoch}})
     assert answer["mode"] == "snapshot"
     assert (await catch_up(a, {"headers": {"X-AGUI-State-Seq": "2", "X-AGUI-State-Epoch": a.epoch}}))["mode"] == "current"
@@ -177,8 +177,8 @@ async def test_seeded_writers_on_one_key_never_fork_the_seq():
             sent += await w.patch([{"op": "add", "path": "/log/-", "value": step}])
         else:
             sent += await w.update({**w.state, "n": step + 1})
-    assert [e["metadata"]["seq"] for e in sent] == list(range(1, 201))
-    assert all(e["metadata"].get("baseSeq", e["metadata"]["seq"] - 1) == e["metadata"]["seq"] - 1 for e in sent)
+    assert [e["metadata"]["agui-state-sync"]["seq"] for e in sent] == list(range(1, 201))
+    assert all(e["metadata"]["agui-state-sync"].get("baseSeq", e["metadata"]["agui-state-sync"]["seq"] - 1) == e["metadata"]["agui-state-sync"]["seq"] - 1 for e in sent)
     client = client_of(start, sent)
     for w in writers:
         await w.refresh()
@@ -232,7 +232,7 @@ async def test_a_write_cancelled_mid_append_is_settled_by_the_next_one():
     # Whether it landed is unknown to the emitter: it re-reads the store first.
     events = await a.update({"n": 2})
     head = await store.inner.head("t")
-    assert events[-1]["metadata"]["seq"] == head["seq"] == a.seq and a.state == {"n": 2}
+    assert events[-1]["metadata"]["agui-state-sync"]["seq"] == head["seq"] == a.seq and a.state == {"n": 2}
     b = await StateEmitter.open(store=store, key="t")
     assert (b.seq, b.state) == (a.seq, {"n": 2})
 
@@ -247,7 +247,7 @@ async def test_subscribers_hear_every_event_of_the_key_once_in_order():
 
     def listener(events):
         heard.extend(events)
-        if heard[-1]["metadata"]["seq"] == 4:
+        if heard[-1]["metadata"]["agui-state-sync"]["seq"] == 4:
             done.set()
     unsubscribe = b.subscribe(listener, poll_ms=600_000)  # memory_store notifies: no poll needed
     sent = await a.update({"n": 1}) + await a.update({"n": 2})
@@ -272,7 +272,7 @@ async def test_a_cancelled_write_and_then_an_unreachable_store_start_a_line_of_i
     store.gate.set()
     events = await a.update({"n": 2})
     assert a.degraded and a.epoch != old_epoch and events[0]["type"] == "STATE_SNAPSHOT"
-    assert all(e["metadata"]["epoch"] == a.epoch for e in events) and a.state == {"n": 2}
+    assert all(e["metadata"]["agui-state-sync"]["epoch"] == a.epoch for e in events) and a.state == {"n": 2}
 
 
 WRITES = st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["update", "add", "guarded", "edit"]),
@@ -302,8 +302,8 @@ async def _writers_on_one_key(plan):
                 sent += (await w.apply_edits([edit]))["events"]
         except AguiSyncError as error:
             assert error.code == "precondition-failed"
-    sent.sort(key=lambda e: e["metadata"]["seq"])
-    assert [e["metadata"]["seq"] for e in sent] == list(range(1, len(sent) + 1))
+    sent.sort(key=lambda e: e["metadata"]["agui-state-sync"]["seq"])
+    assert [e["metadata"]["agui-state-sync"]["seq"] for e in sent] == list(range(1, len(sent) + 1))
     client = client_of(start, sent)
     assert client.status == "synced"
     for w in writers:

@@ -22,7 +22,7 @@ from starlette.routing import Route  # noqa: E402
 
 
 def states_of(first, n):
-    return [{"plan": "p", "step": first + i, "notes": "n" * 400} for i in range(n)]
+    return [{"plan": "p", "step": first + i, "notes": "n" * 600} for i in range(n)]
 
 
 def agent_of(states):
@@ -65,7 +65,7 @@ async def test_another_instance_continues_the_thread_and_replays():
     # A client that stayed behind on the first instance gets the second's writes replayed.
     late = await first.emitter_for("t").catch_up({"headers": {"X-AGUI-State-Seq": str(seen),
                                                                "X-AGUI-State-Epoch": emitter.epoch}})
-    assert late["mode"] == "replay" and late["events"][-1]["metadata"]["seq"] == client.last_seq
+    assert late["mode"] == "replay" and late["events"][-1]["metadata"]["agui-state-sync"]["seq"] == client.last_seq
 
 
 async def test_sequence_state_with_a_store_continues_after_a_restart():

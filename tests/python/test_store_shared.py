@@ -97,7 +97,7 @@ async def test_a_restarted_python_emitter_continues_the_seq_and_epoch(redis_url)
         answer = await again.catch_up({"headers": {"X-AGUI-State-Seq": "9", "X-AGUI-State-Epoch": first.epoch}})
         assert answer["mode"] == "replay" and answer["events"] == sent[9:]
         more = await again.patch([{"op": "replace", "path": "/n", "value": 12}])
-        assert more[0]["metadata"]["seq"] == 12 and more[0]["metadata"]["epoch"] == first.epoch
+        assert more[0]["metadata"]["agui-state-sync"]["seq"] == 12 and more[0]["metadata"]["agui-state-sync"]["epoch"] == first.epoch
     finally:
         await store.close()
 
@@ -158,11 +158,11 @@ async def test_a_node_and_a_python_emitter_write_one_redis_key_interleaved(redis
                 a, b = random_write(rng, py.state, step), random_write(rng, views["node"], step)
                 for events in await asyncio.gather(python_write(py, *a), node_write(node, *b, views)):
                     sent += events
-        sent.sort(key=lambda e: e["metadata"]["seq"])
-        seqs = [e["metadata"]["seq"] for e in sent]
+        sent.sort(key=lambda e: e["metadata"]["agui-state-sync"]["seq"])
+        seqs = [e["metadata"]["agui-state-sync"]["seq"] for e in sent]
         assert seqs == list(range(1, len(sent) + 1)) and len(sent) > 120  # every seq once, none lost
-        assert all(e["metadata"]["epoch"] == py.epoch for e in sent)
-        assert all(e["metadata"].get("baseSeq", s - 1) == s - 1 for e, s in zip(sent, seqs))
+        assert all(e["metadata"]["agui-state-sync"]["epoch"] == py.epoch for e in sent)
+        assert all(e["metadata"]["agui-state-sync"].get("baseSeq", s - 1) == s - 1 for e, s in zip(sent, seqs))
         assert await stored_log(store, key) == [json_text(e, "an event") for e in sent]  # the events sent, byte for byte
         truth = replayed(start, sent)
         assert truth.status == "synced"
@@ -199,7 +199,7 @@ async def test_a_subscribed_python_emitter_hears_node_writes_over_pub_sub(redis_
 
     def listener(events):
         heard.extend(events)
-        if heard[-1]["metadata"]["seq"] == 6:
+        if heard[-1]["metadata"]["agui-state-sync"]["seq"] == 6:
             done.set()
     # No poll to speak of: only Redis's notification can bring Node's writes.
     unsubscribe = py.subscribe(listener, poll_ms=600_000)
@@ -228,7 +228,7 @@ async def test_a_subscribed_emitter_hears_another_python_instance_over_pub_sub(r
 
         def listener(events):
             heard.extend(events)
-            if heard[-1]["metadata"]["seq"] == 3:
+            if heard[-1]["metadata"]["agui-state-sync"]["seq"] == 3:
                 done.set()
         unsubscribe = a.subscribe(listener, poll_ms=600_000)  # only the notification can bring b's writes
         await until(lambda: ours.watching(key), "the subscription")

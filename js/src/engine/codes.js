@@ -24,3 +24,6 @@ export const REPLAY_REASONS = Object.freeze(['gap', 'stale-base', 'restored']);
 
 /** Every code in one list (each once). */
 export const ALL_CODES = Object.freeze(['gap', 'stale-base', 'epoch-changed', 'seq-regression', 'seq-conflict', 'digest-mismatch', 'patch-failed', 'precondition-failed', 'malformed', 'limit-exceeded', 'restored', 'anchor-mismatch', 'duplicate', 'reordered', 'stale-snapshot', 'awaiting-snapshot', 'stale-epoch', 'invalid-json', 'invalid-event', 'invalid-seq', 'invalid-patch', 'invalid-options', 'invalid-argument', 'invalid-checkpoint', 'invalid-request', 'seq-exhausted', 'not-loaded', 'load-failed', 'http-error', 'idle-timeout', 'run-active', 'run-aborted', 'upstream-failed', 'store-unavailable', 'store-conflict', 'agent-owned', 'conflict', 'resyncing', 'unverified', 'disconnected', 'stale', 'gap-pending', 'changed', 'missing', 'invalid-token', 'edit-pending', 'already-consumed', 'unknown-interrupt', 'disposed', 'engine-failed']);
+
+/** The one key of an event's `metadata` our wire fields ride under (docs/wire.md section 10). */
+export const WIRE_KEY = 'agui-state-sync';

@@ -8,13 +8,15 @@
 //    only sends deltas starts from the state the runs before it (or its
 //    parent run) left, never from {} (@ag-ui/client issue #1720), and a delta
 //    that does not apply stops compaction with the engine's AguiSyncError.
-//  - The snapshot's metadata keeps where the log stands: seq and epoch of the
-//    stretch's end, and the digest of the folded state, whenever the engine
-//    had a verified position there. Without one (an unsequenced or
-//    half-sequenced stream) the snapshot is unsequenced too, as the original
-//    position was: claiming a seq the stream never proved would change how the
-//    next deltas are checked. Other metadata keys of the stretch's state events
-//    are kept (a later event's value wins); baseSeq is dropped.
+//  - The snapshot's wire fields (metadata[WIRE_KEY], docs/wire.md section 10)
+//    keep where the log stands: seq and epoch of the stretch's end, and the
+//    digest of the folded state, whenever the engine had a verified position
+//    there. Without one (an unsequenced or half-sequenced stream) the snapshot
+//    is unsequenced too, as the original position was: claiming a seq the
+//    stream never proved would change how the next deltas are checked. Other
+//    metadata keys of the stretch's state events are kept (a later event's
+//    value wins), and so are other wire fields (acks, also from version-1
+//    events, whose wire fields sit at the top of metadata); baseSeq is dropped.
 //
 // One pass over the events (plus one StateSync restore per branch point).
 import { stateDigest } from '../engine/canonical.js';
@@ -23,9 +25,11 @@ import { StreamMerger } from './merge-streams.js';
 import { logOptions } from './options.js';
 import { LineageReplayer } from './replayer.js';
 import { scanRuns } from './runs.js';
+import { WIRE_KEY, wireFields, withWireFields } from '../engine/wire-meta.js';
 
 const BOUNDARIES = new Set(['RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR']);
 const POSITION_KEYS = new Set(['seq', 'baseSeq', 'epoch', 'digest']);
+const V1_WIRE_KEYS = new Set([...POSITION_KEYS, 'acks']); // at the top of a version-1 metadata
 
 export const isStateEvent = (type) => type === 'STATE_SNAPSHOT' || type === 'STATE_DELTA';
 
@@ -33,7 +37,8 @@ export const isStateEvent = (type) => type === 'STATE_SNAPSHOT' || type === 'STA
 class StateFold {
   #out;
   #replayer;
-  #extra = null; // metadata keys other than the position's
+  #extra = null; // metadata keys other than the wire fields
+  #wire = null; // wire fields other than the position's
 
   constructor(out, replayer) {
     this.#out = out;
@@ -42,28 +47,34 @@ class StateFold {
 
   note(event) {
     const metadata = event.metadata;
-    if (metadata === null || typeof metadata !== 'object') return;
+    const fields = wireFields(event);
+    if (fields === null) return;
+    const ownKeys = fields === metadata ? V1_WIRE_KEYS : new Set([WIRE_KEY]);
     for (const key of Object.keys(metadata)) {
-      if (!POSITION_KEYS.has(key)) (this.#extra ??= {})[key] = metadata[key];
+      if (!ownKeys.has(key)) (this.#extra ??= {})[key] = metadata[key];
+    }
+    for (const key of Object.keys(fields)) {
+      if (!POSITION_KEYS.has(key) && (fields !== metadata || V1_WIRE_KEYS.has(key))) (this.#wire ??= {})[key] = fields[key];
     }
   }
 
   /** Ends the stretch: one snapshot if any state event of it applied. */
   flush() {
-    const extra = this.#extra;
-    this.#extra = null;
+    const extra = this.#extra, wire = this.#wire;
+    this.#extra = this.#wire = null;
     if (!this.#replayer.takeChanged()) return;
-    this.#out.push(foldedSnapshot(this.#replayer.position(), extra));
+    this.#out.push(foldedSnapshot(this.#replayer.position(), extra, wire));
   }
 }
 
-function foldedSnapshot(position, extra) {
-  const metadata = { ...extra };
+function foldedSnapshot(position, extra, wire) {
+  const fields = { ...wire };
   if (position.verified && position.seq !== null) {
-    metadata.seq = position.seq;
-    if (position.epoch !== null) metadata.epoch = position.epoch;
-    metadata.digest = stateDigest(position.state);
+    fields.seq = position.seq;
+    if (position.epoch !== null) fields.epoch = position.epoch;
+    fields.digest = stateDigest(position.state);
   }
+  const metadata = Object.keys(fields).length > 0 ? withWireFields(extra, fields) : { ...extra };
   const event = { type: 'STATE_SNAPSHOT', snapshot: position.state };
   if (Object.keys(metadata).length > 0) event.metadata = metadata;
   return event;

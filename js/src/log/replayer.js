@@ -13,6 +13,7 @@ import { describeThrown } from '../engine/errors.js';
 import { createStateSync } from '../client/sync.js';
 import { logError } from './log-error.js';
 import { ROOT } from './runs.js';
+import { wireFields, withWireFields } from '../engine/wire-meta.js';
 
 const KNOWN_CODES = new Set(ERROR_CODES);
 // Resync reasons are not error codes; these are the closest ones. Every
@@ -104,14 +105,14 @@ export class LineageReplayer {
       return;
     }
     this.#sync = await createStateSync(this.#options);
-    const metadata = end.epoch === null ? { seq: end.seq } : { seq: end.seq, epoch: end.epoch };
+    const metadata = withWireFields(null, end.epoch === null ? { seq: end.seq } : { seq: end.seq, epoch: end.epoch });
     this.feed({ type: 'STATE_SNAPSHOT', snapshot: end.state, metadata }, index);
     this.#changed = false;
   }
 
   /** Feeds one event; returns the engine's outcomes, or throws where it would not apply. */
   feed(event, index) {
-    const epoch = event.metadata?.epoch;
+    const epoch = wireFields(event)?.epoch;
     if (typeof epoch === 'string' || typeof epoch === 'number') this.#epochs.set(String(epoch), epoch);
     const outcomes = this.#sync.feed(sseOf(event, index, this.#head));
     for (const outcome of outcomes) this.#note(outcome, index);

@@ -3,15 +3,18 @@
 // it says of itself. No replay: one pass over the events, no engine.
 import { ROOT, scanRuns } from './runs.js';
 import { checkEventArray } from './log-error.js';
+import { hasWireKey, wireFields } from '../engine/wire-meta.js';
 
 const STATE_TYPES = new Set(['STATE_SNAPSHOT', 'STATE_DELTA']);
 
-// The position a state event claims: metadata (ours) first, then the
-// top-level seq / epoch some backends send.
+// The position a state event claims: our wire fields (wire-meta.js), then,
+// for an event without version-2 fields, the top-level seq / epoch some
+// backends send.
 function positionOf(event) {
-  const meta = event.metadata !== null && typeof event.metadata === 'object' ? event.metadata : {};
-  const seq = Number.isSafeInteger(meta.seq) ? meta.seq : Number.isSafeInteger(event.seq) ? event.seq : null;
-  const epoch = meta.epoch ?? event.epoch ?? null;
+  const fields = wireFields(event) ?? {};
+  const top = hasWireKey(event) ? {} : event;
+  const seq = Number.isSafeInteger(fields.seq) ? fields.seq : Number.isSafeInteger(top.seq) ? top.seq : null;
+  const epoch = fields.epoch ?? top.epoch ?? null;
   return { seq, epoch: typeof epoch === 'string' || typeof epoch === 'number' ? epoch : null };
 }
 

@@ -8,6 +8,7 @@ import { LogEntry, EventLog } from './event-log.js';
 import { runError, TERMINAL_TYPES } from './events.js';
 import { formatEventId, frameEvent, heartbeatLine } from './sse-out.js';
 import { after } from '../server/emitter-writes.js';
+import { wireSeq } from '../engine/wire-meta.js';
 
 export class Run {
   key; // the stream key in every event id
@@ -46,7 +47,7 @@ export class Run {
   /** Frames `event` with the next id, logs it, and writes it to the attached client. */
   send(event, isState = false) {
     if (this.finished) return;
-    if (isState) this.seq = event.metadata.seq;
+    if (isState) this.seq = wireSeq(event);
     const n = this.log.lastN + 1;
     if (event.type === 'RUN_STARTED' && this.startedN === 0) this.startedN = n;
     const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
@@ -70,7 +71,7 @@ export class Run {
     return after(this.thread.catchUpEvents(position), (events) => { // a Promise for a store-bound thread
       for (const event of events) this.send(event, true);
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
-      this.seq = this.thread.durable ? (events.at(-1)?.metadata.seq ?? position.lastSeq) : this.thread.emitter.seq;
+      this.seq = this.thread.durable ? (wireSeq(events.at(-1)) ?? position.lastSeq) : this.thread.emitter.seq;
       this.#confirmPosition();
     });
   }

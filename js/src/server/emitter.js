@@ -11,6 +11,7 @@ import { kCatchUp, kCatchUpSnapshot, kInternals, kStateText } from '../engine/in
 import { loadModule } from '../engine/loader.js';
 import { emitterOptions } from './emitter-options.js';
 import { jsonText } from '../engine/options.js';
+import { wireSeq } from '../engine/wire-meta.js';
 
 // The sender's WebAssembly module; its glue is imported on first use only.
 const EMITTER_MODULE = {
@@ -147,10 +148,10 @@ export class StateEmitter {
     return this.#replay(JSON.stringify({ seq, epoch: epoch ?? null, skip }), 'replaySince()');
   }
 
-  /** "id: <metadata.seq>\ndata: <JSON>\n\n" (no id line when `id` is false or the event has no seq). */
+  /** "id: <seq>\ndata: <JSON>\n\n" (no id line when `id` is false or the event has no wire seq). */
   encode(event, { id = true } = {}) {
     const data = jsonText(event, 'encode() event');
-    const seq = event?.metadata?.seq;
+    const seq = wireSeq(event);
     const idLine = id && Number.isSafeInteger(seq) && seq >= 0 ? `id: ${seq}\n` : '';
     return `${idLine}data: ${data}\n\n`;
   }

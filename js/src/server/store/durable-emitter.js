@@ -24,6 +24,7 @@ import { catchUp } from '../catch-up.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
 import { advanceState, buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+import { wireFields, withWireFields } from '../../engine/wire-meta.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
 const RETRY_MS = 1000; // an unreachable store is tried again this often
@@ -327,7 +328,7 @@ export class DurableStateEmitter {
     const snapshot = old.snapshot(); // repeats the recent edit verdicts: they carry over
     const epoch = freshEpoch();
     const local = await this.#create({ ...this.#options, epoch, startSeq: old.seq, initialState: old.state });
-    local.adoptHistory([{ ...snapshot, metadata: { ...snapshot.metadata, epoch } }]);
+    local.adoptHistory([{ ...snapshot, metadata: withWireFields(snapshot.metadata, { ...wireFields(snapshot), epoch }) }]);
     this.#replaceLocal(local);
     this.#mirror = null; // #commit moves it along out's new events: read it from the new line
     this.#degraded = { since: Date.now(), reason: error?.message ?? String(error) };

@@ -6,6 +6,7 @@ import { readResyncRequest } from '../catch-up.js';
 import { SNAPSHOT_REASONS } from '../../shared/resync-wire.js';
 import { applyDelta } from '../../shared/state-mirror.js';
 import { syncError } from '../../engine/errors.js';
+import { wireFields, wireSeq } from '../../engine/wire-meta.js';
 
 // The state at the line's seq: the stored state (at stateSeq) with the
 // logged events after stateSeq applied. Those were committed by an emitter
@@ -16,13 +17,13 @@ function stateAtHead(line, events) {
   const from = line.stateSeq ?? line.seq;
   const after = { events: 0, bytes: 0 };
   events.forEach((event, i) => {
-    if (!(event.metadata?.seq > from)) return;
+    if (!(wireSeq(event) > from)) return;
     after.events++;
     after.bytes += Buffer.byteLength(line.events[i]);
     try {
       state = event.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(state, event.delta);
     } catch (error) {
-      throw syncError('store-conflict', `the stored log does not apply to the stored state at seq ${event.metadata.seq} (${error.message})`);
+      throw syncError('store-conflict', `the stored log does not apply to the stored state at seq ${wireSeq(event)} (${error.message})`);
     }
   });
   return { state, after };
@@ -45,7 +46,7 @@ export async function buildLocal(create, options, line) {
 
 /** The events of `events` (a line's log) that come after `seen` ({ epoch, seq }): all of them in another epoch. */
 export function eventsAfter(events, seen) {
-  return events.filter((e) => e.metadata?.epoch !== seen.epoch || e.metadata.seq > seen.seq);
+  return events.filter((e) => wireFields(e)?.epoch !== seen.epoch || wireSeq(e) > seen.seq);
 }
 
 /** Where `local` stands, as a store line: { epoch, seq, state }. */
@@ -55,7 +56,7 @@ export function lineOf(local) {
 
 /** The log records of `events`: [{ seq, text, snapshot }]. */
 export function logRecords(events) {
-  return events.map((e) => ({ seq: e.metadata.seq, text: JSON.stringify(e), snapshot: e.type === 'STATE_SNAPSHOT' }));
+  return events.map((e) => ({ seq: wireSeq(e), text: JSON.stringify(e), snapshot: e.type === 'STATE_SNAPSHOT' }));
 }
 
 /** `state` moved along `events` (the committed ones), or null when one does not apply (then read it from the engine). */
