@@ -20,6 +20,7 @@
 
 #include <agui_sync/codes.h>
 
+#include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "receive/sse_framer.h"
@@ -185,6 +186,8 @@ NB_MODULE(_core, m) {
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
         nb::arg("approval_json"), nb::arg("state_json"));
+  m.def("judge_approvals", [](const nb::bytes& r) { return agui_sync::judgeApprovalsJson(text(r)); },
+        nb::arg("request_json"));  // the middleware's approval gate (src/facade/approval_facade.h)
   m.def("render_prompt",
         [](const nb::bytes& state, const std::string& options) {
           return agui_sync::renderPromptParts(std::string_view(state.c_str(), state.size()), options);

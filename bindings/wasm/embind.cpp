@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
@@ -108,6 +109,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("settle", &CursorFacade::settle)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
+  // The proxy's judgement of a resume's approvals (src/facade/approval_facade.h).
+  emscripten::function("judgeApprovals", &agui_sync::judgeApprovalsJson);
 }
 #endif
 

@@ -93,14 +93,15 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(Disconnected, "disconnected", kGuard, Cure::None, "the stream broke and no byte has arrived since")        \
   X(Stale, "stale", kGuard, Cure::None, "no byte, not even a heartbeat, within staleAfterMs")                  \
   X(GapPending, "gap-pending", kGuard, Cure::None, "deltas wait in the reorder window for a gap")              \
-  X(Changed, "changed", kGuard | kError, Cure::None,                                                           \
-    "the value differs from the one the token was issued for (an error too: the proxy's refusal of a stale approval)") \
+  X(Changed, "changed", kGuard, Cure::None, "the value differs from the one the token was issued for")        \
   X(Missing, "missing", kGuard, Cure::None, "the path does not resolve in the state")                         \
   X(InvalidToken, "invalid-token", kGuard, Cure::None, "the token or path is malformed")                      \
   X(EditPending, "edit-pending", kGuard, Cure::None,                                                          \
     "an edit the agent has not acknowledged touches the path: the agent does not hold that value")           \
   X(AlreadyConsumed, "already-consumed", kGuard | kError, Cure::None,                                          \
     "the interrupt was already resolved by another approval (consumeApproval, the proxy)")                     \
+  X(ApprovalStale, "approval-stale", kError, Cure::None,                                                     \
+    "a resume's approval is not of the thread's current value: the proxy or the middleware did not forward it") \
   X(UnknownInterrupt, "unknown-interrupt", kGuard, Cure::None, "no open interrupt has that id")               \
   X(Disposed, "disposed", kGuard | kError, Cure::None, "the object was disposed")                              \
   X(EngineFailed, "engine-failed", kGuard | kError, Cure::None,                                                \

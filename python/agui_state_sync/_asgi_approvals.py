@@ -1,17 +1,20 @@
 """StateSyncMiddleware's approvals (issue 24, section 2; the Node proxy does
 the same in js/src/proxy/approvals.js). A RunAgentInput.resume entry carrying
 one of our approvals (payload.approval, docs/wire.md section 7) is judged
-before the endpoint runs, against the thread's sequenced state:
+before the endpoint runs, against the thread's sequenced state. The judgement
+is the core's (_core.judge_approvals, src/facade/approval_gate.h, the one the
+proxy asks too); this file reads and writes the store it asks for:
 
-- verified: consumed once per (thread, interrupt) in the store, and the run
-  goes on; a client that goes away does not stop it (the approved effect
-  completes, the state ends where the agent put it);
-- not verified (or no state of the thread): the endpoint never sees it; the
-  client gets RUN_STARTED, its catch-up and RUN_ERROR code 'changed';
-- already consumed by this approval (a resume re-sent after a cut): the
-  endpoint does not run again; once the first run is over, the client gets
-  RUN_STARTED, its catch-up and RUN_FINISHED;
-- another approval for a consumed interrupt: RUN_ERROR 'already-consumed'.
+- forward: verified, consumed once per (thread, interrupt) in the store, and
+  the run goes on; a client that goes away does not stop it (the approved
+  effect completes, the state ends where the agent put it);
+- refuse: the endpoint never sees it; the client gets RUN_STARTED, its
+  catch-up and RUN_ERROR with the core's code: 'approval-stale' (not of the
+  thread's current value, or no state of the thread), 'already-consumed'
+  (another approval resolved the interrupt), 'invalid-request' (malformed);
+- replay: this approval was forwarded before (a resume re-sent after a cut):
+  the endpoint does not run again; once the first run is over, the client
+  gets RUN_STARTED, its catch-up and RUN_FINISHED.
 """
 
 from __future__ import annotations
@@ -19,28 +22,22 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Any, AsyncIterator, Dict, List, Tuple
+import time
+from typing import Any, AsyncIterator, Dict, Tuple
 
-from .approvals import consume_approval
-from .canonical import verify_approval
+from . import _core
+from ._json import json_bytes, parse
 from .resync import catch_up
 from .stores import memory_store
 
-Entry = Tuple[str, Dict[str, Any]]
 _PUMPS: "set[asyncio.Task]" = set()
+_MAX_STEPS = 6  # peek, claim, the answer; one more round when a claim is lost to a racing request
 
 
-def approval_entries(run_input: Dict[str, Any]) -> List[Entry]:
-    """The resume entries with one of our approvals: [(interrupt_id, approval)]."""
-    found = []
-    for entry in run_input.get("resume") or []:
-        payload = entry.get("payload") if isinstance(entry, dict) else None
-        approval = payload.get("approval") if isinstance(payload, dict) else None
-        interrupt_id = entry.get("interruptId") if isinstance(entry, dict) else None
-        if entry.get("status") == "resolved" and payload.get("approved") is True and isinstance(approval, dict) \
-                and isinstance(interrupt_id, str) and interrupt_id:
-            found.append((interrupt_id, approval))
-    return found
+def carries_resume(run_input: Dict[str, Any]) -> bool:
+    """Whether the request has resume entries for the core to look at."""
+    resume = run_input.get("resume")
+    return isinstance(resume, list) and len(resume) > 0
 
 
 class ApprovalGate:
@@ -48,28 +45,41 @@ class ApprovalGate:
         self.store = store if store is not None else memory_store()
         self._runs: Dict[Tuple[str, str], asyncio.Event] = {}  # the first run of each consumed interrupt
 
-    async def judge(self, emitter: Any, thread_id: str, entries: List[Entry]) -> Tuple[str, Any]:
-        """('forward', done_event) | ('refuse', code) | ('replayed', first_run_done)."""
-        state = None if emitter is None else emitter.state
-        for interrupt_id, approval in entries:  # a refusal consumes nothing: verify all first
-            fresh = await self.store.peek(thread_id, interrupt_id) is None
-            if fresh and (state is None or not verify_approval(approval, state)):
-                return "refuse", "changed"
-        replayed = []
-        for interrupt_id, approval in entries:
-            decision = await consume_approval(approval, state if state is not None else {}, store=self.store,
-                                              thread_id=thread_id, interrupt_id=interrupt_id)
-            if not decision["ok"]:
-                return "refuse", "already-consumed" if decision.get("reason") == "already-consumed" else "changed"
-            replayed.append(decision["replayed"])
-        keys = [(thread_id, interrupt_id) for interrupt_id, _ in entries]
-        if not any(replayed):
-            done = asyncio.Event()
-            for key in keys:
-                self._runs[key] = done
-            return "forward", done
-        first = self._runs.get(keys[0])
-        return "replayed", first
+    async def judge(self, emitter: Any, thread_id: str, run_input: Dict[str, Any]) -> Tuple[str, Any]:
+        """('pass' | 'forward', None | done_event) | ('refuse', RUN_ERROR event) | ('replayed', first_run_done)."""
+        known: Dict[str, Any] = {"threadId": thread_id, "resume": run_input.get("resume"), "records": {}, "claimed": []}
+        if emitter is not None:
+            known["state"] = emitter.state
+        for _ in range(_MAX_STEPS):
+            verdict = parse(_core.judge_approvals(json_bytes({**known, "nowMs": int(time.time() * 1000)}, "the resume")))
+            kind = verdict.get("verdict")
+            if not verdict.get("ok") or kind == "refuse":
+                return "refuse", run_error(verdict["code"], verdict["message"])
+            if kind == "pass":
+                return "forward", None
+            if kind == "forward":
+                done = asyncio.Event()
+                for interrupt_id in verdict["interruptIds"]:
+                    self._runs[(thread_id, interrupt_id)] = done
+                return "forward", done
+            if kind == "replay":
+                return "replayed", self._runs.get((thread_id, verdict["interruptId"]))
+            if kind == "peek":
+                for interrupt_id in verdict["interruptIds"]:
+                    known["records"][interrupt_id] = await self.store.peek(thread_id, interrupt_id)
+            else:
+                await _claim(self.store, thread_id, verdict["claims"], known)
+        raise RuntimeError(f"the approval gate did not settle in {_MAX_STEPS} steps")  # a bug in the core
+
+
+async def _claim(store: Any, thread_id: str, claims: Any, known: Dict[str, Any]) -> None:
+    """The core's claims, in order, up to the first one another request won."""
+    for claim in claims:
+        won = await store.claim(thread_id, claim["interruptId"], claim["record"])
+        if not won.get("ok"):
+            known["records"][claim["interruptId"]] = won["existing"]
+            return
+        known["claimed"].append(claim["interruptId"])
 
 
 async def answer_events(emitter: Any, run_input: Dict[str, Any], last: Dict[str, Any]) -> bytes:
@@ -117,10 +127,8 @@ def detached(stream: AsyncIterator[bytes], done: asyncio.Event) -> AsyncIterator
     return chunks()
 
 
-def run_error(code: str) -> Dict[str, Any]:
-    message = ("the interrupt was already resolved by another approval" if code == "already-consumed"
-               else "the approval is not of the thread's current value")
-    return {"type": "RUN_ERROR", "code": code, "message": f"agui-state-sync middleware: {message}; the agent was not run"}
+def run_error(code: str, message: str) -> Dict[str, Any]:
+    return {"type": "RUN_ERROR", "code": code, "message": f"agui-state-sync middleware: {message}"}
 
 
 def run_finished(run_input: Dict[str, Any]) -> Dict[str, Any]:

@@ -19,7 +19,7 @@ continues the thread.
 
 A resume entry carrying one of our approvals is checked and consumed once
 (_asgi_approvals.py, as the Node proxy does): a stale one never reaches the
-endpoint (RUN_ERROR 'changed'), a re-sent one does not run it again, and an
+endpoint (RUN_ERROR 'approval-stale'), a re-sent one does not run it again, and an
 approved run is not stopped by its client going away.
 
 Not here (the Node proxy's job): resuming the whole stream (chat text
@@ -32,7 +32,7 @@ import asyncio
 import json
 from typing import Any, Dict, Iterable, Optional
 
-from ._asgi_approvals import ApprovalGate, answer_events, approval_entries, detached, run_error, run_finished
+from ._asgi_approvals import ApprovalGate, answer_events, carries_resume, detached, run_finished
 from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
 from .errors import AguiSyncError, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
@@ -79,16 +79,15 @@ class StateSyncMiddleware:
     async def _approvals(self, send: Any, run_input: Dict[str, Any]) -> Any:
         """The resume entries' approvals, judged before the endpoint runs (_asgi_approvals.py):
         ('forward', None | the approved run's done event), or ('answered', None)."""
-        entries = approval_entries(run_input)
-        if not entries:
+        if not carries_resume(run_input):
             return "forward", None
         thread_id = str(run_input.get("threadId") or "")
-        verdict, value = await self.approvals.judge(self.sequencer.emitter_for(thread_id), thread_id, entries)
+        verdict, value = await self.approvals.judge(self.sequencer.emitter_for(thread_id), thread_id, run_input)
         if verdict == "forward":
             return verdict, value
         if verdict == "replayed" and value is not None:
             await value.wait()  # the first run of this approval is over: the state is final
-        last = run_error(value) if verdict == "refuse" else run_finished(run_input)
+        last = value if verdict == "refuse" else run_finished(run_input)
         await _answer(send, await answer_events(self.sequencer.emitter_for(thread_id), run_input, last))
         return "answered", None
 

@@ -3,7 +3,7 @@
 // python/agui_state_sync/_asgi_approvals.py), with the real LangGraph and
 // PydanticAI servers, unchanged, behind the proxy CLI or wrapped in-process:
 //  - a stale approval (of the proposal as it stood before the agent revised
-//    it) never reaches the framework: RUN_ERROR 'changed', the catch-up, and
+//    it) never reaches the framework: RUN_ERROR 'approval-stale', the catch-up, and
 //    the framework saw no request; a fresh approval then pays once;
 //  - a resume cut at seeded byte offsets and sent again, with the same runId
 //    or as a new run, is not forwarded again: the framework ran it once and
@@ -88,7 +88,7 @@ for (const [app, setup] of [['langgraph', 'proxy'], ['pydantic-snapshot', 'proxy
       assert.ok(early && interrupt, 'an approval of the first proposal, and the interrupt');
       const stale = await post(endpoint.url, resumeInput(agent, `${threadId}-2`, agent.stateSync.guard.resumeEntry({ ...early, interruptId: interrupt.id })));
       const events = sseEvents(stale);
-      assert.deepEqual(events.at(-1), { type: 'RUN_ERROR', code: 'changed', message: events.at(-1).message });
+      assert.deepEqual(events.at(-1), { type: 'RUN_ERROR', code: 'approval-stale', message: events.at(-1).message });
       let truth = await framework.truth(threadId);
       assert.equal(truth.runs.length, 1, 'the stale resume never reached the framework');
       assert.equal(truth.effects, 0);

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agui_state_sync import StateSyncMiddleware, state_digest
+from agui_state_sync import StateSyncMiddleware, effect_key, memory_store, state_digest
 
 pytestmark = pytest.mark.anyio
 httpx = pytest.importorskip("httpx")
@@ -21,7 +21,7 @@ from starlette.routing import Route  # noqa: E402
 PROPOSAL = {"payee": "ACME", "amount": 120}
 
 
-def make_app(effects):
+def make_app(effects, approval_store=None):
     async def agent(request: Request):
         run_input = await request.json()
         paid = bool(run_input.get("resume"))
@@ -36,7 +36,7 @@ def make_app(effects):
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     app = starlette_apps.Starlette(routes=[Route("/agent", agent, methods=["POST"])])
-    app.add_middleware(StateSyncMiddleware, paths=["/agent"])
+    app.add_middleware(StateSyncMiddleware, paths=["/agent"], approval_store=approval_store)
     return app
 
 
@@ -64,7 +64,7 @@ async def test_a_stale_approval_never_reaches_the_endpoint():
         await post(client, run_input("r1"))
         answer = await post(client, run_input("r2", resume({**PROPOSAL, "amount": 100})))
         assert answer[0]["type"] == "RUN_STARTED" and answer[-1]["type"] == "RUN_ERROR"
-        assert answer[-1]["code"] == "changed" and effects == []
+        assert answer[-1]["code"] == "approval-stale" and effects == []
 
 
 async def test_a_resume_sent_again_acts_once_and_another_approval_is_refused():
@@ -87,3 +87,32 @@ async def test_resume_entries_without_our_approval_pass_unchecked():
         await post(client, run_input("r1", plain))
         await post(client, run_input("r2", plain))
         assert effects == ["r1", "r2"]
+
+
+async def test_the_record_is_consume_approvals_and_a_refusal_records_nothing():
+    effects, store = [], memory_store()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=make_app(effects, store)), base_url="http://test") as client:
+        await post(client, run_input("r1"))
+        stale = resume({**PROPOSAL, "amount": 1})
+        assert (await post(client, run_input("r2", stale)))[-1]["code"] == "approval-stale"
+        assert await store.peek("t", "i1") is None, "a refusal consumes nothing"
+        entry = resume(PROPOSAL)
+        await post(client, run_input("r3", entry))
+        record = json.loads(await store.peek("t", "i1"))
+        # the same key consume_approval gives: an agent behind the middleware may share the store
+        assert record["effectKey"] == effect_key(entry[0]["payload"]["approval"], thread_id="t", interrupt_id="i1")
+        assert effects == ["r3"]
+
+
+async def test_malformed_resume_entries_are_refused_or_passed_never_a_crash():
+    effects = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=make_app(effects)), base_url="http://test") as client:
+        await post(client, run_input("r1"))
+        no_digest = [{"interruptId": "i1", "status": "resolved", "payload": {"approved": True, "approval": {"path": "/proposal"}}}]
+        assert (await post(client, run_input("r2", no_digest)))[-1]["code"] == "invalid-request"
+        twice = resume(PROPOSAL) + resume(PROPOSAL)
+        assert (await post(client, run_input("r3", twice)))[-1]["code"] == "invalid-request"
+        assert effects == []
+        no_payload = [{"interruptId": "i1", "status": "resolved"}, 7]  # not ours: the endpoint judges it
+        await post(client, run_input("r4", no_payload))
+        assert effects == ["r4"]

@@ -2,37 +2,33 @@
 // (issue 24, docs/wire.md section 8). A RunAgentInput.resume entry carrying
 // one of our approvals (payload.approval: {path, seq, digest, epoch}, section
 // 7) is judged before the run goes upstream, against the thread's state, the
-// one the proxy vouches for:
-//  - it verifies (the digest of the thread's value at its path): it is
-//    consumed once per (thread, interrupt) in the proxy's store (memory, or
-//    the --redis one) and the run is forwarded;
-//  - it does not: nothing reaches the upstream; the client gets RUN_STARTED,
-//    the catch-up (so its guard shows the current value) and RUN_ERROR code
-//    'changed';
-//  - it was already forwarded (a resume re-sent after a cut, from a new
-//    page): not forwarded again; the client is attached to the first run's
-//    stream from its start while the proxy holds it, else it gets the
-//    catch-up and RUN_FINISHED;
-//  - another approval for an interrupt already consumed: RUN_ERROR code
-//    'already-consumed'.
+// one the proxy vouches for. The judgement is the core's (judgeApprovals,
+// src/facade/approval_gate.h, the same the Python middleware asks); this file
+// reads and writes the store it asks for, and answers the client:
+//  - forward: verified and consumed once per (thread, interrupt) in the
+//    proxy's store (memory, or the --redis one): the run goes upstream;
+//  - refuse: nothing reaches the upstream; the client gets RUN_STARTED, the
+//    catch-up (so its guard shows the current value) and RUN_ERROR with the
+//    core's code: 'approval-stale' (not of the thread's current value),
+//    'already-consumed' (another approval resolved the interrupt) or
+//    'invalid-request' (a malformed approval);
+//  - replay: forwarded before (a resume re-sent after a cut, from a new page):
+//    not forwarded again; the client is attached to the first run's stream
+//    from its start while the proxy holds it, else it gets the catch-up and
+//    RUN_FINISHED.
 // Entries without our approval (a plain { approved: true }) pass as before.
-import { consumeApproval } from '../server/approvals.js';
+import { EngineLink } from '../engine/engine-link.js';
 import { memoryStore } from '../server/store/memory-store.js';
-import { verifyApproval } from '../server/verify-approval.js';
+import { loadEmitterEngine } from '../server/emitter.js';
 import { runError } from './events.js';
 
 const SSE_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+// peek, claim, then the answer; one more round when a claim is lost to a racing request.
+const MAX_STEPS = 6;
 
-/** The resume entries that carry one of our approvals: [{ interruptId, approval }]. */
-export function approvalEntries(input) {
-  const resume = Array.isArray(input?.resume) ? input.resume : [];
-  const found = [];
-  for (const entry of resume) {
-    const approval = entry?.payload?.approval;
-    if (entry?.status !== 'resolved' || entry.payload.approved !== true || approval === null || typeof approval !== 'object') continue;
-    if (typeof entry.interruptId === 'string' && entry.interruptId) found.push({ interruptId: entry.interruptId, approval });
-  }
-  return found;
+/** Whether the request has resume entries the core must look at (a cheap test before pinning a thread). */
+export function carriesResume(input) {
+  return Array.isArray(input?.resume) && input.resume.length > 0;
 }
 
 /** Per proxy: the store approvals are consumed in, and the run that forwarded each (thread, interrupt). */
@@ -45,33 +41,44 @@ const bookKey = (threadId, interruptId) => JSON.stringify([threadId, interruptId
 /**
  * Judges the request's approvals on `thread`: { forward: true, note(run) } to
  * start the run (note() records it as the one that carried them), or
- * { forward: false, answer(res, attach) } to answer without the upstream.
+ * { forward: false, answer(res, attach, position) } to answer without the upstream.
  */
 export async function judgeApprovals(book, thread, input) {
-  const entries = approvalEntries(input);
-  if (entries.length === 0) return { forward: true, note: () => {} };
-  const state = thread.vouched ? thread.state : undefined;
-  const decisions = [];
-  for (const { interruptId, approval } of entries) {
-    // A refusal consumes nothing, so each is verified before any is recorded.
-    const fresh = !(await book.store.peek(thread.id, interruptId));
-    if (fresh && (state === undefined || !verifyApproval(approval, state))) return refusal(thread, input, 'changed', interruptId);
+  const link = EngineLink.forEngine(await loadEmitterEngine());
+  const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: [] };
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const verdict = link.callJson((engine) => engine.module.judgeApprovals(JSON.stringify({ ...known, nowMs: Date.now() })));
+    if (!verdict.ok) return refusal(thread, input, verdict.code, verdict.message);
+    switch (verdict.verdict) {
+      case 'pass': return { forward: true, note: () => {} };
+      case 'forward':
+        return { forward: true, note: (run) => verdict.interruptIds.forEach((id) => book.runs.set(bookKey(thread.id, id), run)) };
+      case 'replay': return replayed(book, thread, input, verdict.interruptId);
+      case 'refuse': return refusal(thread, input, verdict.code, verdict.message);
+      case 'peek':
+        for (const id of verdict.interruptIds) known.records[id] = await book.store.peek(thread.id, id);
+        break;
+      default: await claim(book.store, thread.id, verdict.claims, known);
+    }
   }
-  for (const { interruptId, approval } of entries) {
-    const decision = await consumeApproval(approval, state ?? {}, { store: book.store, threadId: thread.id, interruptId });
-    if (!decision.ok && decision.reason === 'already-consumed') return refusal(thread, input, 'already-consumed', interruptId);
-    if (!decision.ok) return refusal(thread, input, 'changed', interruptId);
-    decisions.push({ interruptId, replayed: decision.replayed });
+  throw new Error(`the approval gate did not settle in ${MAX_STEPS} steps`); // a bug in the core's step function
+}
+
+// The core's claims, in order, up to the first one another request won.
+async function claim(store, threadId, claims, known) {
+  for (const { interruptId, record } of claims) {
+    const won = await store.claim(threadId, interruptId, record);
+    if (!won.ok) {
+      known.records[interruptId] = won.existing;
+      return;
+    }
+    known.claimed.push(interruptId);
   }
-  if (decisions.every((d) => !d.replayed)) {
-    return { forward: true, note: (run) => decisions.forEach((d) => book.runs.set(bookKey(thread.id, d.interruptId), run)) };
-  }
-  return replayed(book, thread, input, decisions);
 }
 
 // Already forwarded: the first run's stream, from its start, while it is held.
-function replayed(book, thread, input, decisions) {
-  const first = book.runs.get(bookKey(thread.id, decisions[0].interruptId));
+function replayed(book, thread, input, interruptId) {
+  const first = book.runs.get(bookKey(thread.id, interruptId));
   const held = first !== undefined && thread.runs.has(first) ? first : null;
   return {
     forward: false,
@@ -82,10 +89,7 @@ function replayed(book, thread, input, decisions) {
   };
 }
 
-function refusal(thread, input, code, interruptId) {
-  const message = code === 'already-consumed'
-    ? `interrupt ${interruptId} was already resolved by another approval; nothing was forwarded`
-    : `the approval for interrupt ${interruptId} is not of the thread's current value; nothing was forwarded`;
+function refusal(thread, input, code, message) {
   return {
     forward: false,
     async answer(res, attach, position) {

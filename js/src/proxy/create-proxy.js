@@ -20,7 +20,7 @@ import { PROXY_DEFAULTS, proxyOptions } from './options.js';
 import { withPromptContext } from './prompt-context.js';
 import { Registry } from './registry.js';
 import { Relay } from './relay.js';
-import { approvalBook, approvalEntries, judgeApprovals } from './approvals.js';
+import { approvalBook, carriesResume, judgeApprovals } from './approvals.js';
 import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
 import { after } from '../server/emitter-writes.js';
@@ -82,7 +82,7 @@ async function serve(ctx, req, res) {
 
 // The request's approvals, judged on its thread before anything goes upstream (proxy/approvals.js).
 async function judgeRequest(ctx, { input }) {
-  if (approvalEntries(input).length === 0) return { forward: true, note: () => {} };
+  if (!carriesResume(input)) return { forward: true, note: () => {} };
   const thread = await ctx.registry.thread(input.threadId);
   try {
     return await judgeApprovals(ctx.approvals, thread, input);

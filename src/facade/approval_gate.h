@@ -1,0 +1,67 @@
+#pragma once
+// The approval gate: what the proxy (js/src/proxy/approvals.js) and the Python
+// middleware (python/agui_state_sync/_asgi_approvals.py) do with a resume that
+// carries our approvals (docs/wire.md sections 7 and 8), decided once, here.
+// The store the approvals are consumed in is the binding's (memory, Redis, any
+// async store), so the gate is a step function over what the binding has read
+// and written so far; the binding does what each verdict asks and asks again:
+//
+//   Pass     no resume entry carries one of our approvals: the run goes on
+//   Peek     read the store's records of `interruptIds` (null when none) and ask again
+//   Claim    claim each of `claims` in order, with its record; stop at the first one
+//            that is lost (another consumer was first) and put its existing record
+//            into the records; then ask again
+//   Forward  every approval verified and claimed by this request: start the run
+//            (the one that carries `interruptIds`)
+//   Replay   `interruptIds[0]` was forwarded before with this very approval (a resume
+//            re-sent after a cut): do not forward again; attach to the first run
+//   Refuse   nothing is forwarded: `code` (approval-stale, already-consumed,
+//            invalid-request) for `interruptIds[0]`, with `message`
+//
+// The order of the checks is the contract: a record of another approval refuses
+// (already-consumed) before anything else, a replay wins over a stale fresh entry
+// (a re-sent resume after the first run moved the state is still a replay), and
+// only fresh entries are verified against the state. A refusal claims nothing.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <agui_sync/codes.h>
+
+namespace agui_sync {
+
+enum class GateVerdict { Pass, Peek, Claim, Forward, Replay, Refuse };
+
+struct GateClaim {
+  std::string interruptId;
+  std::string record;  // {"at","decision":"approved","effectKey"}: consumeApproval's record
+};
+
+struct GateDecision {
+  GateVerdict verdict = GateVerdict::Pass;
+  std::vector<std::string> interruptIds;
+  std::vector<GateClaim> claims;
+  Code code = Code::InvalidRequest;  // Refuse only
+  std::string message;               // Refuse only
+};
+
+struct GateInput {
+  std::string threadId;
+  const nlohmann::json* resume = nullptr;   // RunAgentInput.resume, as sent
+  const nlohmann::json* state = nullptr;    // the thread's vouched state; null: none
+  const nlohmann::json* records = nullptr;  // {interruptId: record text | null} read so far
+  std::set<std::string> claimed;            // interrupts this request claimed
+  double nowMs = 0;                         // the records' "at"
+};
+
+GateDecision judgeApprovals(const GateInput& input);
+
+// consumeApproval's effect key (js/src/server/approvals.js effectKey): 64 hex digits
+// of the SHA-256 of the canonical JSON of {v:1, threadId, interruptId, path, seq,
+// digest, epoch}. `approval` must have string path and digest.
+std::string approvalEffectKey(const nlohmann::json& approval, const std::string& threadId,
+                              const std::string& interruptId);
+
+}  // namespace agui_sync
