@@ -65,9 +65,9 @@ def approve(state: State) -> State:
     return {"decision": answer if isinstance(answer, dict) else {"approved": bool(answer)}}
 
 
-def send_payment(proposal: dict, idempotency_key: str) -> dict:
+def send_payment(proposal: dict, idempotency_key: str, thread_id: str) -> dict:
     """The effect. A real provider takes the key too, for the crash once() cannot see."""
-    PAYMENTS.append({**proposal, "key": idempotency_key})
+    PAYMENTS.append({**proposal, "key": idempotency_key, "threadId": thread_id})
     return {**proposal, "receipt": idempotency_key[:12]}
 
 
@@ -77,11 +77,12 @@ async def pay(state: State, config: RunnableConfig) -> State:
     if not decision.get("approved") or not isinstance(approval, dict):
         return {"paid": None}  # a bare "yes" proves nothing about which value was seen
     held = {k: v for k, v in state.items() if k != "messages"}  # the graph's own state, not the client's
-    verdict = await consume_approval(approval, held, store=STORE, thread_id=config["configurable"]["thread_id"])
+    thread_id = config["configurable"]["thread_id"]
+    verdict = await consume_approval(approval, held, store=STORE, thread_id=thread_id)
     if not verdict["ok"]:  # 'changed': the proposal moved since the person saw it
         return {"paid": None}
     # once(): a retried node or a resume sent twice gets the first receipt, not a second payment.
-    receipt = await once(STORE, verdict["effectKey"])(lambda key: send_payment(state["proposal"], key))
+    receipt = await once(STORE, verdict["effectKey"])(lambda key: send_payment(state["proposal"], key, thread_id))
     return {"paid": receipt}
 
 
@@ -101,6 +102,14 @@ def make_app(state_sync: bool = True) -> FastAPI:
     agent = LangGraphAgent(name="offsite", graph=build_graph(), emit_interrupt_outcome=True,
                            emit_raw_events=False)  # RAW copies of every event would double the bytes
     add_langgraph_fastapi_endpoint(app, agent, "/agent")
+
+    @app.get("/state")
+    async def own_state(threadId: str) -> dict:  # noqa: N803 (AG-UI's spelling)
+        """What the graph itself holds for a thread (its checkpoint) and the payments made
+        for it: what examples/heal.mjs compares the client's healed state with."""
+        snapshot = await agent.graph.aget_state({"configurable": {"thread_id": threadId}})
+        held = {k: v for k, v in (snapshot.values or {}).items() if k != "messages"}
+        return {"state": held, "payments": [p for p in PAYMENTS if p["threadId"] == threadId]}
     if state_sync:  # the one line: seq/epoch/digest on state events, catch-ups, approvals checked
         app.add_middleware(StateSyncMiddleware, paths=["/agent"])
     return app

@@ -92,9 +92,9 @@ async def set_proposal(ctx: RunContext[Deps], payee: str, amount: int) -> StateS
     return sent(ctx)
 
 
-def send_payment(proposal: dict, idempotency_key: str) -> dict:
+def send_payment(proposal: dict, idempotency_key: str, thread_id: str) -> dict:
     """The effect. A real provider takes the key too, for the crash once() cannot see."""
-    PAYMENTS.append({**proposal, "key": idempotency_key})
+    PAYMENTS.append({**proposal, "key": idempotency_key, "threadId": thread_id})
     return {**proposal, "receipt": idempotency_key[:12]}
 
 
@@ -105,7 +105,7 @@ async def pay(ctx: RunContext[Deps]) -> Any:
         return "Not paid: the approval was not verified against the proposal."
     proposal = SENT[ctx.deps.thread_id]["proposal"]  # the value the approval was verified against
     # once(): a resume sent twice, or a retried run, gets the first receipt, not a second payment.
-    ctx.deps.state.paid = await once(STORE, key)(lambda k: send_payment(proposal, k))
+    ctx.deps.state.paid = await once(STORE, key)(lambda k: send_payment(proposal, k, ctx.deps.thread_id))
     return sent(ctx)
 
 
@@ -135,6 +135,12 @@ def make_app(state_sync: bool = True) -> FastAPI:
         deps = Deps(state=Offsite(), thread_id=str(run_input.get("threadId") or ""),
                     approved=await consume_approvals(run_input))
         return await AGUIAdapter.dispatch_request(request, agent=agent, deps=deps)
+
+    @app.get("/state")
+    async def own_state(threadId: str) -> dict:  # noqa: N803 (AG-UI's spelling)
+        """What the agent last sent for a thread (the state it acts on) and the payments
+        made for it: what examples/heal.mjs compares the client's healed state with."""
+        return {"state": SENT.get(threadId), "payments": [p for p in PAYMENTS if p["threadId"] == threadId]}
 
     if state_sync:  # the one line: seq/epoch/digest on state events, catch-ups, approvals checked
         app.add_middleware(StateSyncMiddleware, paths=["/agent"])

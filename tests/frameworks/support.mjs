@@ -20,22 +20,27 @@ export const crewaiPython = process.env.AGUI_CREWAI_PYTHON ?? join(repoRoot, 'bu
 const PROXY_BIN = join(repoRoot, 'js', 'bin', 'agui-state-sync-proxy.js');
 const DEADLINE_MS = 180000; // start-up of a Python framework app: a cold CrewAI import on a busy machine takes a minute
 
-/** Spawns `command args`, resolves with { child, url, output(), stop() } once stdout says "listening on URL". */
-function startListening(command, args, what) {
+/**
+ * Spawns `command args`, resolves with { child, url, output(), stop() } once
+ * its output says where it listens (`pattern`'s group 1: "listening on URL",
+ * or uvicorn's "Uvicorn running on URL" on stderr).
+ */
+function startListening(command, args, what, pattern = /listening on (http:\/\/\S+)/) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
   let out = '';
   const exited = new Promise((done) => child.on('exit', (code, signal) => done(code ?? signal)));
-  child.stderr.on('data', (chunk) => { out += chunk; });
   const url = new Promise((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`${what} did not listen within ${DEADLINE_MS} ms:\n${out}`)), DEADLINE_MS);
-    child.stdout.on('data', (chunk) => {
+    const read = (chunk) => {
       out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+      const match = pattern.exec(out);
       if (match) {
         clearTimeout(timer);
         done(match[1]);
       }
-    });
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
     exited.then((code) => {
       clearTimeout(timer);
       fail(new Error(`${what} exited (${code}) before listening:\n${out}`));
@@ -69,6 +74,18 @@ export async function startFramework(app, wrap) {
       return response.json();
     },
   };
+}
+
+/**
+ * An example (examples/<folder>/app.py) as its README runs it: uvicorn on
+ * 127.0.0.1, `app` ('app': with StateSyncMiddleware, 'unchanged': without).
+ * Returns { url (its /agent), port, stop() }.
+ */
+export async function startExample(folder, app) {
+  const args = ['-m', 'uvicorn', '--app-dir', join(repoRoot, 'examples', folder), `app:${app}`, '--host', '127.0.0.1', '--port', '0'];
+  const server = await startListening(python, args, `uvicorn examples/${folder} app:${app}`, /Uvicorn running on (http:\/\/[\d.:]+)/);
+  const url = new URL('/agent', server.url).href;
+  return { ...server, url, port: Number(new URL(url).port) };
 }
 
 /** The proxy CLI (js/bin/agui-state-sync-proxy.js) in front of `upstream`: { url, port, stop() }. */
