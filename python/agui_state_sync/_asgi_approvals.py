@@ -47,12 +47,13 @@ class ApprovalGate:
 
     async def judge(self, emitter: Any, thread_id: str, run_input: Dict[str, Any]) -> Tuple[str, Any]:
         """('pass' | 'forward', None | done_event) | ('refuse', RUN_ERROR event) | ('replayed', first_run_done)."""
-        known: Dict[str, Any] = {"threadId": thread_id, "resume": run_input.get("resume"), "records": {}, "claimed": []}
+        known: Dict[str, Any] = {"threadId": thread_id, "resume": run_input.get("resume"), "records": {}, "claimed": {}}
         if emitter is not None:
             known["state"] = emitter.state
         for _ in range(_MAX_STEPS):
             verdict = parse(_core.judge_approvals(json_bytes({**known, "nowMs": int(time.time() * 1000)}, "the resume")))
             kind = verdict.get("verdict")
+            await _release(self.store, thread_id, verdict.get("releases", []))
             if not verdict.get("ok") or kind == "refuse":
                 return "refuse", run_error(verdict["code"], verdict["message"])
             if kind == "pass":
@@ -79,7 +80,14 @@ async def _claim(store: Any, thread_id: str, claims: Any, known: Dict[str, Any])
         if not won.get("ok"):
             known["records"][claim["interruptId"]] = won["existing"]
             return
-        known["claimed"].append(claim["interruptId"])
+        known["claimed"][claim["interruptId"]] = claim["record"]
+
+
+async def _release(store: Any, thread_id: str, releases: Any) -> None:
+    """This request's claims of a run that is not forwarded: dropped, when the store can."""
+    if callable(getattr(store, "release", None)):
+        for claim in releases:
+            await store.release(thread_id, claim["interruptId"], claim["record"])
 
 
 async def answer_events(emitter: Any, run_input: Dict[str, Any], last: Dict[str, Any]) -> bytes:

@@ -23,8 +23,15 @@ const char* verdictName(GateVerdict v) {
   return "refuse";
 }
 
+json claimsJson(const std::vector<GateClaim>& claims) {
+  json out = json::array();
+  for (const GateClaim& c : claims) out.push_back({{"interruptId", c.interruptId}, {"record", c.record}});
+  return out;
+}
+
 json answerOf(const GateDecision& d) {
   json out = {{"ok", true}, {"verdict", verdictName(d.verdict)}};
+  if (!d.releases.empty()) out["releases"] = claimsJson(d.releases);
   switch (d.verdict) {
     case GateVerdict::Peek:
     case GateVerdict::Forward: out["interruptIds"] = d.interruptIds; break;
@@ -34,10 +41,7 @@ json answerOf(const GateDecision& d) {
       out["interruptId"] = d.interruptIds.front();
       out["message"] = d.message;
       break;
-    case GateVerdict::Claim:
-      out["claims"] = json::array();
-      for (const GateClaim& c : d.claims) out["claims"].push_back({{"interruptId", c.interruptId}, {"record", c.record}});
-      break;
+    case GateVerdict::Claim: out["claims"] = claimsJson(d.claims); break;
     case GateVerdict::Pass: break;
   }
   return out;
@@ -62,9 +66,9 @@ std::string judgeApprovalsJson(const std::string& requestJson) {
   in.resume = field("resume");
   in.state = field("state");
   in.records = field("records");
-  if (const json* claimed = field("claimed"); claimed && claimed->is_array())
-    for (const json& id : *claimed)
-      if (id.is_string()) in.claimed.insert(id.get<std::string>());
+  if (const json* claimed = field("claimed"); claimed && claimed->is_object())
+    for (auto it = claimed->begin(); it != claimed->end(); ++it)
+      if (it->is_string()) in.claimed[it.key()] = it->get<std::string>();
   if (const json* now = field("nowMs"); now && now->is_number()) in.nowMs = now->get<double>();
   return answerOf(judgeApprovals(in)).dump();
 }

@@ -6,8 +6,8 @@
 //   judgeApprovalsJson(requestJson)
 //     request  {"threadId": s, "resume": RunAgentInput.resume, "state": the thread's
 //               vouched state (absent: none), "records": {interruptId: record | null}
-//               (the store's, read so far), "claimed": [interruptId] (claimed by this
-//               request), "nowMs": n}
+//               (the store's, read so far), "claimed": {interruptId: record} (claimed by
+//               this request, with the record it wrote), "nowMs": n}
 //     answer   {"ok":true,"verdict":"pass"}
 //              | {"ok":true,"verdict":"peek","interruptIds":[...]}
 //              | {"ok":true,"verdict":"claim","claims":[{"interruptId","record"}]}
@@ -15,6 +15,8 @@
 //              | {"ok":true,"verdict":"replay","interruptId":s}
 //              | {"ok":true,"verdict":"refuse","code":s,"interruptId":s,"message":s}
 //              | failure (invalid-json, limit-exceeded, invalid-request)
+//     replay and refuse carry "releases":[{"interruptId","record"}] when this request's
+//     claims must be dropped (the store's release(threadId, interruptId, record))
 #include <string>
 
 namespace agui_sync {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 
 #include <agui_sync/approval_guard.h>
 #include <agui_sync/canonical_json.h>
@@ -102,6 +103,12 @@ std::string recordOf(const GateInput& in, const Entry& e) {
       .dump();
 }
 
+// A run that is not forwarded leaves nothing consumed: this request's claims go back.
+GateDecision releasing(GateDecision d, const GateInput& in) {
+  for (const auto& [id, record] : in.claimed) d.releases.push_back({id, record});
+  return d;
+}
+
 // Every record read: the first conflict refuses, then a replay wins, then fresh
 // entries are verified (all of them before any is claimed) and claimed.
 GateDecision judgeRead(const GateInput& in, const std::vector<Entry>& entries) {
@@ -109,18 +116,19 @@ GateDecision judgeRead(const GateInput& in, const std::vector<Entry>& entries) {
   for (const Entry& e : entries) standings.push_back(standing(in, e));
   for (size_t i = 0; i < entries.size(); ++i)
     if (standings[i] == Standing::Conflict)
-      return refused(Code::AlreadyConsumed, entries[i].interruptId,
-                     "interrupt " + entries[i].interruptId + " was already resolved by another approval");
+      return releasing(refused(Code::AlreadyConsumed, entries[i].interruptId,
+                               "interrupt " + entries[i].interruptId + " was already resolved by another approval"),
+                       in);
   for (size_t i = 0; i < entries.size(); ++i)
-    if (standings[i] == Standing::Replayed) return decided(GateVerdict::Replay, {entries[i].interruptId});
+    if (standings[i] == Standing::Replayed) return releasing(decided(GateVerdict::Replay, {entries[i].interruptId}), in);
   GateDecision claim = decided(GateVerdict::Claim, {});
   for (size_t i = 0; i < entries.size(); ++i) {
     if (standings[i] != Standing::Fresh) continue;
     const std::string& id = entries[i].interruptId;
     if (in.state == nullptr)
-      return refused(Code::ApprovalStale, id, "the thread has no sequenced state to verify the approval for interrupt " + id);
+      return releasing(refused(Code::ApprovalStale, id, "the thread has no sequenced state to verify the approval for interrupt " + id), in);
     if (!verified(in, entries[i]))
-      return refused(Code::ApprovalStale, id, "the approval for interrupt " + id + " is not of the thread's current value");
+      return releasing(refused(Code::ApprovalStale, id, "the approval for interrupt " + id + " is not of the thread's current value"), in);
     claim.claims.push_back({id, recordOf(in, entries[i])});
   }
   if (!claim.claims.empty()) return claim;
@@ -156,7 +164,7 @@ std::string approvalEffectKey(const json& approval, const std::string& threadId,
 GateDecision judgeApprovals(const GateInput& in) {
   const std::vector<Entry> entries = entriesOf(in.resume);
   if (entries.empty()) return decided(GateVerdict::Pass, {});
-  if (std::optional<GateDecision> refusal = malformed(entries)) return *refusal;
+  if (std::optional<GateDecision> refusal = malformed(entries)) return releasing(*refusal, in);
   std::vector<std::string> unread;
   for (const Entry& e : entries) {
     const bool read = in.records != nullptr && in.records->is_object() && in.records->contains(e.interruptId);

@@ -18,11 +18,16 @@
 //   Refuse   nothing is forwarded: `code` (approval-stale, already-consumed,
 //            invalid-request) for `interruptIds[0]`, with `message`
 //
+// A Replay or Refuse after this request claimed some interrupts (its claims
+// raced another request's) lists them in `releases`: the binding drops each
+// record it wrote (the store's optional release()), so an approval that was not
+// forwarded is not left consumed.
+//
 // The order of the checks is the contract: a record of another approval refuses
 // (already-consumed) before anything else, a replay wins over a stale fresh entry
 // (a re-sent resume after the first run moved the state is still a replay), and
 // only fresh entries are verified against the state. A refusal claims nothing.
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,7 +47,8 @@ struct GateClaim {
 struct GateDecision {
   GateVerdict verdict = GateVerdict::Pass;
   std::vector<std::string> interruptIds;
-  std::vector<GateClaim> claims;
+  std::vector<GateClaim> claims;    // Claim: to write
+  std::vector<GateClaim> releases;  // Replay, Refuse: this request's claims to drop
   Code code = Code::InvalidRequest;  // Refuse only
   std::string message;               // Refuse only
 };
@@ -52,7 +58,7 @@ struct GateInput {
   const nlohmann::json* resume = nullptr;   // RunAgentInput.resume, as sent
   const nlohmann::json* state = nullptr;    // the thread's vouched state; null: none
   const nlohmann::json* records = nullptr;  // {interruptId: record text | null} read so far
-  std::set<std::string> claimed;            // interrupts this request claimed
+  std::map<std::string, std::string> claimed;  // interrupt -> the record this request claimed it with
   double nowMs = 0;                         // the records' "at"
 };
 

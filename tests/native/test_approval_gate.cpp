@@ -42,7 +42,7 @@ struct Store {
 };
 
 json drive(Store& store, const json& resume, const json* state, std::function<void()> beforeClaim = nullptr) {
-  json records = json::object(), claimed = json::array();
+  json records = json::object(), claimed = json::object();
   for (int step = 0; step < 6; ++step) {
     json request = {{"resume", resume}, {"records", records}, {"claimed", claimed}, {"nowMs", 5}};
     if (state) request["state"] = *state;
@@ -57,9 +57,13 @@ json drive(Store& store, const json& resume, const json* state, std::function<vo
       for (const json& c : verdict["claims"]) {
         auto [it, won] = store.records.emplace(c["interruptId"].get<std::string>(), c["record"].get<std::string>());
         if (!won) { records[it->first] = it->second; break; }
-        claimed.push_back(it->first);
+        claimed[it->first] = it->second;
       }
     } else {
+      for (const json& r : verdict.value("releases", json::array())) {  // the store's release(): only its own record
+        auto it = store.records.find(r["interruptId"].get<std::string>());
+        if (it != store.records.end() && it->second == r["record"]) store.records.erase(it);
+      }
       return verdict;
     }
   }
@@ -164,4 +168,20 @@ TEST_CASE("approval gate: racing resumes forward each interrupt once (seeded)", 
     CHECK(verdict["verdict"] == (early == 0 ? "forward" : "replay"));
     if (early == 0) CHECK(static_cast<int>(store.records.size()) == n);
   }
+}
+
+TEST_CASE("approval gate: claims lost half-way are released, nothing stays consumed", "[approvals]") {
+  Store store;
+  json resume = resumeOf({{"a", approvalOf(kState)}, {"b", approvalOf(kState)}});
+  json other = approvalOf(kState);
+  other["seq"] = 99;
+  // Between our peek and our claims another approval of interrupt b lands: a wins, b is lost.
+  auto race = [&] { store.records["b"] = json({{"decision", "approved"}, {"effectKey", approvalEffectKey(other, "t1", "b")}, {"at", 1}}).dump(); };
+  json verdict = drive(store, resume, &kState, race);
+  CHECK(verdict["code"] == "already-consumed");
+  CHECK(verdict["interruptId"] == "b");
+  REQUIRE(verdict["releases"].size() == 1);
+  CHECK(verdict["releases"][0]["interruptId"] == "a");
+  CHECK(store.records.count("a") == 0);  // a was not forwarded: it may be approved again
+  CHECK(store.records.count("b") == 1);  // the other request's record stays
 }

@@ -45,10 +45,11 @@ const bookKey = (threadId, interruptId) => JSON.stringify([threadId, interruptId
  */
 export async function judgeApprovals(book, thread, input) {
   const link = EngineLink.forEngine(await loadEmitterEngine());
-  const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: [] };
+  const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: {} };
   for (let step = 0; step < MAX_STEPS; step++) {
     const verdict = link.callJson((engine) => engine.module.judgeApprovals(JSON.stringify({ ...known, nowMs: Date.now() })));
     if (!verdict.ok) return refusal(thread, input, verdict.code, verdict.message);
+    await release(book.store, thread.id, verdict.releases);
     switch (verdict.verdict) {
       case 'pass': return { forward: true, note: () => {} };
       case 'forward':
@@ -72,8 +73,14 @@ async function claim(store, threadId, claims, known) {
       known.records[interruptId] = won.existing;
       return;
     }
-    known.claimed.push(interruptId);
+    known.claimed[interruptId] = record;
   }
+}
+
+// This request's claims of a run that is not forwarded: dropped, when the store can.
+async function release(store, threadId, releases = []) {
+  if (typeof store.release !== 'function') return;
+  for (const { interruptId, record } of releases) await store.release(threadId, interruptId, record);
 }
 
 // Already forwarded: the first run's stream, from its start, while it is held.
