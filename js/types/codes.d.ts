@@ -51,8 +51,8 @@ export type ErrorCode =
   | 'store-unavailable'
   | 'store-conflict'
   | 'agent-owned'
-  | 'changed'
   | 'already-consumed'
+  | 'approval-stale'
   | 'disposed'
   | 'engine-failed'
   | (string & {});

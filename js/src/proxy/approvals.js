@@ -48,14 +48,14 @@ export async function judgeApprovals(book, thread, input) {
   const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: {} };
   for (let step = 0; step < MAX_STEPS; step++) {
     const verdict = link.callJson((engine) => engine.module.judgeApprovals(JSON.stringify({ ...known, nowMs: Date.now() })));
-    if (!verdict.ok) return refusal(thread, input, verdict.code, verdict.message);
+    if (!verdict.ok) return refusedRun(thread, input, verdict.code, verdict.message);
     await release(book.store, thread.id, verdict.releases);
     switch (verdict.verdict) {
       case 'pass': return { forward: true, note: () => {} };
       case 'forward':
         return { forward: true, note: (run) => verdict.interruptIds.forEach((id) => book.runs.set(bookKey(thread.id, id), run)) };
       case 'replay': return replayed(book, thread, input, verdict.interruptId);
-      case 'refuse': return refusal(thread, input, verdict.code, verdict.message);
+      case 'refuse': return refusedRun(thread, input, verdict.code, verdict.message);
       case 'peek':
         for (const id of verdict.interruptIds) known.records[id] = await book.store.peek(thread.id, id);
         break;
@@ -96,7 +96,7 @@ function replayed(book, thread, input, interruptId) {
   };
 }
 
-function refusal(thread, input, code, message) {
+function refusedRun(thread, input, code, message) {
   return {
     forward: false,
     async answer(res, attach, position) {
