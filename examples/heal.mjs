@@ -26,6 +26,8 @@ const FAULTS = { cutProbability: 0.7, cutAfterBytes: [200, 6000], stallProbabili
 const USER = { id: 'user-1', role: 'user', content: 'Book the offsite.' };
 const plain = (value) => JSON.parse(JSON.stringify(value));
 const brief = (value) => JSON.stringify(value).slice(0, 160);
+// What a person looks at: the proposal and the payment (the rest, e.g. LangGraph's messages, is counted).
+const summary = (state) => `${brief({ proposal: state?.proposal ?? null, paid: state?.paid ?? null })} (${Object.keys(state ?? {}).length} keys in all)`;
 
 /** The client side of one thread: run to the interrupt, heal, approve, resume. */
 async function approveThroughLink(linkUrl, threadId, print) {
@@ -41,7 +43,7 @@ async function approveThroughLink(linkUrl, threadId, print) {
   let last = null;
   const off = agent.stateSync.subscribe(() => {
     const { status, state, lastSeq } = agent.stateSync;
-    if (status === 'synced' && !isDeepStrictEqual(plain(state), last)) print(`  synced at seq ${lastSeq}: ${brief((last = plain(state)))}`);
+    if (status === 'synced' && !isDeepStrictEqual(plain(state), last)) print(`  synced at seq ${lastSeq}: ${summary((last = plain(state)))}`);
   });
   try {
     await agent.runAgent({ runId: `${threadId}-1` });
@@ -85,14 +87,14 @@ export async function heal({ url, backend = url, seed = 1, threadId = `heal-${se
   }
   const { agent, entry } = session;
   const paid = plain(agent.state).paid;
-  print(`paid: ${brief(paid)} (${link.stats.cuts} cuts, ${link.stats.connections} connections)`);
+  print(`the approval verified, paid: ${brief(paid)} (${link.stats.cuts} cuts, ${link.stats.connections} connections)`);
   const resent = await resendResume(url, threadId, agent, entry);
   const own = await (await fetch(new URL(`state?threadId=${encodeURIComponent(threadId)}`, new URL('.', backend)))).json();
   const result = { state: plain(agent.state), status: agent.stateSync.status, own: own.state, payments: own.payments, cuts: link.stats.cuts, resent };
   agent.dispose();
-  print(`the same resume again: ${resent.at(-1)?.type}${resent.at(-1)?.code ? ` ${resent.at(-1).code}` : ''}; payments for ${threadId}: ${own.payments.length}`);
-  print(`client ${result.status}: ${brief(result.state)}`);
-  print(`backend's own:  ${brief(own.state)}`);
+  print(`the same resume again ends with ${resent.at(-1)?.type}${resent.at(-1)?.code ? ` ${resent.at(-1).code}` : ''}; payments for ${threadId}: ${own.payments.length}`);
+  print(`client ${result.status}: ${summary(result.state)}`);
+  print(`backend's own:  ${summary(own.state)}`);
   return result;
 }
 

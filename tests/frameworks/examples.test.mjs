@@ -38,7 +38,7 @@ for (const folder of ['langgraph', 'pydantic-ai']) {
         test(`seed ${seed}: the client heals to the backend's state; the approval pays once`, T, async (t) => {
           const lines = [];
           const result = await heal({ url: (proxy ?? server).url, backend: server.url, seed, threadId: `${folder}-${setup}-${seed}`, print: (...parts) => lines.push(parts.join(' ')) });
-          t.diagnostic(lines.join('\n'));
+          for (const line of lines) t.diagnostic(line);
           cuts += result.cuts;
           assert.equal(result.status, 'synced');
           assert.ok(result.own && Object.keys(result.own).length > 0, 'the backend holds a state for the thread');
