@@ -82,14 +82,17 @@ describe('the Node emitter', () => {
 describe('sequenceState()', () => {
   test('a first run, a run caught up by replay, a run that resyncs', T, async (t) => {
     const middleware = sequenceState();
+    // One middleware, so one thread: its first run goes to 3 items, the next (another agent server) to 6.
     const server = await startSequencedServer(middleware, new CounterAgent({ target: 3, stepMs: 1 }));
+    const longer = await startSequencedServer(middleware, new CounterAgent({ target: 6, stepMs: 1 }));
     try {
       const url = server.url;
       const first = await readStream(url, { input: runInput('seq', 'r1', { state: { items: [] } }) });
       judged(t, 'sequence-state-run', first.text);
       const position = positionOf(first.events);
       const state = structuredClone(middleware.emitterFor('seq').state); // what a synced client holds
-      const second = await readStream(url, { input: runInput('seq', 'r2', { state, forwardedProps: { stateSync: { ...position } } }) });
+      const second = await readStream(longer.url, { input: runInput('seq', 'r2', { state, forwardedProps: { stateSync: { ...position } } }) });
+      assert.ok(second.events.filter((e) => e.data.type === 'STATE_DELTA').length >= 3, 'the caught-up run goes on in deltas');
       judged(t, 'sequence-state-caught-up', second.text);
       const resync = await readStream(url, { input: runInput('seq', 'r3', { forwardedProps: { stateSync: { lastSeq: 1, epoch: position.epoch, reason: 'digest-mismatch' } } }) });
       assert.ok(resync.events.some((e) => e.data.type === 'STATE_SNAPSHOT'), 'the resync is answered with a snapshot');
@@ -97,6 +100,7 @@ describe('sequenceState()', () => {
       judged(t, 'sequence-state-thread', first.text + second.text + resync.text);
     } finally {
       await server.close();
+      await longer.close();
     }
   });
 });
@@ -121,6 +125,7 @@ describe('the proxy, in front of each upstream shape', () => {
         const lastId = cut.events.at(-1).id;
         const rest = await readStream(s.url(), { method: 'GET', headers: { 'Last-Event-ID': lastId, ...headers, 'X-AGUI-Resync-Reason': 'digest-mismatch' } });
         assert.equal(rest.headers.get('x-agui-resume'), 'caught-up');
+        assert.equal(rest.events.find((e) => e.data.type.startsWith('STATE_'))?.data.type, 'STATE_SNAPSHOT', 'the resumed stream resyncs with a snapshot');
         judged(t, `proxy-${shape}-cut-and-caught-up`, cut.text + rest.text);
       } finally {
         await s.close();
