@@ -21,7 +21,7 @@ import { readStream, runInput, stack } from '../js/proxy-support.mjs';
 import { repoRoot, validateCapture } from './support.mjs';
 
 const { sequenceState } = await import(join(repoRoot, 'js', 'src', 'ag-ui.js'));
-const { createStateEmitter } = await import(join(repoRoot, 'js', 'src', 'index.js'));
+const { createStateEmitter, wireFields } = await import(join(repoRoot, 'js', 'src', 'index.js'));
 const { catchUp } = await import(join(repoRoot, 'js', 'src', 'server.js'));
 const WIRE = readFileSync(join(repoRoot, 'docs', 'wire.md'), 'utf8');
 const SECTION_8 = WIRE.slice(WIRE.indexOf('## 8.'), WIRE.indexOf('## 9.'));
@@ -52,8 +52,8 @@ const text = (id, words) => [
   { type: 'TEXT_MESSAGE_END', messageId: id },
 ];
 const positionOf = (events) => {
-  const last = events.map((e) => e.data).filter((e) => Number.isSafeInteger(e?.metadata?.seq)).at(-1);
-  return { lastSeq: last.metadata.seq, epoch: last.metadata.epoch };
+  const last = events.map((e) => wireFields(e.data)).filter((fields) => Number.isSafeInteger(fields?.seq)).at(-1);
+  return { lastSeq: last.seq, epoch: last.epoch };
 };
 
 describe('the Node emitter', () => {
