@@ -15,7 +15,8 @@ import { jsDir, pkg } from './support.mjs';
 const { effectKey, memoryStore } = await import(join(jsDir, 'src', 'server.js'));
 const PROPOSAL = { payee: 'ACME', amount: 120 };
 
-// Every run sends the proposal; a run whose input carries a resume pays once.
+// Every run sends the proposal (the one a run asks for in forwardedProps.proposal:
+// another tab's request to change it); a run whose input carries a resume pays once.
 async function countingUpstream() {
   const effects = [];
   const server = await serve((req, res) => {
@@ -27,7 +28,7 @@ async function countingUpstream() {
       if (paid) effects.push(input.runId);
       const events = [
         { type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId },
-        { type: 'STATE_SNAPSHOT', snapshot: { proposal: PROPOSAL, paid } },
+        { type: 'STATE_SNAPSHOT', snapshot: { proposal: input.forwardedProps?.proposal ?? PROPOSAL, paid } },
         { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId },
       ];
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -93,4 +94,19 @@ test('malformed approvals are refused; entries that are not ours pass', async ()
   const plain = await post('m4', [{ interruptId: 'i9', status: 'resolved' }], 'm');
   assert.equal(plain.at(-1).type, 'RUN_FINISHED');
   assert.deepEqual(upstream.effects.filter((id) => id.startsWith('m')), ['m4']);
+});
+
+test('two tabs: B moves the proposal after A approved it; A\'s approval never reaches the upstream', async () => {
+  await post('a1', null, 'tabs'); // tab A sees the proposal ...
+  const approvalA = approvalOf(PROPOSAL); // ... and its person approves it
+  const moved = { payee: 'Other Travel', amount: 9000 };
+  const tabB = await readStream(proxy.url(), { input: runInput('tabs', 'b1', { forwardedProps: { proposal: moved } }) });
+  assert.equal(tabB.events.at(-1).data.type, 'RUN_FINISHED');
+  const answer = await post('a2', [entry(approvalA)], 'tabs');
+  assert.equal(answer.at(-1).code, 'approval-stale');
+  assert.deepEqual(answer.find((e) => e.type === 'STATE_SNAPSHOT')?.snapshot.proposal, moved, 'tab A\'s guard is shown the proposal B made');
+  assert.deepEqual(upstream.effects.filter((id) => id.startsWith('a')), [], 'the upstream never saw A\'s resume');
+  // A's person approves what B made: paid once.
+  assert.equal((await post('a3', [entry(approvalOf(moved))], 'tabs')).at(-1).type, 'RUN_FINISHED');
+  assert.deepEqual(upstream.effects.filter((id) => id.startsWith('a')), ['a3']);
 });
