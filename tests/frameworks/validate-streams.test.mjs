@@ -81,6 +81,7 @@ describe('the Node emitter', () => {
 
 describe('sequenceState()', () => {
   test('a first run, a run caught up by replay, a run that resyncs', T, async (t) => {
+    const captures = []; // judged once the servers are closed: no idle keep-alive socket while the validator runs
     const middleware = sequenceState();
     // One middleware, so one thread: its first run goes to 3 items, the next (another agent server) to 6.
     const server = await startSequencedServer(middleware, new CounterAgent({ target: 3, stepMs: 1 }));
@@ -88,48 +89,51 @@ describe('sequenceState()', () => {
     try {
       const url = server.url;
       const first = await readStream(url, { input: runInput('seq', 'r1', { state: { items: [] } }) });
-      judged(t, 'sequence-state-run', first.text);
+      captures.push(['sequence-state-run', first.text]);
       const position = positionOf(first.events);
       const state = structuredClone(middleware.emitterFor('seq').state); // what a synced client holds
       const second = await readStream(longer.url, { input: runInput('seq', 'r2', { state, forwardedProps: { stateSync: { ...position } } }) });
       assert.ok(second.events.filter((e) => e.data.type === 'STATE_DELTA').length >= 3, 'the caught-up run goes on in deltas');
-      judged(t, 'sequence-state-caught-up', second.text);
+      captures.push(['sequence-state-caught-up', second.text]);
       const resync = await readStream(url, { input: runInput('seq', 'r3', { forwardedProps: { stateSync: { lastSeq: 1, epoch: position.epoch, reason: 'digest-mismatch' } } }) });
       assert.ok(resync.events.some((e) => e.data.type === 'STATE_SNAPSHOT'), 'the resync is answered with a snapshot');
-      judged(t, 'sequence-state-resync', resync.text);
-      judged(t, 'sequence-state-thread', first.text + second.text + resync.text);
+      captures.push(['sequence-state-resync', resync.text]);
+      captures.push(['sequence-state-thread', first.text + second.text + resync.text]);
     } finally {
       await server.close();
       await longer.close();
     }
+    for (const [name, bytes] of captures) judged(t, name, bytes);
   });
 });
 
 describe('the proxy, in front of each upstream shape', () => {
   for (const shape of SHAPES) {
     test(`${shape}: two runs, a resync, and a run cut and resumed caught-up`, T, async (t) => {
+      const captures = []; // judged once the proxy is closed: no idle keep-alive socket while the validator runs
       const s = await stack({ upstream: { shape, stepMs: 1 } });
       try {
         const first = await readStream(s.url(), { input: runInput('p', 'r1') });
-        judged(t, `proxy-${shape}-run`, first.text);
+        captures.push([`proxy-${shape}-run`, first.text]);
         const position = positionOf(first.events);
         const headers = { 'X-AGUI-State-Seq': String(position.lastSeq), 'X-AGUI-State-Epoch': position.epoch };
         const second = await readStream(s.url(), { input: runInput('p', 'r2'), headers });
-        judged(t, `proxy-${shape}-second-run`, second.text);
-        judged(t, `proxy-${shape}-thread`, first.text + second.text);
+        captures.push([`proxy-${shape}-second-run`, second.text]);
+        captures.push([`proxy-${shape}-thread`, first.text + second.text]);
         const resync = await readStream(s.url(), { input: runInput('p', 'r3'), headers: { ...headers, 'X-AGUI-Resync-Reason': 'digest-mismatch' } });
         assert.equal(resync.events[1]?.data.type, 'STATE_SNAPSHOT', 'the resync snapshot right after RUN_STARTED');
-        judged(t, `proxy-${shape}-resync`, resync.text);
+        captures.push([`proxy-${shape}-resync`, resync.text]);
         // Cut after a few events, resumed from a position the run never had: the catch-up, then the rest.
         const cut = await readStream(s.url(), { input: runInput('p', 'r4'), stop: (events) => events.length >= 4 });
         const lastId = cut.events.at(-1).id;
         const rest = await readStream(s.url(), { method: 'GET', headers: { 'Last-Event-ID': lastId, ...headers, 'X-AGUI-Resync-Reason': 'digest-mismatch' } });
         assert.equal(rest.headers.get('x-agui-resume'), 'caught-up');
         assert.equal(rest.events.find((e) => e.data.type.startsWith('STATE_'))?.data.type, 'STATE_SNAPSHOT', 'the resumed stream resyncs with a snapshot');
-        judged(t, `proxy-${shape}-cut-and-caught-up`, cut.text + rest.text);
+        captures.push([`proxy-${shape}-cut-and-caught-up`, cut.text + rest.text]);
       } finally {
         await s.close();
       }
+      for (const [name, bytes] of captures) judged(t, name, bytes);
     });
   }
 });
