@@ -213,7 +213,9 @@ py-lock:
 # make frameworks-test: LangGraph (ag-ui-langgraph) and PydanticAI (AGUIAdapter)
 # servers from PyPI, no LLM and no key, unchanged behind the proxy CLI and with
 # StateSyncMiddleware in-process, StateSyncHttpAgent through the seeded fault
-# link (HttpAgent as the control), ag-ui-validate on the streams. Their own venv
+# link (HttpAgent as the control), ag-ui-validate on every stream we send
+# (validate.test.mjs, validate-streams.test.mjs), and the examples started with
+# uvicorn and healed by examples/heal.mjs (examples.test.mjs). Their own venv
 # (build/venv-frameworks, pinned by tests/frameworks/requirements.lock) with
 # this package built into it (its own scikit-build-core build dir).
 FW_VENV := build/venv-frameworks
