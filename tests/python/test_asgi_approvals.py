@@ -31,7 +31,9 @@ def make_app(effects, approval_store=None):
         async def stream():
             t, r = run_input["threadId"], run_input["runId"]
             yield f'data: {json.dumps({"type": "RUN_STARTED", "threadId": t, "runId": r})}\n\n'
-            yield f'data: {json.dumps({"type": "STATE_SNAPSHOT", "snapshot": {"proposal": PROPOSAL, "paid": paid}})}\n\n'
+            # the proposal a run asks for (forwardedProps.proposal: another tab's request to change it)
+            proposal = (run_input.get("forwardedProps") or {}).get("proposal", PROPOSAL)
+            yield f'data: {json.dumps({"type": "STATE_SNAPSHOT", "snapshot": {"proposal": proposal, "paid": paid}})}\n\n'
             yield f'data: {json.dumps({"type": "RUN_FINISHED", "threadId": t, "runId": r})}\n\n'
         return StreamingResponse(stream(), media_type="text/event-stream")
 
@@ -116,3 +118,16 @@ async def test_malformed_resume_entries_are_refused_or_passed_never_a_crash():
         no_payload = [{"interruptId": "i1", "status": "resolved"}, 7]  # not ours: the endpoint judges it
         await post(client, run_input("r4", no_payload))
         assert effects == ["r4"]
+
+
+async def test_two_tabs_b_moves_the_proposal_after_a_approved_it():
+    effects = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=make_app(effects)), base_url="http://test") as client:
+        await post(client, run_input("a1"))  # tab A sees the proposal, its person approves it
+        moved = {"payee": "Other Travel", "amount": 9000}
+        await post(client, {**run_input("b1"), "forwardedProps": {"proposal": moved}})  # tab B changes it
+        answer = await post(client, run_input("a2", resume(PROPOSAL)))
+        assert answer[-1]["code"] == "approval-stale" and effects == []
+        assert [e["snapshot"]["proposal"] for e in answer if e["type"] == "STATE_SNAPSHOT"] == [moved], "A's guard is shown B's proposal"
+        await post(client, run_input("a3", resume(moved)))  # A approves what B made: paid once
+        assert effects == ["a3"]
