@@ -5,6 +5,8 @@
 //  - a stale approval (of the proposal as it stood before the agent revised
 //    it) never reaches the framework: RUN_ERROR 'approval-stale', the catch-up, and
 //    the framework saw no request; a fresh approval then pays once;
+//  - two tabs (PydanticAI): tab B's run moves the proposal after tab A's
+//    person approved it; A's resume is refused and never reaches the framework;
 //  - a resume cut at seeded byte offsets and sent again, with the same runId
 //    or as a new run, is not forwarded again: the framework ran it once and
 //    paid once, and the re-sent request gets the paid state.
@@ -100,6 +102,27 @@ for (const [app, setup] of [['langgraph', 'proxy'], ['pydantic-snapshot', 'proxy
       assert.equal(truth.effects, 1, 'the fresh approval paid once');
       assert.deepEqual(agent.state.paid, truth.state.paid);
       agent.dispose();
+    });
+
+    // PydanticAI starts each run from the client's state: tab B, with another seed, makes the agent propose
+    // anew. (LangGraph: only the agent's own move, the test above; a second run on a thread paused at
+    // interrupt() is not explored here.)
+    if (app.startsWith('pydantic')) test('two tabs: B moves the proposal after A approved it; A\'s approval never reaches the framework', T, async () => {
+      const threadId = `${app}-${setup}-tabs`;
+      const { agent: tabA, interrupt } = await toInterrupt(endpoint.url, threadId, app);
+      const approvedA = tabA.stateSync.guard.approve(tabA.stateSync.guard.view('/proposal').token, { interruptId: interrupt.id });
+      assert.ok(approvedA.ok, approvedA.reason);
+      const tabB = new StateSyncHttpAgent({ url: endpoint.url, threadId, initialState: { ...initialState(app), seed: 9 }, initialMessages: [USER] });
+      await tabB.ready;
+      await tabB.runAgent({ runId: `${threadId}-b1` });
+      assert.notDeepEqual(tabB.state.proposal, tabA.state.proposal, 'tab B\'s run moved the proposal');
+      const answer = sseEvents(await post(endpoint.url, resumeInput(tabA, `${threadId}-a2`, tabA.stateSync.guard.resumeEntry(approvedA.approval))));
+      assert.equal(answer.at(-1).code, 'approval-stale');
+      const truth = await framework.truth(threadId);
+      assert.equal(truth.runs.length, 2, 'the framework ran A\'s first run and B\'s, never A\'s resume');
+      assert.equal(truth.effects, 0);
+      tabA.dispose();
+      tabB.dispose();
     });
 
     for (const seed of [1, 2, 3]) {
