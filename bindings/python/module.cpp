@@ -14,6 +14,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -27,6 +28,8 @@
 #include "facade/prompt_facade.h"
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
+#include "json/json_diff_impl.h"
+#include "py_diff_node.h"
 #include "py_json.h"
 #include "wire/wire.h"
 
@@ -51,10 +54,25 @@ nb::str feed(SyncFacade& f, const nb::bytes& chunk) {
 // (text, "", "") or (None, "type" | "value" | "depth", message).
 nb::tuple toJson(nb::handle value, size_t maxDepth, bool wellFormed) {
   agui_py::JsonText r = agui_py::toJson(value.ptr(), maxDepth, wellFormed);
-  static const char* kinds[] = {"", "type", "value", "depth"};
+  static const char* kinds[] = {"", "type", "value", "depth", "size"};
   if (r.refusal == agui_py::JsonRefusal::None)
     return nb::make_tuple(nb::bytes(r.text.data(), r.text.size()), "", "");
   return nb::make_tuple(nb::none(), kinds[static_cast<int>(r.refusal)], r.message);
+}
+
+// An agent's STATE_SNAPSHOT as the Python value it came as: written in step by
+// the core's differ run over the value itself (py_diff_node.h), plan_write's
+// answer; None when the cursor is not in step or the value needs the JSON
+// route (which then says what is wrong with it). Nothing changed in that case.
+nb::object writeSnapshot(agui_sync::CursorFacade& cursor, nb::handle snapshot, EmitterFacade& emitter, size_t maxDepth) {
+  agui_py::DiffContext ctx{maxDepth};
+  const agui_py::PyNode to{snapshot.ptr(), &ctx};
+  auto diff = [&](const nlohmann::json& state, const agui_sync::DiffOptions& options, nlohmann::json::array_t& ops) {
+    return agui_sync::appendDiffOf(state, to, options, ops) && !ctx.failed;
+  };
+  std::optional<std::string> answer = cursor.writeSnapshotInStep(emitter, diff);
+  if (!answer) return nb::none();
+  return nb::str(answer->data(), answer->size());
 }
 
 // The code table (include/agui_sync/codes.h) as [(name, categories, cure)]:
@@ -128,6 +146,7 @@ void bindCursor(nb::module_& m) {
       .def("plan_write", [](CursorFacade& f, const nb::bytes& event, EmitterFacade& emitter) {
              return f.planWrite(text(event), emitter);
            }, nb::arg("event_json"), nb::arg("emitter"))
+      .def("write_snapshot", &writeSnapshot, nb::arg("snapshot").none(), nb::arg("emitter"), nb::arg("max_depth"))
       .def("suspend", &CursorFacade::suspend)
       .def("suspended", &CursorFacade::suspended);
 }

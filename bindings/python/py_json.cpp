@@ -17,6 +17,7 @@ struct Writer {
   std::string& out;
   size_t maxDepth;
   bool wellFormed;
+  size_t maxBytes;
   std::vector<PyObject*> path;  // the containers being written, outermost first
   JsonRefusal refusal = JsonRefusal::None;
   std::string message;
@@ -209,6 +210,7 @@ struct Writer {
   }
 
   bool write(PyObject* v) {
+    if (out.size() > maxBytes) return fail(JsonRefusal::Size, "the text is longer than asked");
     if (v == Py_None) return out += "null", true;
     if (v == Py_True) return out += "true", true;
     if (v == Py_False) return out += "false", true;
@@ -223,9 +225,9 @@ struct Writer {
 
 }  // namespace
 
-JsonText toJson(PyObject* value, size_t maxDepth, bool wellFormed) {
+JsonText toJson(PyObject* value, size_t maxDepth, bool wellFormed, size_t maxBytes) {
   JsonText result;
-  Writer w{result.text, maxDepth, wellFormed, {}, JsonRefusal::None, {}, {}};
+  Writer w{result.text, maxDepth, wellFormed, maxBytes, {}, JsonRefusal::None, {}, {}};
   if (!w.write(value)) {
     result.text.clear();
     result.refusal = w.refusal;

@@ -5,13 +5,14 @@
 // every facade gets UTF-8 JSON. Values JSON cannot hold are refused as data,
 // never half-written: the caller raises.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include <Python.h>
 
 namespace agui_py {
 
-enum class JsonRefusal { None, Type, Value, Depth };
+enum class JsonRefusal { None, Type, Value, Depth, Size };
 
 struct JsonText {
   std::string text;
@@ -25,6 +26,8 @@ struct JsonText {
 // `maxDepth` (Depth).
 // With `wellFormed`, a lone surrogate is written as U+FFFD instead (what the JS
 // prompt renderer does, so a prompt never fails on text cut inside an emoji).
-JsonText toJson(PyObject* value, size_t maxDepth, bool wellFormed = false);
+// With `maxBytes`, writing stops (refusal Size) once the text is longer: for a
+// caller that only needs to know whether it is.
+JsonText toJson(PyObject* value, size_t maxDepth, bool wellFormed = false, size_t maxBytes = SIZE_MAX);
 
 }  // namespace agui_py

@@ -48,6 +48,7 @@
 // thread-safe: one emitter per shared state, driven from one thread.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,6 +108,8 @@ struct EmitterStats {
   uint64_t replaySnapshots = 0; // replaySince calls and catch-ups answered with a snapshot
 };
 
+struct DiffOptions;  // the differ's options (src/json/json_diff.h)
+
 class StateEmitter {
  public:
   explicit StateEmitter(EmitterOptions options = EmitterOptions{},
@@ -132,6 +135,18 @@ class StateEmitter {
   std::vector<nlohmann::json> update(nlohmann::json&& newState);
   // Why the last update() or patch() was refused; empty when it was not.
   const std::optional<Failure>& lastFailure() const;
+
+  // update() for a binding that holds the new state as a value of its own
+  // language (a Python dict) and not as JSON: `diff` appends the ops that turn
+  // `state` into it, diffed under `options` (src/json/json_diff_impl.h), so the
+  // new state is never written out and parsed back. Returns update()'s events,
+  // and in *ops a copy of the ops it applied; or nothing, with nothing changed,
+  // when it declines: `diff` failed (a value with no JSON form), a value would
+  // need repair, or update() would refuse. The caller then takes update()'s
+  // route with JSON, which says why.
+  using DiffFn = std::function<bool(const nlohmann::json& state, const DiffOptions& options,
+                                    nlohmann::json::array_t& ops)>;
+  std::optional<std::vector<nlohmann::json>> updateByDiff(const DiffFn& diff, nlohmann::json* ops = nullptr);
 
   // Validate and apply the app's RFC 6902 ops atomically (all or nothing) and
   // emit exactly them. Pass an rvalue to save a copy. Cost: O(ops + paths),

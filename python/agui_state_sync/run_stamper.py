@@ -17,7 +17,7 @@ import inspect
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
-from ._json import json_bytes, parse
+from ._json import MAX_DEPTH, json_bytes, parse
 from .emitter import StateEmitter
 from .errors import AguiSyncError, failure_error
 from .resync import catch_up
@@ -77,6 +77,12 @@ class RunStamper:
         name = _PAYLOAD.get(event.get("type"))  # type: ignore[arg-type]
         if name is None:
             return [event]
+        if name == "snapshot" and isinstance(self.emitter, StateEmitter):
+            # In step, the core diffs the thread's state against the dict itself:
+            # equal subtrees cost a C comparison, not JSON text written and parsed.
+            written = self.cursor.write_snapshot(event.get(name), self.emitter._facade, MAX_DEPTH)
+            if written is not None:
+                return self._written(event, parse(written))
         try:
             payload = json_bytes(event.get(name), f"the agent's {event['type']}")
         except AguiSyncError as error:  # a payload JSON cannot hold: as one the emitter refuses
@@ -103,7 +109,10 @@ class RunStamper:
         """A plain emitter: the core plans, tries and settles in one call on one
         parse of the event (the route below, for a store-bound emitter whose
         writes are awaited, parses a snapshot twice)."""
-        result = parse(self.cursor.plan_write(envelope, self.emitter._facade))
+        return self._written(event, parse(self.cursor.plan_write(envelope, self.emitter._facade)))
+
+    def _written(self, event: Event, result: Dict[str, Any]) -> List[Event]:
+        """What the core's one-call write answered (plan_write, write_snapshot)."""
         if not result.get("ok"):
             self.report(event, failure_error(result, "invalid-json", f"the agent's {event['type']}: "
                                                                      f"{result.get('message')}"))

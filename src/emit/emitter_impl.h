@@ -21,6 +21,9 @@ struct StateEmitter::Impl {
   Impl(EmitterOptions options, json initialState);
 
   std::vector<json> updateImpl(const json& target, json* owned);
+  std::optional<std::vector<json>> updateByDiff(const StateEmitter::DiffFn& diff, json* opsOut);
+  // A diff's ops onto the state, atomically; false (nothing changed) if they do not apply.
+  bool applyInPlace(const json& ops);
   PatchOutcome patch(json ops);
   std::vector<json> replaySince(uint64_t seq, const std::string* epoch, const std::vector<uint64_t>& skip) const;
   // `acks`: metadata.acks for the event (edit_intake.cpp), or nullptr.

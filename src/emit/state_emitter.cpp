@@ -82,13 +82,6 @@ void repair(json& v) {
   else v = nullptr;  // NaN / Infinity (which dump() prints as null anyway), binary, discarded
 }
 
-// Number of reference tokens in a JSON Pointer ("" = 0).
-size_t pointerTokens(const std::string& p) {
-  size_t n = 0;
-  for (char c : p) n += c == '/';
-  return n;
-}
-
 const std::string* member(const json& obj, const char* name) {
   auto it = obj.find(name);
   return it != obj.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
@@ -282,12 +275,34 @@ std::vector<json> StateEmitter::Impl::updateImpl(const json& target, json* owned
     state_ = std::move(*owned);
     return emitAgent(std::move(ops), std::move(writes));
   }
-  PatchTransaction tx(state_, options_.maxDepth);
-  if (!tx.apply(ops).ok()) {  // cannot happen (a diff applies to its source); never send a wrong delta
+  if (!applyInPlace(ops)) {  // cannot happen (a diff applies to its source); never send a wrong delta
     state_ = *next;
     return emitAgent(std::move(ops), {{}}, /*forceSnapshot=*/true);
   }
+  return emitAgent(std::move(ops), std::move(writes));
+}
+
+bool StateEmitter::Impl::applyInPlace(const json& ops) {
+  PatchTransaction tx(state_, options_.maxDepth);
+  if (!tx.apply(ops).ok()) return false;
   tx.commit();
+  return true;
+}
+
+// updateImpl's steps with the diff taken by the caller; every case in which
+// updateImpl would refuse, repair or fall back declines instead, untouched.
+std::optional<std::vector<json>> StateEmitter::Impl::updateByDiff(const StateEmitter::DiffFn& diff, json* opsOut) {
+  if (seq_ >= kMaxSeq) return std::nullopt;
+  json ops(json::value_t::array);
+  auto& list = *ops.get_ptr<json::array_t*>();
+  if (!diff(state_, diffOptions_, list)) return std::nullopt;
+  bool dirty = false;
+  if (!list.empty() && (!inspectDiffOps(list, options_.maxDepth, dirty) || dirty)) return std::nullopt;
+  lastFailure_.reset();
+  if (list.empty()) return std::vector<json>{};
+  std::vector<Tokens> writes = writesOf(state_, ops);  // before the state changes
+  if (!applyInPlace(ops)) return std::nullopt;
+  if (opsOut) *opsOut = ops;
   return emitAgent(std::move(ops), std::move(writes));
 }
 
@@ -413,6 +428,9 @@ const std::string& StateEmitter::configError() const { return impl_->configError
 std::vector<json> StateEmitter::update(const json& newState) { return impl_->updateImpl(newState, nullptr); }
 std::vector<json> StateEmitter::update(json&& newState) { return impl_->updateImpl(newState, &newState); }
 const std::optional<Failure>& StateEmitter::lastFailure() const { return impl_->lastFailure_; }
+std::optional<std::vector<json>> StateEmitter::updateByDiff(const DiffFn& diff, json* ops) {
+  return impl_->updateByDiff(diff, ops);
+}
 PatchOutcome StateEmitter::patch(json ops) { return impl_->patch(std::move(ops)); }
 json StateEmitter::snapshot() const { return impl_->snapshot(std::nullopt); }
 EditsOutcome StateEmitter::applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy) {

@@ -117,6 +117,18 @@ CursorPlan& UpstreamCursor::remember(CursorPlan& plan, bool wasInStep) {
   return plan;
 }
 
+void UpstreamCursor::tookInStep(const json& ops, uint64_t emitterSeq) {
+  // The emitter held the view, so its diff applies here too.
+  if (ops.is_array() && applyPatch(view_, ops, options_.maxDepth).status != PatchStatus::Ok) viewKnown_ = false;
+  fromInput_ = false;
+  CursorPlan plan;
+  plan.kind = CursorPlan::Kind::Write;
+  plan.snapshot = true;
+  plan.tries.push_back(eventTry(true));
+  remember(plan, true);
+  settle(0, emitterSeq);
+}
+
 void UpstreamCursor::settle(int landed, uint64_t emitterSeq) {
   if (landed < 0 || static_cast<size_t>(landed) >= planExact_.size()) {
     suspended_ = true;  // the emitter refused every way: the agent's later deltas cannot be vouched for

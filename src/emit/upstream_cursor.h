@@ -76,6 +76,15 @@ class UpstreamCursor {
   // own ops on a state nobody else had moved).
   void settle(int landed, uint64_t emitterSeq);
 
+  // Would a STATE_SNAPSHOT now be written as one update() of an emitter that
+  // holds exactly the agent's view (in step)? Then a binding may write it by
+  // diffing a value of its own language against the emitter's state
+  // (StateEmitter::updateByDiff) and report the ops with tookInStep().
+  bool snapshotInStep(uint64_t emitterSeq) const { return viewKnown_ && !suspended_ && inStep(emitterSeq); }
+  // That snapshot was written in step by `ops` (null when nothing changed): the
+  // view follows by the same ops, O(delta), and the write is settled.
+  void tookInStep(const nlohmann::json& ops, uint64_t emitterSeq);
+
   bool suspended() const { return suspended_; }
   bool viewKnown() const { return viewKnown_; }
   // The agent's own state as the cursor holds it (after plan(): the event's

@@ -32,6 +32,7 @@
 #include <string>
 
 #include <agui_sync/codes.h>
+#include <agui_sync/state_emitter.h>
 
 #include "emit/upstream_cursor.h"
 
@@ -47,6 +48,10 @@ class CursorFacade {
   std::string plan(const std::string& eventJson, double emitterSeq);
   void settle(int landed, double emitterSeq);
   std::string planWrite(const std::string& eventJson, EmitterFacade& emitter);  // cursor_write.cpp
+  // A STATE_SNAPSHOT held by the binding as a native value, written by `diff`
+  // (StateEmitter::updateByDiff) when the cursor is in step: planWrite's
+  // answer, or nothing (nothing changed) when the binding must take planWrite.
+  std::optional<std::string> writeSnapshotInStep(EmitterFacade& emitter, const StateEmitter::DiffFn& diff);
   void suspend() { cursor_.suspend(); }
   bool suspended() const { return cursor_.suspended(); }
 

@@ -18,6 +18,9 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/facade_json.h"
+#include "json/json_diff.h"
+#include "json/json_measure.h"
+#include "json/json_pointer.h"
 
 namespace agui_sync {
 
@@ -85,6 +88,28 @@ std::string CursorFacade::planWrite(const std::string& eventJson, EmitterFacade&
   cursor_.settle(-1, emitter.seq());
   const Failure refused = last ? *last : Failure{Code::InvalidEvent, "the plan had no way to write the event", std::nullopt};
   return R"({"ok":true,"kind":"write","landed":-1,"failure":)" + failureJson(refused) + "}";
+}
+
+std::optional<std::string> CursorFacade::writeSnapshotInStep(EmitterFacade& facade, const StateEmitter::DiffFn& diff) {
+  StateEmitter& emitter = *facade.emitter_;
+  if (!cursor_.snapshotInStep(emitter.seq())) return std::nullopt;
+  // The JSON route parses the event within maxDepth_ + kEventDepth: a snapshot
+  // it would refuse as too deep is declined here too (its ops are what is new).
+  auto bounded = [&](const json& state, const DiffOptions& options, json::array_t& ops) {
+    if (!diff(state, options, ops)) return false;
+    for (const json& op : ops) {
+      auto path = op.find("path"), value = op.find("value");
+      const size_t tokens = path != op.end() && path->is_string() ? pointerTokens(path->get_ref<const std::string&>()) : 0;
+      const size_t depth = 1 + tokens + (value == op.end() ? 0 : valueDepth(*value));
+      if (depth >= maxDepth_ + kEventDepth) return false;
+    }
+    return true;
+  };
+  json ops;
+  std::optional<std::vector<json>> events = emitter.updateByDiff(bounded, &ops);
+  if (!events) return std::nullopt;
+  cursor_.tookInStep(ops, emitter.seq());
+  return landedJson(0, *events);
 }
 
 }  // namespace agui_sync

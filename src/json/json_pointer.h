@@ -17,6 +17,13 @@ using Tokens = std::vector<std::string>;
 // with '/' or contains '~' not followed by '0' or '1'.
 bool parsePointer(std::string_view pointer, Tokens& tokens, std::string& error);
 
+// Number of reference tokens in a JSON Pointer ("" = 0), without parsing it.
+inline size_t pointerTokens(std::string_view p) {
+  size_t n = 0;
+  for (char c : p) n += c == '/';
+  return n;
+}
+
 // RFC 6901 section 4 array index: "0" or digits without a leading zero. "-",
 // negative, signed, fractional or over-long tokens are rejected.
 bool parseArrayIndex(std::string_view token, size_t& index);

@@ -7,6 +7,7 @@
 // gives the same answer, and the two emitters stay at the same state and seq.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <random>
 #include <string>
 
@@ -14,6 +15,7 @@
 
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
+#include "json/json_diff_impl.h"
 
 #include "cursor_support.h"
 
@@ -92,4 +94,50 @@ TEST_CASE("cursor: planWrite refuses bad JSON and a too-deep snapshot, the threa
   REQUIRE(deep["failure"]["code"] == "limit-exceeded");
   REQUIRE(emitter.stateJson() == "{}");
   REQUIRE(emitter.seq() == 0);
+}
+
+// writeSnapshotInStep, driven as the Python binding drives it (with the
+// differ's JSON node standing in for a Python value): a snapshot in step is
+// written by the caller's diff, anything else declines untouched and takes
+// planWrite. Every answer is planWrite's own, byte for byte; out of step
+// (another writer moved the emitter) it always declines.
+TEST_CASE("cursor: writeSnapshotInStep answers what planWrite answers", "[cursor][property]") {
+  size_t taken = 0, declined = 0;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    EmitterFacade e1(R"({"epoch":"e","guardedPaths":["/a/1"]})"), e2(R"({"epoch":"e","guardedPaths":["/a/1"]})");
+    CursorFacade c1(""), c2("");
+    const std::string start = R"({"a":{"0":1},"o":{}})";
+    REQUIRE(json::parse(e1.update(start))["ok"] == true);
+    REQUIRE(json::parse(e2.update(start))["ok"] == true);
+    REQUIRE(c1.begin(start, false, e1.seq()) == c2.begin(start, false, e2.seq()));
+    for (int step = 0; step < 60; ++step) {
+      bool moved = false;
+      if (rng() % 5 == 0) {  // another writer: the run goes out of step
+        const std::string ops = R"([{"op":"add","path":"/o/)" + std::to_string(rng() % 3) + R"(","value":)" +
+                                std::to_string(step) + "}]";
+        const std::string landed = e1.patch(ops);
+        REQUIRE(landed == e2.patch(ops));
+        moved = json::parse(landed)["ok"] == true;  // not once a snapshot dropped /o
+      }
+      const json event = agentEvent(rng, step);
+      INFO("seed " << seed << " step " << step << " event " << event.dump());
+      const std::string expected = c1.planWrite(event.dump(), e1);
+      std::optional<std::string> answer;
+      if (event["type"] == "STATE_SNAPSHOT" && event.contains("snapshot")) {
+        const json& snapshot = event["snapshot"];
+        answer = c2.writeSnapshotInStep(e2, [&](const json& state, const agui_sync::DiffOptions& o, json::array_t& ops) {
+          return agui_sync::appendDiffOf(state, agui_sync::JsonNode{&snapshot}, o, ops);
+        });
+        if (moved) REQUIRE_FALSE(answer.has_value());
+        (answer ? taken : declined)++;
+      }
+      if (!answer) answer = c2.planWrite(event.dump(), e2);
+      REQUIRE(*answer == expected);
+      REQUIRE(e1.stateJson() == e2.stateJson());
+      REQUIRE(c1.suspended() == c2.suspended());
+    }
+  }
+  REQUIRE(taken > 100);  // the in-step route was really exercised
+  REQUIRE(declined > 10);
 }

@@ -13,9 +13,11 @@ own, per event, on the same snapshots, in microseconds of CPU:
     against the thread's state, writes the event JSON; then json.loads of it;
   - StateEmitter.encode: the SSE bytes of the (small) delta.
 The rest of sequence_state's own figure is the Python glue around them. For a
-plain in-memory emitter sequence_state takes the cursor's one-call route,
-CursorFacade.plan_write (src/facade/cursor_write.cpp): one parse, the emitter
-diffing against the cursor's view by reference; it is timed too. The
+plain in-memory emitter in step (the usual node exit), sequence_state takes
+CursorFacade.write_snapshot: the core's differ runs over the snapshot dict
+itself (bindings/python/py_diff_node.h), so nothing is written out as JSON or
+parsed; it is timed, and so is the JSON route it replaced (the snapshot as JSON
+text, then CursorFacade.plan_write's one parse; still taken out of step). The
 two-call route (plan, then update) is what a store-bound emitter takes.
 
 And, for scale, a reference that is not part of the package: a Python walk
@@ -36,7 +38,7 @@ from bench_sequence import cpu_us_per, states
 
 from agui_state_sync import StateEmitter, _core
 from agui_state_sync._events import _event_dict
-from agui_state_sync._json import json_bytes
+from agui_state_sync._json import MAX_DEPTH, json_bytes
 
 EVENTS = {50: 200, 500: 30}
 
@@ -81,6 +83,10 @@ def parts(kb: int) -> Dict[str, float]:
     one_cursor, one_emitter = _core.CursorFacade(""), StateEmitter(epoch="e", initial_state=snaps[0])
     one_cursor.begin(texts[0], False, one_emitter.seq)
     fig["plan_write"] = cpu_us_per(envelopes[1:], lambda e: one_cursor.plan_write(e, one_emitter._facade))
+    native_cursor, native_emitter = _core.CursorFacade(""), StateEmitter(epoch="e", initial_state=snaps[0])
+    native_cursor.begin(texts[0], False, native_emitter.seq)
+    fig["write_snapshot"] = cpu_us_per(snaps[1:], lambda s: native_cursor.write_snapshot(s, native_emitter._facade,
+                                                                                          MAX_DEPTH))
     pairs = list(zip(snaps, snaps[1:]))
     fig["walk_shared"] = cpu_us_per(pairs, lambda p: changed_paths(p[0], p[1], "", []))
     fresh = [json.loads(t) for t in texts]
@@ -99,7 +105,8 @@ def report(kb: int, f: Dict[str, float]) -> str:
             ("StateEmitter.encode of the delta", f["encode"]),
             ("sum of the parts", total),
             ("CursorFacade.plan_write: plan + update on one parse", f["plan_write"]),
-            ("  what sequence_state pays per event for the two", f["json"] + f["plan_write"]),
+            ("  the JSON route: JSON text, then plan_write", f["json"] + f["plan_write"]),
+            ("CursorFacade.write_snapshot: the core's differ on the dict", f["write_snapshot"]),
             ("reference: changed-path walk, shared rows", f["walk_shared"]),
             ("reference: changed-path walk, fresh copies", f["walk_fresh"])]
     lines = [f"{kb} KB state: where sequence_state's CPU per event goes (us)"]
