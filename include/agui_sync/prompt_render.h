@@ -148,6 +148,7 @@ struct RenderResult {
   std::vector<Truncation> truncated;        // in output order
   std::vector<std::string> untrustedPaths;  // the pointers wrapped in {"$untrusted":...}, in output order
   RenderLimits applied;
+  std::string preamble;  // promptPreamble(options): the line that introduces `text` to a model
 };
 
 // Renders `state` as described above. Returns false, with a Failure (code
@@ -175,5 +176,11 @@ bool autoUntrustedPaths(const nlohmann::json& state, const std::vector<Ownership
 
 // The smallest maxBytes accepted for `tag`: the size of the "state too large" block.
 size_t minRenderBytes(const std::string& tag);
+
+// One line that introduces a block rendered with `options`: what it is, that it
+// is data and not instructions, and what its markers mean. Every language's
+// promptMessage (and the proxy's context entry) puts it before the block, so it
+// is written here once. One line: an accepted tag or datamark holds no whitespace.
+std::string promptPreamble(const RenderOptions& options);
 
 }  // namespace agui_sync

@@ -132,7 +132,9 @@ std::string resultJson(const RenderResult& r, const std::string& textMember) {
   appendNumber(out, ",\"maxArrayItems\":", l.maxArrayItems);
   appendNumber(out, ",\"maxObjectMembers\":", l.maxObjectMembers);
   appendNumber(out, ",\"maxDepth\":", l.maxDepth);
-  out += "}}";
+  out += "},\"preamble\":";
+  appendJsonString(out, r.preamble);
+  out += '}';
   return out;
 }
 

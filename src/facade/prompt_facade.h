@@ -11,7 +11,8 @@
 //     -> {"ok":true,"text":s,"bytes":n,
 //         "truncated":[{"path":s,"reason":s,"droppedBytes":n},...],
 //         "untrustedPaths":[s,...],
-//         "limits":{"maxStringBytes":n,"maxArrayItems":n,"maxObjectMembers":n,"maxDepth":n}}
+//         "limits":{"maxStringBytes":n,"maxArrayItems":n,"maxObjectMembers":n,"maxDepth":n},
+//         "preamble":s}  (promptPreamble: the line promptMessage puts before the text)
 //     or the one failure shape {"ok":false,"code","message"}: invalid-json (state
 //     or options not JSON), limit-exceeded (the state nests deeper than
 //     kPromptStateDepth), invalid-options (a bad option; see prompt_render.h).

@@ -457,3 +457,17 @@ TEST_CASE("prompt render: the facade returns the same rendering as data", "[rend
   CHECK(code("{}", R"({"exclude":["x"]})") == "invalid-options");
   CHECK(code(std::string(600, '[') + std::string(600, ']'), "{}") == "limit-exceeded");
 }
+
+TEST_CASE("prompt: the preamble names the tag and the datamark, on one line, in every result", "[prompt]") {
+  agui_sync::RenderOptions options;
+  options.tag = "app_state";
+  options.datamark = "^";
+  const std::string line = agui_sync::promptPreamble(options);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.rfind("The <app_state> block below is the application's current state as JSON.", 0) == 0);
+  CHECK(line.find("In user-written strings ^ stands for whitespace.") != std::string::npos);
+  options.datamark.clear();
+  CHECK(agui_sync::promptPreamble(options).find("user-written strings") == std::string::npos);
+  const json got = json::parse(agui_sync::renderPromptJson(R"({"a":1})", R"({"tag":"app_state"})"));
+  CHECK(got["preamble"] == agui_sync::promptPreamble(options));
+}

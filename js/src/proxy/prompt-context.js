@@ -5,14 +5,15 @@
 // pastes raw state today gets the escaped, size-capped, user-marked block
 // without a change to it.
 import { syncError, syncTypeError } from '../engine/errors.js';
-import { promptOptionsJson, promptPreamble, renderPromptText } from '../server/prompt.js';
+import { promptOptionsJson, renderPromptText } from '../server/prompt.js';
 
 const WHAT = 'createStateSyncProxy() option promptContext';
 
 /**
  * The option checked once (types; the engine checks the rest at the first
  * run): null when absent, else { description, optionsJson }. `true` renders
- * with the defaults. The description defaults to promptPreamble's line.
+ * with the defaults. Without a description, each entry's is the render's own
+ * preamble line (the core's: what the block is, that it is data).
  */
 export function promptContextOption(value) {
   if (value === undefined || value === false) return null;
@@ -25,7 +26,7 @@ export function promptContextOption(value) {
     throw syncTypeError('invalid-options', `${WHAT}.description must be a non-empty string`);
   }
   const optionsJson = promptOptionsJson(render, WHAT);
-  return Object.freeze({ description: description ?? promptPreamble(render), optionsJson });
+  return Object.freeze({ description: description ?? null, optionsJson });
 }
 
 /**
@@ -40,14 +41,14 @@ export function withPromptContext(option, input, state) {
   if (!Array.isArray(context)) {
     throw syncError('invalid-request', 'RunAgentInput.context must be an array', { status: 400 });
   }
-  let text;
+  let text, preamble;
   try {
-    ({ text } = renderPromptText(state ?? null, option.optionsJson, WHAT));
+    ({ text, preamble } = renderPromptText(state ?? null, option.optionsJson, WHAT));
   } catch (error) {
     // Only a state too deep to render is the client's doing; anything else (options
     // the engine refuses, an engine failure) is the proxy's: a 500, reported.
     if (error.code !== 'limit-exceeded') throw error;
     throw syncError('limit-exceeded', 'RunAgentInput.state nests too deep to render', { status: 400, cause: error });
   }
-  return { ...input, context: [...context, { description: option.description, value: text }] };
+  return { ...input, context: [...context, { description: option.description ?? preamble, value: text }] };
 }
