@@ -1,8 +1,9 @@
 // Embind surface of agui-state-sync, built into two WebAssembly modules
 // (cmake/wasm.cmake) so that browsers never download the sender:
 //   agui_sync     (AGUI_BIND_SYNC)    the receiver SyncFacade (src/facade/sync_facade.h), browser + Node
-//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h) and the
-//                 upstream CursorFacade (src/facade/cursor_facade.h), servers
+//   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), the
+//                 upstream CursorFacade (src/facade/cursor_facade.h) and a store-bound emitter's
+//                 StoreLineFacade (src/facade/store_line_facade.h), servers
 // Both export canonicalize/verify (SyncFacade's static helpers) and the prompt
 // renderer (renderPromptInput, src/facade/prompt_facade.h), so canonicalJson,
 // stateDigest, verifyApproval and renderStateForPrompt work with whichever
@@ -24,10 +25,12 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
+#include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
+using agui_sync::StoreLineFacade;
 using agui_sync::SyncFacade;
 
 namespace {
@@ -105,12 +108,28 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .constructor<const std::string&>()
       .function("initResult", &initResult<CursorFacade>)
       .function("begin", &CursorFacade::begin)
+      .function("beginApart", &CursorFacade::beginApart)
       .function("plan", &CursorFacade::plan)
       .function("settle", &CursorFacade::settle)
+      .function("planWrite", &CursorFacade::planWrite)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
   // The proxy's judgement of a resume's approvals (src/facade/approval_facade.h).
   emscripten::function("judgeApprovals", &agui_sync::judgeApprovalsJson);
+  // A store-bound emitter's line (src/facade/store_line_facade.h): the store's I/O stays in JS.
+  emscripten::class_<StoreLineFacade>("StoreLineFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<StoreLineFacade>)
+      .function("open", &StoreLineFacade::open)
+      .function("headStateJson", &StoreLineFacade::headStateJson)
+      .function("needsState", &StoreLineFacade::needsState)
+      .function("committed", &StoreLineFacade::committed)
+      .function("restart", &StoreLineFacade::restart)
+      .function("seed", &StoreLineFacade::seed)
+      .function("advance", &StoreLineFacade::advance)
+      .function("committedStateJson", &StoreLineFacade::committedStateJson)
+      .function("maxEvents", &StoreLineFacade::maxEvents)
+      .function("maxBytes", &StoreLineFacade::maxBytes);
 }
 #endif
 

@@ -41,6 +41,11 @@ void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
   ours_ = emitterSeq;
 }
 
+void UpstreamCursor::beginApart(json view) {
+  begin(std::move(view), true, 0);
+  exact_ = false;  // at no seq does the emitter hold the view
+}
+
 CursorPlan UpstreamCursor::plan(const json& event, uint64_t emitterSeq) { return dispatch(event, nullptr, emitterSeq); }
 
 CursorPlan UpstreamCursor::plan(json&& event, uint64_t emitterSeq) { return dispatch(event, &event, emitterSeq); }

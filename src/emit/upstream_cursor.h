@@ -60,6 +60,11 @@ class UpstreamCursor {
   // fromInput true, else the thread's), `emitterSeq` the emitter's seq once it
   // holds that state (the run's writes count from there).
   void begin(nlohmann::json view, bool fromInput, uint64_t emitterSeq);
+  // The run starts out of step: the agent did not start from a state the
+  // emitter holds (the proxy forwards a client's RunAgentInput.state without
+  // writing it to its thread). `view` is what the agent's first change is
+  // measured from, taken as its input (fromInput), at no emitter seq.
+  void beginApart(nlohmann::json view);
   // The emitter could not take the run's input state: the agent's deltas are
   // relative to a state nobody holds; they wait for its snapshot.
   void suspend() { suspended_ = true; }

@@ -54,6 +54,13 @@ std::string CursorFacade::begin(const std::string& viewJson, bool fromInput, dou
   return okJson();
 }
 
+std::string CursorFacade::beginApart(const std::string& viewJson) {
+  json view;  // (as begin(): a view the cursor cannot hold leaves the run where it was)
+  if (auto failure = parseBounded(viewJson, maxDepth_ + kEnvelopeDepth, view)) return failureJson(*failure);
+  cursor_.beginApart(std::move(view));
+  return okJson();
+}
+
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);

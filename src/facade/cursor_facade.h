@@ -7,6 +7,9 @@
 //                               why options were refused (invalid-options)
 //   begin(viewJson, fromInput, emitterSeq)
 //                               {"ok":true} | failure (invalid-json, limit-exceeded)
+//   beginApart(viewJson)        the run starts out of step (the agent did not start from a state
+//                               the emitter holds: the proxy's runs on a client's state); its
+//                               first change is measured from view; as begin()
 //   plan(eventJson, emitterSeq) {"ok":true,"kind":"pass"}
 //                               | {"ok":true,"kind":"drop","reason":code}
 //                               | {"ok":true,"kind":"write","snapshot":b,
@@ -45,6 +48,7 @@ class CursorFacade {
   explicit CursorFacade(const std::string& optionsJson);
   const std::string& initResult() const { return initResult_; }
   std::string begin(const std::string& viewJson, bool fromInput, double emitterSeq);
+  std::string beginApart(const std::string& viewJson);
   std::string plan(const std::string& eventJson, double emitterSeq);
   void settle(int landed, double emitterSeq);
   std::string planWrite(const std::string& eventJson, EmitterFacade& emitter);  // cursor_write.cpp

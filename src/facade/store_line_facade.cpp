@@ -15,6 +15,18 @@ namespace {
 
 constexpr size_t kEnvelopeDepth = 4;  // an event around the state (as emitter_facade.cpp)
 
+// A log cap: an integer >= 0, as the emitter takes its replay caps (0: a write
+// always carries the state, since the log keeps nothing it could be built from).
+std::optional<Failure> readCap(const json& opts, const char* name, size_t& target) {
+  auto it = opts.find(name);
+  if (it == opts.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_unsigned()) {
+    return Failure{Code::InvalidOptions, std::string("option '") + name + "' must be an integer >= 0", std::nullopt};
+  }
+  target = static_cast<size_t>(it->get<uint64_t>());
+  return std::nullopt;
+}
+
 std::optional<Failure> readOptions(const std::string& text, bool& incremental, EmitterOptions& caps) {
   json opts;
   if (auto failure = parseBounded(text.empty() ? "{}" : text, 8, opts)) return failure;
@@ -24,8 +36,8 @@ std::optional<Failure> readOptions(const std::string& text, bool& incremental, E
     if (!it->is_boolean()) return Failure{Code::InvalidOptions, "option incremental must be a boolean", std::nullopt};
     incremental = it->get<bool>();
   }
-  if (auto failure = readPositive(opts, "replayMaxEvents", caps.replayMaxEvents)) return failure;
-  if (auto failure = readPositive(opts, "replayMaxBytes", caps.replayMaxBytes)) return failure;
+  if (auto failure = readCap(opts, "replayMaxEvents", caps.replayMaxEvents)) return failure;
+  if (auto failure = readCap(opts, "replayMaxBytes", caps.replayMaxBytes)) return failure;
   return readPositive(opts, "maxDepth", caps.maxDepth);
 }
 

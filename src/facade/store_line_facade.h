@@ -9,8 +9,9 @@
 // store-bound emitter. Plain C++, exception-free.
 //
 //   StoreLineFacade(optionsJson)  {incremental: bool (true), replayMaxEvents, replayMaxBytes,
-//                                  maxDepth}: the emitter's caps (the same defaults), which are
-//                                  also the log's; initResult() says why options were refused
+//                                  maxDepth}: the emitter's caps (the same defaults, 0 allowed
+//                                  as the emitter allows it), which are also the log's;
+//                                  initResult() says why options were refused
 //   open(lineJson)                {"state": "<state JSON text>", "stateSeq": n,
 //                                  "events": ["<event JSON text>", ...]} (a store's load(), oldest
 //                                  first) -> {"ok":true,"events":n,"bytes":n} (logged after

@@ -89,7 +89,13 @@ TEST_CASE("store line: the state goes with snapshots and before half the log's c
   CHECK(whole.maxEvents() == 1024);
   CHECK(whole.maxBytes() == (4u << 20));
   CHECK(json::parse(StoreLineFacade(R"({"incremental":1})").initResult())["code"] == "invalid-options");
-  CHECK(json::parse(StoreLineFacade(R"({"replayMaxEvents":0})").initResult())["code"] == "invalid-options");
+  CHECK(json::parse(StoreLineFacade(R"({"replayMaxEvents":-1})").initResult())["code"] == "invalid-options");
+  CHECK(json::parse(StoreLineFacade(R"({"maxDepth":0})").initResult())["code"] == "invalid-options");
+  // Caps of 0, as an emitter takes them: every write carries the state.
+  StoreLineFacade none(R"({"replayMaxEvents":0,"replayMaxBytes":0})");
+  REQUIRE(json::parse(none.initResult())["ok"] == true);
+  CHECK(none.maxEvents() == 0);
+  CHECK(none.needsState(1, 1, false));
 }
 
 TEST_CASE("store line: a reopened line counts what is logged after its stored state", "[store][facade]") {

@@ -141,6 +141,29 @@ TEST_CASE("cursor: the client's input state is not the thread's: out of step onl
   CHECK(stateOf(emitter) == json::parse(R"({"a":1,"o":"thread"})"));
 }
 
+TEST_CASE("cursor: beginApart: out of step from the start, whatever seq the emitter reaches", "[cursor]") {
+  // The proxy forwards a client's state without writing it to the thread: the
+  // run is out of step even when another writer brings the emitter to any seq.
+  for (int writes = 0; writes <= 2; ++writes) {
+    EmitterFacade emitter(R"({"epoch":"e"})");
+    REQUIRE(json::parse(emitter.update(R"({"a":0,"o":"thread"})"))["ok"] == true);
+    CursorFacade cursor("{}");
+    REQUIRE(json::parse(cursor.beginApart(R"({"a":0,"o":"client"})"))["ok"] == true);
+    for (int i = 0; i < writes; ++i) {
+      REQUIRE(json::parse(emitter.patch(R"([{"op":"replace","path":"/o","value":"other)" + std::to_string(i) + R"("}])"))["ok"] == true);
+    }
+    const json o = writes == 0 ? json("thread") : json("other" + std::to_string(writes - 1));
+    // The agent's snapshot echoes the client's /o: only its own change (/a) goes on.
+    REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":1,"o":"client"})"))).is_null());
+    CHECK(stateOf(emitter) == json({{"a", 1}, {"o", o}}));
+    // A rebase leaves the run out of step: its next delta goes on top as well.
+    REQUIRE(!carryOut(cursor, emitter, deltaEvent(json::parse(R"([{"op":"replace","path":"/a","value":2}])"))).is_null());
+    CHECK(stateOf(emitter) == json({{"a", 2}, {"o", o}}));
+  }
+  CursorFacade cursor("{}");
+  CHECK(json::parse(cursor.beginApart("{not json"))["code"] == "invalid-json");
+}
+
 TEST_CASE("cursor facade: pass-through, bad input and options", "[cursor][facade]") {
   CursorFacade cursor("{}");
   CHECK(json::parse(cursor.initResult())["ok"] == true);

@@ -46,6 +46,10 @@ export class Engine {
     return this.module.CursorFacade;
   }
 
+  get StoreLineFacade() {
+    return this.module.StoreLineFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);
