@@ -14,33 +14,34 @@
 // the stored line with its state on top) and logs it.
 //
 // No O(state) work per write: a batch carries its events, and the whole state
-// only now and then (every snapshot, and before the events since the stored
-// state could reach half the log's caps, so trimming never needs them). The
-// committed state is kept as a JS mirror moved by each committed event.
+// only now and then. When it does, the state at a stored line's head, and the
+// committed state (moved along each committed batch, what `state` answers
+// while a write is under way) are the core's rules (StoreLine,
+// src/emit/store_line.h), the same a Python emitter on the key follows.
 import { syncError } from '../../engine/errors.js';
 import { kStateText, kStoreCatchUp } from '../../engine/internals.js';
 import { emitterOptions } from '../emitter-options.js';
 import { catchUp } from '../catch-up.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
-import { advanceState, buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
+import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, lineRules, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 import { wireFields, withWireFields } from '../../engine/wire-meta.js';
 
 const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
 const RETRY_MS = 1000; // an unreachable store is tried again this often
-const REPLAY_DEFAULTS = { replayMaxEvents: 1024, replayMaxBytes: 4 << 20 }; // the emitter's (state_emitter.h)
+const UNREAD = Symbol('unread');
 
 export class DurableStateEmitter {
   #store;
   #key;
   #create; // options -> Promise<StateEmitter>
   #options; // the local emitters' options (no epoch, startSeq, initialState)
+  #rules; // the line's rules (StoreLine): when a write carries the state, the committed state
   #limits; // the log's caps: the replay ring's
   #local; // the StateEmitter computing the events
   #stored; // the store's line as last seen: { epoch, seq }
-  #mirror; // the state at #stored (committed), or null: read it from #local when no write is under way
-  #sinceState = { events: 0, bytes: 0 }; // logged after the stored state's seq
-  #incremental; // the store takes appends without the state
+  #held = UNREAD; // the committed state as read while a write is under way
+  #reseed = false; // the rules lost the committed state: seed it before the next write
   #degraded = null; // { since, reason } while the line is this process's own
   #inFlight = false; // #local is ahead of #stored (a write under way)
   #queue = Promise.resolve();
@@ -52,18 +53,13 @@ export class DurableStateEmitter {
   #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
 
   /** @internal use createStateEmitter({ store, key }) */
-  constructor({ store, key, create, options, local, stored, state = null, sinceState }) {
+  constructor({ store, key, create, options, local, stored, rules }) {
     this.#store = store;
-    this.#incremental = store.incrementalState === true;
-    this.#mirror = state;
-    if (sinceState) this.#sinceState = sinceState;
+    this.#rules = rules;
     this.#key = key;
     this.#create = create;
     this.#options = options;
-    this.#limits = {
-      maxEvents: options.replayMaxEvents ?? REPLAY_DEFAULTS.replayMaxEvents,
-      maxBytes: options.replayMaxBytes ?? REPLAY_DEFAULTS.replayMaxBytes,
-    };
+    this.#limits = rules.caps();
     this.#local = local;
     this.#stored = { epoch: stored.epoch, seq: stored.seq };
   }
@@ -88,8 +84,9 @@ export class DurableStateEmitter {
   /** The state at `seq`. Treat it as read-only. */
   get state() {
     this.#check();
-    this.#mirror ??= this.#local.state; // (no write is under way when it is null)
-    return this.#mirror;
+    if (!this.#inFlight) return this.#local.state;
+    if (this.#held === UNREAD) this.#held = JSON.parse(this.#committedText()); // parsed only when read
+    return this.#held;
   }
 
   /** True while the store is unreachable and this emitter goes on alone. */
@@ -212,6 +209,7 @@ export class DurableStateEmitter {
     clearInterval(this.#retryTimer);
     this.#fanout.clear();
     this.#local.dispose();
+    this.#rules.dispose();
   }
 
   // Runs fn after everything queued before it (one write or catch-up at a time).
@@ -231,16 +229,14 @@ export class DurableStateEmitter {
   // apply(local) computes the events; they are returned (and published) once the store holds them.
   async #commit(apply) {
     const out = await this.#commitOnce(apply);
-    const events = eventsOf(out);
-    if (events.length) this.#mirror = this.#mirror === null ? null : advanceState(this.#mirror, events);
-    this.#fanout.publish(events);
+    this.#fanout.publish(eventsOf(out));
     return out;
   }
 
   async #commitOnce(apply) {
     for (let attempt = 1; ; attempt++) {
       if (this.#degraded) await this.#tryRecover();
-      this.#mirror ??= this.#local.state; // what `state` answers while the write is under way
+      this.#hold();
       const out = apply(this.#local); // a refusal throws here, and nothing changed
       const events = eventsOf(out);
       if (events.length === 0 || this.#degraded) return out;
@@ -261,31 +257,34 @@ export class DurableStateEmitter {
     }
   }
 
+  // Before a write: `state` answers the committed state while it is under way.
+  #hold() {
+    this.#held = UNREAD;
+    if (!this.#reseed) return;
+    this.#rules.seed(this.#local[kStateText]()); // (a committed batch the rules could not follow: never seen, but never wrong)
+    this.#reseed = false;
+  }
+
   // True when `events` (computed from #stored) landed; false when another writer got there first.
   async #append(events) {
     const records = logRecords(events);
     const bytes = records.reduce((sum, r) => sum + Buffer.byteLength(r.text), 0);
-    const withState = this.#needsState(records, bytes);
+    const withState = this.#rules.needsState(records.length, bytes, records.some((r) => r.snapshot));
     const { ok } = await this.#store.append(this.#key, {
       baseSeq: this.#stored.seq, epoch: this.#stored.epoch, state: withState ? this.#local[kStateText]() : undefined, events: records, ...this.#limits,
     });
     if (ok) {
       this.#stored = { epoch: this.#local.epoch, seq: this.#local.seq };
-      this.#sinceState = withState ? { events: 0, bytes: 0 } : { events: this.#sinceState.events + records.length, bytes: this.#sinceState.bytes + bytes };
+      this.#reseed = !this.#rules.committed(withState, records.length, bytes, `[${records.map((r) => r.text).join(',')}]`);
       this.#counters.commits++;
       if (withState) this.#counters.stateWrites++;
     }
     return ok;
   }
 
-  // The state goes with a batch when the store cannot take a write without it,
-  // with a snapshot (it empties the log), and before the events logged since
-  // the stored state could reach half the log's caps: the trim by those caps
-  // then never needs an event the state at seq is built from.
-  #needsState(records, bytes) {
-    if (!this.#incremental || records.some((r) => r.snapshot)) return true;
-    return this.#sinceState.events + records.length > this.#limits.maxEvents / 2
-      || this.#sinceState.bytes + bytes > this.#limits.maxBytes / 2;
+  // The committed state's JSON text (the local's when no write is under way, or the rules lost it).
+  #committedText() {
+    return (this.#inFlight ? this.#rules.committedStateText() : '') || this.#local[kStateText]();
   }
 
   // Continues the store's line (the key expired meanwhile: starts it again from ours).
@@ -294,17 +293,17 @@ export class DurableStateEmitter {
     let stored = await this.#store.load(this.#key);
     if (stored === null) {
       // Expired meanwhile: start it again from our committed line.
-      const ours = { ...this.#stored, state: JSON.stringify(this.state) };
+      const ours = { ...this.#stored, state: this.#committedText() };
       if ((await this.#store.init(this.#key, ours)).ok) stored = { ...ours, events: [] };
     }
     stored ??= await this.#store.load(this.#key);
     if (stored === null) throw syncError('store-unavailable', 'the key vanished while it was being read');
-    const { local, events, state, sinceState } = await buildLocal(this.#create, this.#options, stored);
+    const { local, events } = await buildLocal(this.#create, this.#options, stored, this.#rules, this.#key);
     this.#replaceLocal(local);
     const seen = this.#stored;
     this.#stored = { epoch: stored.epoch, seq: stored.seq };
-    this.#mirror = state;
-    this.#sinceState = sinceState;
+    this.#held = UNREAD;
+    this.#reseed = false; // the rules hold the stored line's head now
     this.#fanout.publish(eventsAfter(events, seen)); // what other instances wrote since
   }
 
@@ -330,7 +329,6 @@ export class DurableStateEmitter {
     const local = await this.#create({ ...this.#options, epoch, startSeq: old.seq, initialState: old.state });
     local.adoptHistory([{ ...snapshot, metadata: withWireFields(snapshot.metadata, { ...wireFields(snapshot), epoch }) }]);
     this.#replaceLocal(local);
-    this.#mirror = null; // #commit moves it along out's new events: read it from the new line
     this.#degraded = { since: Date.now(), reason: error?.message ?? String(error) };
     this.#counters.degradations++;
     this.#log('warn', `store unreachable (${this.#degraded.reason}); going on alone at epoch ${epoch}, seq ${local.seq}: live events flow, catch-ups get snapshots`);
@@ -352,7 +350,7 @@ export class DurableStateEmitter {
     }
     if (result.ok) {
       this.#stored = { epoch: line.epoch, seq: line.seq };
-      this.#sinceState = { events: 0, bytes: 0 };
+      this.#rules.restart(line.state); // the stored state is this line's, its log empty
       return this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
     }
     // Written meanwhile (by another instance, or our write that timed out landed after all):
@@ -396,15 +394,30 @@ export async function openStoreEmitter(options, create) {
   checkKey(key, 'createStateEmitter() option key');
   emitterOptions(rest); // a wrong option fails before any I/O
   const { epoch, startSeq, initialState, ...base } = rest;
+  const rules = await lineRules(store, base);
+  try {
+    return await openLine({ store, key, create, options: base, rules }, rest);
+  } catch (error) {
+    rules.dispose();
+    throw error;
+  }
+}
+
+// The key's line continued, or started from `rest` (the options with epoch, startSeq, initialState).
+async function openLine(bound, rest) {
+  const { store, key, create, options, rules } = bound;
   let stored = await store.load(key);
   if (stored === null) {
     const local = await create(rest);
     const line = lineOf(local);
-    if ((await store.init(key, line)).ok) return new DurableStateEmitter({ store, key, create, options: base, local, stored: line });
+    if ((await store.init(key, line)).ok) {
+      rules.seed(line.state);
+      return new DurableStateEmitter({ ...bound, local, stored: line });
+    }
     local.dispose(); // another instance created it first
     stored = await store.load(key);
     if (stored === null) throw syncError('store-unavailable', `key ${JSON.stringify(key)} vanished while it was being created`);
   }
-  const { local, state, sinceState } = await buildLocal(create, base, stored);
-  return new DurableStateEmitter({ store, key, create, options: base, local, stored, state, sinceState });
+  const { local } = await buildLocal(create, options, stored, rules, key);
+  return new DurableStateEmitter({ ...bound, local, stored });
 }

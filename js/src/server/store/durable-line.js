@@ -1,47 +1,37 @@
-// Helpers of the store-bound emitter (durable-emitter.js): building the local
-// StateEmitter that computes a stored line's events, the records an append
-// carries, and the catch-up answer while the store cannot vouch for a replay.
+// Helpers of the store-bound emitter (durable-emitter.js): the local
+// StateEmitter that continues a stored line, the records an append carries,
+// and the catch-up answer while the store cannot vouch for a replay. The
+// state at a stored line's head, when a write carries the state and the
+// committed state are the core's (StoreLine: src/emit/store_line.h), so a
+// Node and a Python emitter writing one key agree on them; this file does I/O.
 import { kCatchUpSnapshot, kStateText } from '../../engine/internals.js';
+import { StoreLine } from '../../engine/store-line.js';
 import { readResyncRequest } from '../catch-up.js';
+import { loadEmitterEngine } from '../emitter.js';
 import { SNAPSHOT_REASONS } from '../../shared/resync-wire.js';
-import { applyDelta } from '../../shared/state-mirror.js';
-import { syncError } from '../../engine/errors.js';
 import { wireFields, wireSeq } from '../../engine/wire-meta.js';
 
-// The state at the line's seq: the stored state (at stateSeq) with the
-// logged events after stateSeq applied. Those were committed by an emitter
-// that computed them from exactly that state, so they apply; one that does
-// not means the store was changed behind our back.
-function stateAtHead(line, events) {
-  let state = JSON.parse(line.state);
-  const from = line.stateSeq ?? line.seq;
-  const after = { events: 0, bytes: 0 };
-  events.forEach((event, i) => {
-    if (!(wireSeq(event) > from)) return;
-    after.events++;
-    after.bytes += Buffer.byteLength(line.events[i]);
-    try {
-      state = event.type === 'STATE_SNAPSHOT' ? event.snapshot : applyDelta(state, event.delta);
-    } catch (error) {
-      throw syncError('store-conflict', `the stored log does not apply to the stored state at seq ${wireSeq(event)} (${error.message})`);
-    }
-  });
-  return { state, after };
+/** The core's rules for one emitter's line, with the emitter's caps (also the log's). */
+export async function lineRules(store, options) {
+  const engine = await loadEmitterEngine({ wasmBinary: options.wasmBinary, locateFile: options.locateFile });
+  const { replayMaxEvents, replayMaxBytes, maxDepth } = options;
+  return StoreLine.create(engine, { incremental: store.incrementalState === true, replayMaxEvents, replayMaxBytes, maxDepth });
 }
 
 /**
  * A local emitter continuing `line` ({ epoch, seq, state: JSON text at
- * stateSeq (default seq), stateSeq?, events?: [JSON text] }): { local, events
- * (the log's, parsed), state (at seq), sinceState: { events, bytes } logged
- * after stateSeq }.
+ * stateSeq (default seq), stateSeq?, events?: [JSON text] }), from the state
+ * at its head (`rules` applies the log after stateSeq, and restarts its count
+ * from there): { local, events (the log's, parsed) }.
  */
-export async function buildLocal(create, options, line) {
+export async function buildLocal(create, options, line, rules, key) {
+  const texts = line.events ?? [];
+  const head = rules.open(line.state, line.stateSeq ?? line.seq, texts, `key ${JSON.stringify(key)}`);
+  const local = await create({ ...options, epoch: line.epoch, startSeq: line.seq, initialState: JSON.parse(head) });
   // One parse of the whole log: its events become the replay ring and edit ledger.
-  const events = line.events?.length ? JSON.parse(`[${line.events.join(',')}]`) : [];
-  const { state, after } = stateAtHead(line, events);
-  const local = await create({ ...options, epoch: line.epoch, startSeq: line.seq, initialState: state });
+  const events = texts.length ? JSON.parse(`[${texts.join(',')}]`) : [];
   if (events.length) local.adoptHistory(events);
-  return { local, events, state, sinceState: after };
+  return { local, events };
 }
 
 /** The events of `events` (a line's log) that come after `seen` ({ epoch, seq }): all of them in another epoch. */
@@ -57,17 +47,6 @@ export function lineOf(local) {
 /** The log records of `events`: [{ seq, text, snapshot }]. */
 export function logRecords(events) {
   return events.map((e) => ({ seq: wireSeq(e), text: JSON.stringify(e), snapshot: e.type === 'STATE_SNAPSHOT' }));
-}
-
-/** `state` moved along `events` (the committed ones), or null when one does not apply (then read it from the engine). */
-export function advanceState(state, events) {
-  let out = state;
-  try {
-    for (const e of events) out = e.type === 'STATE_SNAPSHOT' ? e.snapshot : applyDelta(out, e.delta);
-  } catch {
-    return null;
-  }
-  return out;
 }
 
 /** A fresh epoch for a line only this process writes. */
