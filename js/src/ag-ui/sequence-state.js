@@ -183,8 +183,9 @@ class ThreadEmitters {
 }
 
 // One run's events through the thread's emitter. How each agent state event
-// goes on is the core's decision (UpstreamCursor, server/upstream-cursor.js);
-// this class orders the run (the move to its input state, the catch-up after
+// goes on is the core's decision (UpstreamCursor, server/upstream-cursor.js),
+// which writes a plain emitter itself in the call that plans (planWrite: a
+// snapshot parsed once, as Python's sequence_state does); this class orders the run (the move to its input state, the catch-up after
 // RUN_STARTED) and carries the agent's other fields onto the stamped events.
 class RunStamper {
   #emitter;

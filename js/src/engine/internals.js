@@ -6,6 +6,9 @@ export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');
 export const kCatchUp = Symbol('agui-state-sync.catchUp');
 // StateSync's local-edit listeners, for StateSyncHttpAgent (agent.state follows an edit).
 export const kLocalEdit = Symbol('agui-state-sync.localEdit');
+// StateEmitter: a write into its facade made by another facade (the upstream
+// cursor's planWrite, server/upstream-cursor.js), which drops its parsed state.
+export const kWriteThrough = Symbol('agui-state-sync.writeThrough');
 // StateEmitter's state JSON text, for store-bound emitters (store/durable-emitter.js).
 export const kStateText = Symbol('agui-state-sync.stateText');
 // A store-bound emitter's catch-up (a promise), for catchUp() in server.js.

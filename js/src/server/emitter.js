@@ -7,7 +7,7 @@
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kCatchUp, kCatchUpSnapshot, kInternals, kStateText } from '../engine/internals.js';
+import { kCatchUp, kCatchUpSnapshot, kInternals, kStateText, kWriteThrough } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
 import { emitterOptions } from './emitter-options.js';
 import { jsonText } from '../engine/options.js';
@@ -215,6 +215,13 @@ export class StateEmitter {
   [kStateText]() {
     this.#check();
     return this.#invoke((f) => f.stateJson());
+  }
+
+  /** @internal fn(facade): another facade writes this emitter's state (upstream-cursor.js planWrite); its result */
+  [kWriteThrough](fn) {
+    this.#check();
+    this.#stateValid = false;
+    return fn(this.#link.facade);
   }
 
   /** @internal test hooks (not part of the public API) */

@@ -1,16 +1,26 @@
 // One upstream agent run against its thread's emitter: the decisions come from
 // the core (CursorFacade, src/emit/upstream_cursor.h: in step, out of step,
 // rebase, suspended), the same ones Python's sequence_state makes; this file
-// only carries each plan out against a StateEmitter, plain (answers at once) or
-// store-bound (promises), and tells the core which try landed.
+// only carries each plan out against a StateEmitter and tells the core which
+// try landed. A plain emitter is written by the core in the same call that
+// plans (CursorFacade.planWrite: one parse of a snapshot instead of two); a
+// store-bound one, whose writes are promises, tries the plan's ways itself.
 import { EngineLink } from '../engine/engine-link.js';
-import { failureError } from '../engine/errors.js';
+import { failureCode, failureError } from '../engine/errors.js';
+import { kWriteThrough } from '../engine/internals.js';
 import { jsonText } from '../engine/options.js';
 import { loadEmitterEngine } from './emitter.js';
 import { after, NOT_APPLICABLE } from './emitter-writes.js';
 
 /** What write() gives: the events to send, or none and why ({ refused: error } or a drop reason). */
 const passed = (event) => ({ events: [event], state: false, dropped: null, error: null });
+const dropped = (reason, error) => ({ events: [], state: true, dropped: reason, error });
+
+// The member of an AG-UI state event the core reads (null: not a state event, passed on as it is).
+function payloadOf(event) {
+  if (event?.type === 'STATE_SNAPSHOT') return 'snapshot';
+  return event?.type === 'STATE_DELTA' ? 'delta' : null;
+}
 
 export class UpstreamCursor {
   #link;
@@ -28,9 +38,17 @@ export class UpstreamCursor {
     return new UpstreamCursor(EngineLink.create(engine, 'CursorFacade', json, 'UpstreamCursor'));
   }
 
-  /** The run starts from `view` (fromInput: the client's RunAgentInput.state), the emitter at `seq`. */
+  /** The run starts from `view` (fromInput: the client's RunAgentInput.state), which the emitter holds at `seq`. */
   begin(view, fromInput, seq) {
-    const result = this.#link.callJson((f) => f.begin(jsonText(view ?? {}, 'the run\'s state'), fromInput, seq));
+    this.#begun(this.#link.callJson((f) => f.begin(jsonText(view ?? {}, 'the run\'s state'), fromInput, seq)));
+  }
+
+  /** The run starts from `view`, the client's state, which the emitter does not hold (the proxy forwards it as it is). */
+  beginApart(view) {
+    this.#begun(this.#link.callJson((f) => f.beginApart(jsonText(view ?? {}, 'the run\'s state'))));
+  }
+
+  #begun(result) {
     if (!result.ok) throw failureError(result, 'invalid-json', `the run's state cannot be sequenced: ${result.message}`);
   }
 
@@ -47,16 +65,32 @@ export class UpstreamCursor {
    * Promise for a store-bound one.
    */
   write(emitter, event) {
+    const name = payloadOf(event);
+    if (name === null) return passed(event);
     let plan;
     try {
-      plan = this.#link.callJson((f) => f.plan(jsonText(event, 'an agent event'), emitter.seq));
+      const text = jsonText({ type: event.type, [name]: event[name] }, 'an agent event'); // what the core reads of it
+      if (typeof emitter[kWriteThrough] === 'function') return this.#planWrite(emitter, event, text);
+      plan = this.#link.callJson((f) => f.plan(text, emitter.seq));
     } catch (error) {
-      return { events: [], state: true, dropped: error.code ?? 'invalid-json', error };
+      return dropped(error.code ?? 'invalid-json', error);
     }
-    if (!plan.ok) return { events: [], state: true, dropped: plan.code, error: failureError(plan, 'invalid-json', plan.message) };
+    if (!plan.ok) return dropped(plan.code, failureError(plan, 'invalid-json', plan.message));
     if (plan.kind === 'pass') return passed(event);
-    if (plan.kind === 'drop') return { events: [], state: true, dropped: plan.reason, error: null };
+    if (plan.kind === 'drop') return dropped(plan.reason, null);
     return this.#try(emitter, event, plan.tries, 0);
+  }
+
+  // A plain emitter: planned, tried and settled by the core in one call.
+  #planWrite(emitter, event, text) {
+    const result = emitter[kWriteThrough]((facade) => this.#link.callJson((f) => f.planWrite(text, facade)));
+    if (!result.ok) return dropped(result.code, failureError(result, 'invalid-json', result.message));
+    if (result.kind === 'pass') return passed(event);
+    if (result.kind === 'drop') return dropped(result.reason, null);
+    if (result.landed >= 0) return { events: result.events, state: true, dropped: null, error: null };
+    const { failure } = result;
+    const code = failureCode(failure, 'patch-failed');
+    return dropped(code, failureError(failure, 'patch-failed', `the write refused (${code}): ${failure.message}; the state is unchanged`));
   }
 
   // The plan's tries in order: a patch that does not apply moves on (its refusal
@@ -77,9 +111,9 @@ export class UpstreamCursor {
     return after(out, (events) => this.#landed(emitter, index, events, null, null), next);
   }
 
-  #landed(emitter, index, events, dropped, error) {
+  #landed(emitter, index, events, reason, error) {
     this.#link.invoke((f) => f.settle(index, emitter.seq));
-    return { events, state: true, dropped, error };
+    return { events, state: true, dropped: reason, error };
   }
 
   /** Frees the engine object. Idempotent. */
