@@ -8,7 +8,8 @@
 // Clients' edits (forwardedProps.stateSync.edits) are judged by the thread's
 // emitter before the run goes upstream, with the merged state as its `state`.
 // Its units live beside it in proxy/: options, client-request, registry (threads, runs,
-// bounds), thread (emitter, catch-up, re-stamping, edits), run (the stream, grace,
+// bounds), thread (emitter, catch-up, re-stamping, edits), run-cursor (how a run's
+// state events go on, the core's decision), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
 // resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
 // sse-out, events, approvals (resume entries' approvals checked and consumed once).
@@ -23,6 +24,7 @@ import { Relay } from './relay.js';
 import { approvalBook, carriesResume, judgeApprovals } from './approvals.js';
 import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
+import { RunCursor, upstreamStart } from './run-cursor.js';
 import { after } from '../server/emitter-writes.js';
 import { newStreamKey } from './sse-out.js';
 import { openUpstream } from './upstream.js';
@@ -137,7 +139,7 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
   try {
     const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
     forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
-    upstream = upstreamBase(thread, forwarded);
+    upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
     forwarded = withPromptContext(config.promptContext, forwarded, upstream.base); // throws for one it cannot add
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
@@ -152,16 +154,22 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');
-  const { base, cursor } = upstream;
+  const { base, start } = upstream;
   let engine;
+  let cursor;
   try {
+    cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
     engine = await createStateSync({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes });
   } catch (error) {
+    cursor?.dispose();
     ctx.report(error);
     run.finish(runError('engine-failed', withoutPrefix(error)));
     return;
   }
-  if (run.finished) return engine.dispose(); // aborted meanwhile
+  if (run.finished) { // aborted meanwhile
+    cursor.dispose();
+    return engine.dispose();
+  }
   const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report });
   const abortUpstream = openUpstream(config, JSON.stringify(forwarded), req.headers, {
     data: (chunk) => relay.feed(chunk),
@@ -199,23 +207,6 @@ function applyEdits(ctx, thread, { edits, position }) {
     }
     return thread.state;
   });
-}
-
-/**
- * The state the upstream's deltas apply to until it sends a snapshot: the
- * RunAgentInput.state the proxy forwarded (what a stateless agent starts
- * from), else the thread's vouched state. cursor: whether the emitter holds
- * exactly that state, at which seq, and the thread's state then (thread.restamp).
- */
-function upstreamBase(thread, input) {
-  const seq = thread.emitter.seq;
-  // view: the state the upstream's changes are measured from when the thread
-  // moved meanwhile (thread.restamp): the thread's state as this run starts.
-  const view = thread.state;
-  if (input.state === undefined) return { base: view ?? {}, cursor: { inStep: thread.vouched, seq, view } };
-  const inStep = thread.vouched && (input.state === view || JSON.stringify(input.state) === JSON.stringify(view));
-  // fromInput: the upstream starts from the client's state, not the thread's: its first change is measured from `view`.
-  return { base: input.state, cursor: { inStep, seq, view, fromInput: !inStep } };
 }
 
 // The upstream's response is over (error: null after a complete one).

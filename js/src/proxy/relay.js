@@ -2,7 +2,8 @@
 // patch applier), turned into what the run's clients get:
 //  - 'event' outcomes: the upstream's non-state events, passed on as they are;
 //  - 'applied' outcomes: the verified upstream state, re-stamped by the
-//    thread's emitter (thread.js restamp) with the proxy's seq / epoch / digest;
+//    thread's emitter (thread.js restamp, as the run's cursor decides:
+//    run-cursor.js) with the proxy's seq / epoch / digest;
 //  - 'resync' outcomes: the upstream contradicted itself (a delta that does not
 //    apply, a gap in its own numbering, ...). State events are then held: the
 //    clients keep the last state the proxy can vouch for and get one CUSTOM
@@ -16,7 +17,7 @@ export class Relay {
   #engine;
   #counters;
   #onError;
-  #cursor; // { inStep, seq }: whether the emitter holds exactly the engine's state (thread.restamp)
+  #cursor; // the run's RunCursor: how each applied outcome goes on top of the thread's state
   #held = false;
   #queue = null; // outcomes waiting for a store-bound emitter's write: later ones wait their turn
 
@@ -58,6 +59,7 @@ export class Relay {
 
   dispose() {
     this.#engine.dispose();
+    this.#cursor.dispose();
   }
 
   #outcome(outcome) {
@@ -93,11 +95,8 @@ export class Relay {
 
   #applied(outcome) {
     return after(this.#run.writeCatchUp(), () => {
-      if (this.#held && outcome.type !== 'STATE_SNAPSHOT') {
-        // Only a snapshot re-anchors a held stream; the emitter keeps the vouched state.
-        this.#cursor.inStep = false;
-        return undefined;
-      }
+      // Only a snapshot re-anchors a held stream; the emitter keeps the vouched state.
+      if (this.#held && outcome.type !== 'STATE_SNAPSHOT') return undefined;
       let events;
       try {
         events = this.#run.thread.restamp(outcome, this.#cursor);
@@ -110,7 +109,6 @@ export class Relay {
 
   #restampFailed(error) {
     this.#onError(error);
-    this.#cursor.inStep = false;
     return this.#hold('engine-failed', error.message);
   }
 

@@ -2,12 +2,12 @@
 // the last upstream state the proxy can vouch for (a snapshot the upstream
 // sent, or its deltas applied cleanly on top of one, plus the client edits
 // the proxy accepted since), the catch-up answers of docs/wire.md section 3,
-// the re-stamping of upstream state events, and clients' edits (section 9).
+// the re-stamping of upstream state events (each run's cursor decides how:
+// run-cursor.js), and clients' edits (section 9).
 import { createStateEmitter } from '../server/emitter.js';
-import { after, patchIfApplies } from '../server/emitter-writes.js';
+import { after } from '../server/emitter-writes.js';
 import { judgeEdits } from '../server/run-edits.js';
 import { catchUp } from '../server/catch-up.js';
-import { diffOps } from '../server/state-diff.js';
 
 export class Thread {
   id;
@@ -15,8 +15,7 @@ export class Thread {
   lastActive = Date.now();
   runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
   pins = 0; // requests setting up a run on it: not evictable meanwhile
-  #state = undefined; // the vouched state (the upstream engine's or the emitter's object, never mutated)
-  #stale = false; // #state is behind the emitter's (after a rebase): read it from the emitter when asked
+  #vouched = false; // the emitter's state is one the upstream described (not the placeholder)
 
   /** @internal use Thread.create() */
   constructor(id, emitter) {
@@ -31,7 +30,7 @@ export class Thread {
     // what this proxy (or another instance) last sent for it.
     if (store === null) return new Thread(id, await createStateEmitter({ ...emitterOptions }));
     const thread = new Thread(id, await createStateEmitter({ ...emitterOptions, store, key: id }));
-    if (thread.emitter.seq > 0) thread.#state = thread.emitter.state;
+    thread.#vouched = thread.emitter.seq > 0;
     return thread;
   }
 
@@ -42,16 +41,12 @@ export class Thread {
 
   /** True once the upstream has described a state of this thread. */
   get vouched() {
-    return this.#state !== undefined || this.#stale; // after a rebase the state is the emitter's, still vouched
+    return this.#vouched;
   }
 
-  /** The vouched state (undefined before any). Read-only. */
+  /** The vouched state (undefined before any): the emitter's, parsed once per change. Read-only. */
   get state() {
-    if (this.#stale) {
-      this.#state = this.emitter.state;
-      this.#stale = false;
-    }
-    return this.#state;
+    return this.#vouched ? this.emitter.state : undefined;
   }
 
   /**
@@ -77,51 +72,16 @@ export class Thread {
 
   /**
    * Re-stamps one state change the upstream engine applied (an 'applied'
-   * outcome) and returns the sequenced events that carry it.
-   *  - In step (this run wrote the emitter's current seq, so the emitter holds
-   *    exactly the upstream's previous state): a delta goes through
-   *    emitter.patch() with the upstream's own operations (O(delta), `test`
-   *    ops kept); a snapshot through emitter.update(), which diffs it: what
-   *    turns a snapshot-only upstream into deltas.
-   *  - Out of step (another client's edit, another run, or another instance
-   *    wrote since) and for a store-bound emitter: rebased. Only what the
-   *    upstream changed goes on top of the thread's state: its delta, or the
-   *    difference between its previous state (`cursor.view`) and its
-   *    snapshot, so the others' writes stand where the upstream did not
-   *    write. If that does not apply (the upstream wrote inside something
-   *    another writer removed, or its `test` failed on the other's value), its
-   *    difference without tests, and as a last resort its whole state
-   *    (update(): the agent's state wins).
-   *  - Before the thread has a vouched state: update() to the upstream's.
+   * outcome) through the run's `cursor` (run-cursor.js): the sequenced events
+   * that carry it (a Promise for a store-bound thread). Throws (rejects) when
+   * the emitter refused it.
    */
   restamp(outcome, cursor) {
-    const view = cursor.view;
-    const done = (events, rebased) => {
-      this.#state = rebased ? undefined : outcome.state;
-      this.#stale = rebased;
-      cursor.view = outcome.state;
-      cursor.fromInput = false;
-      cursor.inStep = !rebased;
-      cursor.seq = this.emitter.seq;
+    return after(cursor.write(this.emitter, outcome), (events) => {
+      this.#vouched = true;
       this.lastActive = Date.now();
       return events;
-    };
-    const inStep = !this.durable && cursor.inStep && this.emitter.seq === cursor.seq;
-    if (!this.vouched || view === undefined || inStep) {
-      const events = inStep && outcome.type === 'STATE_DELTA' ? patchIfApplies(this.emitter, outcome.event.delta) : null;
-      return after(events ?? this.emitter.update(outcome.state), (out) => done(out, false));
-    }
-    const diff = () => diffOps(view, outcome.state);
-    // A delta is relative to the upstream's previous state, unless that was the client's state.
-    const tries = outcome.type === 'STATE_DELTA' && !cursor.fromInput ? [() => outcome.event.delta, diff] : [diff];
-    return after(this.#rebase(tries), (out) => (out ? done(out, true) : after(this.emitter.update(outcome.state), (all) => done(all, false))));
-  }
-
-  // The first of `tries` (functions giving ops) that applies: its events, or null.
-  #rebase(tries) {
-    if (tries.length === 0) return null;
-    const [first, ...rest] = tries;
-    return after(patchIfApplies(this.emitter, first()), (events) => events ?? this.#rebase(rest));
+    });
   }
 
   /**
@@ -137,11 +97,7 @@ export class Thread {
   applyClientEdits(edits, epoch, policy) {
     if (!this.vouched) return null;
     return after(judgeEdits(this.emitter, edits, epoch, policy), (outcome) => {
-      if (outcome.events.length) {
-        this.#state = this.emitter.state; // vouched: the upstream's state with edits the proxy accepted
-        this.#stale = false;
-        this.lastActive = Date.now();
-      }
+      if (outcome.events.length) this.lastActive = Date.now();
       return outcome;
     });
   }
@@ -153,8 +109,7 @@ export class Thread {
 
   dispose() {
     this.emitter.dispose();
-    this.#state = undefined;
-    this.#stale = false;
+    this.#vouched = false;
   }
 }
 

@@ -1,0 +1,90 @@
+// One proxy run's cursor on its thread's emitter. How each state change the
+// upstream engine applied goes on top of the thread's state (in step: the
+// upstream's own ops or update(); out of step: only what it changed; a delta
+// that no longer fits: dropped until its next snapshot) is the core's decision
+// (UpstreamCursor, src/emit/upstream_cursor.h, via server/upstream-cursor.js),
+// the one sequenceState() and Python's sequence_state carry out too. What is
+// the proxy's own stays here: the state its engine verified. A run forwarded
+// a state that is not the thread's (a client's own; the proxy does not write
+// it to the thread) is out of step from the start, and until its first write
+// the cursor is handed the upstream's whole verified state, measured from the
+// thread's: the upstream may not have started from the client's state at all
+// (a stateful agent keeps its own). A thread with no vouched state yet has its
+// placeholder replaced by the upstream's first state whole.
+import { failureError } from '../engine/errors.js';
+import { after } from '../server/emitter-writes.js';
+import { UpstreamCursor } from '../server/upstream-cursor.js';
+
+const NOT_BEGUN = 0;
+const BEGUN = 1;
+const APART = 2; // begun out of step: the upstream's first write goes as its whole state
+
+/**
+ * Where the upstream of a run on `thread` starts, read when the run starts
+ * (`input`: the RunAgentInput forwarded): { base: the state its deltas apply
+ * to until it sends a snapshot, start(cursor): begins the cursor from the
+ * thread's state (NOT_BEGUN while the thread has none vouched: the run's first write begins it) }.
+ */
+export function upstreamStart(thread, input) {
+  if (!thread.vouched) return { base: input.state ?? {}, start: () => NOT_BEGUN };
+  const seq = thread.emitter.seq;
+  const view = thread.state;
+  const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
+  if (same) return { base: input.state ?? view, start: (cursor) => (cursor.begin(view, false, seq), BEGUN) };
+  return { base: input.state, start: (cursor) => (cursor.beginApart(view), APART) };
+}
+
+export class RunCursor {
+  #cursor;
+  #mode = NOT_BEGUN;
+
+  /** @internal use RunCursor.create() */
+  constructor(cursor) {
+    this.#cursor = cursor;
+  }
+
+  /** The cursor of a run on `thread`, begun by `start` (upstreamStart()'s); `maxDepth`: the thread emitters'. */
+  static async create(thread, start, maxDepth) {
+    const run = new RunCursor(await UpstreamCursor.create({ alwaysRebase: thread.durable, maxDepth }));
+    run.#begin(() => start(run.#cursor));
+    return run;
+  }
+
+  /**
+   * The events that carry `outcome` (an 'applied' one) on `emitter`, or a
+   * Promise of them for a store-bound one. Throws (rejects) with the refusal
+   * when it cannot be written.
+   */
+  write(emitter, outcome) {
+    if (this.#mode === NOT_BEGUN) {
+      return after(emitter.update(outcome.state), (events) => {
+        this.#begin(() => (this.#cursor.begin(outcome.state, false, emitter.seq), BEGUN));
+        return events;
+      });
+    }
+    const event = this.#mode === APART ? { type: 'STATE_SNAPSHOT', snapshot: outcome.state } : outcome.event;
+    return after(this.#cursor.write(emitter, event), (written) => {
+      if (written.dropped === null) {
+        this.#mode = BEGUN;
+        return written.events;
+      }
+      // (A drop with no refusal behind it: the cursor already suspended the upstream's deltas.)
+      throw written.error ?? failureError({ code: written.dropped }, 'patch-failed', 'the upstream\'s deltas are dropped until its next snapshot');
+    });
+  }
+
+  /** Frees the engine object. Idempotent. */
+  dispose() {
+    this.#cursor.dispose();
+  }
+
+  // A state the core cannot hold (nested too deep): the upstream's deltas wait for its next snapshot.
+  #begin(start) {
+    try {
+      this.#mode = start();
+    } catch {
+      this.#cursor.suspend();
+      this.#mode = BEGUN;
+    }
+  }
+}
