@@ -120,7 +120,9 @@ set(AGUI_WASM_SIZE_SOURCES render/prompt_render.cpp render/path_trie.cpp render/
     receive/outcome.cpp wire/codes.cpp json/canonical_json.cpp json/sha256.cpp
     # user edits and checkpoints: per edit or per reload, never per event unless an edit is pending
     edit/edit_layer.cpp edit/edit_paths.cpp edit/edit_acks.cpp edit/edit_ledger.cpp facade/edit_json.cpp
-    emit/edit_intake.cpp)
+    emit/edit_intake.cpp
+    # activities (docs/wire.md section 11): only routing around the receiver, which stays -O3
+    receive/activity_book.cpp)
 set(AGUI_WASM_SMALL_HOT_SOURCES render/renderer.cpp render/prompt_text.cpp json/ecma_number.cpp
     json/utf16_order.cpp json/json_measure.cpp)
 list(TRANSFORM AGUI_WASM_SIZE_SOURCES PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/")

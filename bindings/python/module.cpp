@@ -95,6 +95,7 @@ void bindSync(nb::module_& m) {
       .def("end", &SyncFacade::end)
       .def("reset", &SyncFacade::reset)
       .def("state_json", &SyncFacade::stateJson)
+      .def("activity_json", &SyncFacade::activityJson, nb::arg("message_id"))
       .def("visible_state_json", &SyncFacade::visibleStateJson)
       .def("edit", [](SyncFacade& f, const nb::bytes& ops) { return f.edit(text(ops)); }, nb::arg("ops_json"))
       .def("pending_edits_json", &SyncFacade::pendingEditsJson)

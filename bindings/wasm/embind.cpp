@@ -70,6 +70,7 @@ EMSCRIPTEN_BINDINGS(agui_state_sync) {
       .function("end", &SyncFacade::end)
       .function("reset", &SyncFacade::reset)
       .function("stateJson", &SyncFacade::stateJson)
+      .function("activityJson", &SyncFacade::activityJson)
       .function("visibleStateJson", &SyncFacade::visibleStateJson)
       .function("edit", &SyncFacade::edit)
       .function("pendingEditsJson", &SyncFacade::pendingEditsJson)

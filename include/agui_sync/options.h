@@ -23,6 +23,12 @@ struct Options {
   // the prefix of every editId ("" = a random one per engine).
   EditPolicy edits;
   std::string clientId;
+  // Activities (AG-UI 1.0 ACTIVITY_SNAPSHOT / ACTIVITY_DELTA, docs/wire.md
+  // section 11): kept as sequenced documents beside the state when on; else
+  // they pass through as any other event.
+  bool activities = false;
+  size_t maxActivities = 64;            // documents held (a new one past that: limit-exceeded)
+  size_t maxActivityBytes = 1u << 20;   // approximate serialized size of one activity's content
 };
 
 }  // namespace agui_sync

@@ -38,6 +38,9 @@ struct Outcome {
   std::string path;
   std::optional<std::string> mine, theirs;
   Resolution resolution = Resolution::AgentWins;
+  // An activity's outcome (AG-UI 1.0 ACTIVITY_SNAPSHOT / ACTIVITY_DELTA; the
+  // `type` of an applied one says which): its messageId. Empty: the state's.
+  std::string messageId;
 };
 
 const char* resolutionName(Resolution r);

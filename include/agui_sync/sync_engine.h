@@ -40,6 +40,19 @@
 
 namespace agui_sync {
 
+// An activity document (AG-UI 1.0 ACTIVITY_SNAPSHOT / ACTIVITY_DELTA; docs/wire.md
+// section 11), as activities() lists it: pointers into the engine, valid until
+// its next call that takes events.
+struct ActivityView {
+  const std::string* messageId = nullptr;
+  const std::string* activityType = nullptr;
+  const nlohmann::json* content = nullptr;
+  SyncStatus status = SyncStatus::Unverified;  // synced: the sender's content at lastSeq
+  std::optional<uint64_t> lastSeq;
+  const ResyncRequest* resync = nullptr;  // set while it resyncs
+  size_t held = 0;                        // deltas waiting in its reorder window
+};
+
 class SyncEngine {
  public:
   explicit SyncEngine(const Options& options = Options{});
@@ -114,6 +127,8 @@ class SyncEngine {
   // them out (docs/wire.md section 3, "Held seqs").
   std::vector<uint64_t> heldSeqs() const;
   const Metrics& metrics() const;
+  // With options.activities: every activity held, by messageId.
+  std::vector<ActivityView> activities() const;
   // Bytes received since construction: any growth is a sign of life (heartbeats included).
   uint64_t bytesReceived() const;
 

@@ -100,6 +100,8 @@ export interface ResyncOutcome {
   lastEventId: string | null;
   /** Human-readable explanation. */
   detail: string;
+  /** An activity's resync (createStateSync({ activities: true })): its messageId. */
+  messageId?: string;
 }
 
 export interface EventOutcome {
@@ -111,12 +113,47 @@ export interface IgnoredOutcome {
   kind: 'ignored';
   reason: IgnoredReason;
   seq: number | null;
+  /** An activity's event: its messageId. */
+  messageId?: string;
 }
 
 export interface ErrorOutcome {
   kind: 'error';
   code: ErrorCode;
   message: string;
+  /** An activity's event: its messageId, when it could be read. */
+  messageId?: string;
+}
+
+/**
+ * An AG-UI 1.0 activity event the engine applied (docs/wire.md section 11).
+ * Only a StateSync created with { activities: true } reports these (outside
+ * `Outcome`, so that code written for state outcomes keeps its types): an
+ * outcome with a `messageId` is an activity's.
+ */
+export interface ActivityAppliedOutcome {
+  kind: 'applied';
+  type: 'ACTIVITY_SNAPSHOT' | 'ACTIVITY_DELTA';
+  messageId: string;
+  /** The event's seq on its activity's own line, or null for an unsequenced event. */
+  seq: number | null;
+  /** The activity's content after this event. */
+  content: { [key: string]: JsonValue };
+  changedPaths: string[];
+  event: AguiEvent;
+}
+
+/** One activity as sync.activities holds it. */
+export interface ActivityMirror {
+  readonly messageId: string;
+  readonly activityType: string;
+  /** The agent's verified content when status is 'synced'. Untouched subtrees keep their identity. */
+  readonly content: { readonly [key: string]: JsonValue };
+  readonly status: SyncStatus;
+  readonly lastSeq: number | null;
+  /** Deltas waiting in its reorder window. */
+  readonly held: number;
+  readonly resync: { readonly reason: ResyncReason; readonly lastSeq: number | null; readonly lastEventId: string | null } | null;
 }
 
 /** The agent applied a pending edit: its effect is in the agent's state at `seq`. */
@@ -229,6 +266,12 @@ export interface StateSyncOptions<S = JsonValue> {
   staleAfterMs?: number;
   /** Allow approvals on a stream without seq numbers (status 'unverified'; default false). */
   trustUnsequenced?: boolean;
+  /** Keep AG-UI activities (ACTIVITY_SNAPSHOT / ACTIVITY_DELTA) as sequenced documents in sync.activities (default false: they pass as events). */
+  activities?: boolean;
+  /** At most this many activities are held (default 64). */
+  maxActivities?: number;
+  /** Largest accepted activity content, approximate serialized bytes (default 1 MiB). */
+  maxActivityBytes?: number;
   /** The guard's clock in milliseconds, any monotonic origin (default performance.now / Date.now). */
   now?: () => number;
   /**
@@ -445,6 +488,8 @@ export interface StateSync<S = JsonValue> {
   readonly state: S;
   /** The agent's state (verified as of lastSeq), without pending edits; === state while none is pending. */
   readonly confirmedState: S;
+  /** With the option `activities`: the activities held, by messageId (a new object only when one changed). */
+  readonly activities: { readonly [messageId: string]: ActivityMirror };
   /**
    * A user edit (RFC 6902, `test` allowed), applied atomically to `state` at once
    * and pending until the agent acknowledges it. Never throws for `ops`: a

@@ -41,8 +41,9 @@ class SyncEngine:
     """One receiver per stream. Options as the JS createStateSync() takes them,
     in snake_case: initial_state, reorder_window, reorder_bytes, max_gap_events,
     max_event_bytes, max_depth, max_state_bytes, stale_after_ms,
-    trust_unsequenced, ownership, on_conflict, client_id; ``now`` is the
-    guard's clock in milliseconds (default: time.monotonic)."""
+    trust_unsequenced, ownership, on_conflict, client_id, activities,
+    max_activities, max_activity_bytes; ``now`` is the guard's clock in
+    milliseconds (default: time.monotonic)."""
 
     def __init__(self, *, initial_state: Any = None, reorder_window: Optional[int] = None,
                  reorder_bytes: Optional[int] = None, max_gap_events: Optional[int] = None,
@@ -50,14 +51,16 @@ class SyncEngine:
                  max_state_bytes: Optional[int] = None, stale_after_ms: Optional[int] = None,
                  trust_unsequenced: Optional[bool] = None, ownership: Optional[Dict[str, str]] = None,
                  on_conflict: Optional[str] = None, client_id: Optional[str] = None,
-                 now: Optional[Callable[[], float]] = None) -> None:
+                 now: Optional[Callable[[], float]] = None, activities: Optional[bool] = None,
+                 max_activities: Optional[int] = None, max_activity_bytes: Optional[int] = None) -> None:
         if now is not None and not callable(now):
             raise sync_type_error("invalid-options", "option now must be a function returning milliseconds")
         options = dict(initial_state=initial_state, reorder_window=reorder_window, reorder_bytes=reorder_bytes,
                        max_gap_events=max_gap_events, max_event_bytes=max_event_bytes, max_depth=max_depth,
                        max_state_bytes=max_state_bytes, stale_after_ms=stale_after_ms,
                        trust_unsequenced=trust_unsequenced, ownership=ownership, on_conflict=on_conflict,
-                       client_id=random_client_id() if client_id is None else client_id)
+                       client_id=random_client_id() if client_id is None else client_id,
+                       activities=activities, max_activities=max_activities, max_activity_bytes=max_activity_bytes)
         self._facade = _core.SyncFacade(options_json(options, "SyncEngine()"))
         check_init(parse(self._facade.init_result()), "SyncEngine()")
         self._now = now or (lambda: time.monotonic() * 1000.0)
@@ -65,6 +68,8 @@ class SyncEngine:
         self._state: Any = None
         self._confirmed: Any = None
         self._fresh = False
+        self._activity_list: List[Dict[str, Any]] = []  # the last Result's "activities"
+        self._activities: Optional[Dict[str, Dict[str, Any]]] = None  # built on demand
         self._absorb(self._facade.status_json())
 
     # --- the stream -------------------------------------------------------------
@@ -91,6 +96,17 @@ class SyncEngine:
         """The visible state: the agent's, with this client's pending edits on top."""
         self._load()
         return self._state
+
+    @property
+    def activities(self) -> Dict[str, Dict[str, Any]]:
+        """With ``activities=True``: the AG-UI activities held (docs/wire.md
+        section 11), by messageId: {messageId, activityType, content, status,
+        lastSeq, held, resync}; ``content`` is the agent's when ``status`` is
+        'synced'. Read from the engine when one changed."""
+        if self._activities is None:
+            self._activities = {a["messageId"]: {**a, "content": parse(self._facade.activity_json(a["messageId"]))}
+                                for a in self._activity_list}
+        return self._activities
 
     @property
     def confirmed_state(self) -> Any:
@@ -172,8 +188,11 @@ class SyncEngine:
         if "outcomes" not in result:  # a facade failure where a Result was due: an engine bug
             raise sync_error("engine-failed", f"the engine answered {result_json[:200]!r}")
         outcomes = result.pop("outcomes")
+        if "activities" in result:  # an outcome named an activity (docs/wire.md section 11)
+            self._activity_list = result.pop("activities")
+            self._activities = None
         self._result = result
-        if any(o.get("kind") not in _STILL for o in outcomes):
+        if any(o.get("kind") not in _STILL and "messageId" not in o for o in outcomes):
             self._fresh = False
         return outcomes
 

@@ -54,7 +54,58 @@ void appendPendingEdits(std::string& out, const SyncEngine& engine) {
   out.push_back(']');
 }
 
+// null, or {"reason","lastSeq","lastEventId"} and, for the state's, "held":[seq,...].
+void appendResync(std::string& out, const ResyncRequest* r, const SyncEngine* heldOf) {
+  if (!r) {
+    out += "null";
+    return;
+  }
+  out += "{\"reason\":";
+  appendJsonString(out, codeName(r->reason));
+  out += ",\"lastSeq\":";
+  appendOptionalSeq(out, r->lastSeq);
+  out += ",\"lastEventId\":";
+  appendOptionalString(out, r->lastEventId);
+  if (heldOf) {
+    out += ",\"held\":[";
+    const std::vector<uint64_t> held = heldOf->heldSeqs();
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (i) out.push_back(',');
+      out += std::to_string(held[i]);
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
+}
+
 }  // namespace
+
+// "activities":[{"messageId","activityType","status","lastSeq","held","resync"}...],
+// every activity, when an outcome of this Result named one (omitted otherwise:
+// nothing about them changed). O(activities), at most maxActivities.
+void appendActivities(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes) {
+  bool touched = false;
+  for (const Outcome& o : outcomes) touched = touched || !o.messageId.empty();
+  if (!touched) return;
+  out += ",\"activities\":[";
+  bool first = true;
+  for (const ActivityView& a : engine.activities()) {
+    if (!first) out.push_back(',');
+    first = false;
+    out += "{\"messageId\":";
+    appendJsonString(out, *a.messageId);
+    out += ",\"activityType\":";
+    appendJsonString(out, *a.activityType);
+    out += ",\"status\":\"";
+    out += statusName(a.status);
+    out += "\",\"lastSeq\":";
+    appendOptionalSeq(out, a.lastSeq);
+    out += ",\"held\":" + std::to_string(a.held) + ",\"resync\":";
+    appendResync(out, a.resync, nullptr);
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
 
 void appendOutcomeJson(std::string& out, const Outcome& o) {
   out += "{\"kind\":\"";
@@ -106,6 +157,10 @@ void appendOutcomeJson(std::string& out, const Outcome& o) {
       appendEditOutcome(out, o);
       break;
   }
+  if (!o.messageId.empty()) {
+    out += ",\"messageId\":";
+    appendJsonString(out, o.messageId);
+  }
   out.push_back('}');
 }
 
@@ -135,25 +190,9 @@ void appendResultJson(std::string& out, const SyncEngine& engine, const std::vec
   out += ",\"pending\":";
   out += std::to_string(engine.pendingCount());
   appendPendingEdits(out, engine);
+  appendActivities(out, engine, outcomes);
   out += ",\"resync\":";
-  const auto& r = engine.resyncRequest();
-  if (!r) {
-    out += "null";
-  } else {
-    out += "{\"reason\":";
-    appendJsonString(out, codeName(r->reason));
-    out += ",\"lastSeq\":";
-    appendOptionalSeq(out, r->lastSeq);
-    out += ",\"lastEventId\":";
-    appendOptionalString(out, r->lastEventId);
-    out += ",\"held\":[";
-    const std::vector<uint64_t> held = engine.heldSeqs();
-    for (size_t i = 0; i < held.size(); ++i) {
-      if (i) out.push_back(',');
-      out += std::to_string(held[i]);
-    }
-    out += "]}";
-  }
+  appendResync(out, engine.resyncRequest() ? &*engine.resyncRequest() : nullptr, &engine);
   out.push_back('}');
 }
 

@@ -15,6 +15,9 @@ class SyncEngine;
 void appendOutcomeJson(std::string& out, const Outcome& o);
 // {"outcomes":[...],"status":...,"lastSeq":...,"lastEventId":...,"pending":n,"resync":...}
 std::string resultJson(const SyncEngine& engine, const std::vector<Outcome>& outcomes);
+
+// ,"activities":[...] when an outcome named an activity (sync_facade.h).
+void appendActivities(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes);
 // The same, appended to `out` (lets a caller reuse one buffer's capacity).
 void appendResultJson(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes);
 

@@ -40,8 +40,12 @@ std::optional<Failure> readLimits(const json& opts, SyncConfig& config) {
                               {"maxGapEvents", &o.maxGapEvents},
                               {"maxEventBytes", &o.maxEventBytes},
                               {"maxDepth", &o.maxDepth},
-                              {"maxStateBytes", &o.maxStateBytes}})
+                              {"maxStateBytes", &o.maxStateBytes},
+                              {"maxActivities", &o.maxActivities},
+                              {"maxActivityBytes", &o.maxActivityBytes}})
     if (auto failure = readPositive(opts, name, *target)) return failure;
+  auto activities = opts.find("activities");
+  if (activities != opts.end() && activities->is_boolean()) o.activities = activities->get<bool>();
   size_t staleAfter = config.guard.staleAfterMs;
   if (auto failure = readPositive(opts, "staleAfterMs", staleAfter)) return failure;
   config.guard.staleAfterMs = staleAfter;
@@ -141,6 +145,12 @@ std::string SyncFacade::end() {
 void SyncFacade::reset() { engine_->reset(); }
 
 AGUI_COLD std::string SyncFacade::stateJson() const { return engine_->confirmedState().dump(); }
+
+AGUI_COLD std::string SyncFacade::activityJson(const std::string& messageId) const {
+  for (const ActivityView& a : engine_->activities())
+    if (*a.messageId == messageId) return a.content->dump();
+  return "null";
+}
 AGUI_COLD std::string SyncFacade::visibleStateJson() const { return engine_->state().dump(); }
 
 AGUI_COLD std::string SyncFacade::edit(const std::string& opsJson) {

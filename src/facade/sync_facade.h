@@ -8,7 +8,8 @@
 //   SyncFacade(optionsJson)  options: {reorderWindow, reorderBytes, maxGapEvents,
 //                        maxEventBytes, maxDepth, maxStateBytes, initialState,
 //                        staleAfterMs, trustUnsequenced, ownership, onConflict,
-//                        clientId}  (the last three: edits.h, facade/edit_json.h)
+//                        clientId (these three: edits.h, facade/edit_json.h),
+//                        activities, maxActivities, maxActivityBytes (options.h)}
 //                        Unknown keys are ignored; bad values -> initResult().
 //   initResult()         {"ok":true} when the options were valid, else a failure
 //                        with code invalid-options.
@@ -26,6 +27,7 @@
 //   stateJson()          the whole confirmed state (at load, or to repair the
 //                        mirror; never per delta).
 //   visibleStateJson()   the visible state: confirmed + pending edits (tests).
+//   activityJson(id)     one activity's content, or null (to repair its mirror; never per delta).
 //   edit(opsJson)        {"ok":true,"editId":s} | failure (codes.h category edit,
 //                        opIndex when an op is at fault); see SyncEngine::edit.
 //   pendingEditsJson()   [{"editId","baseSeq","ops","applies"}...], oldest first.
@@ -63,6 +65,11 @@
 //   {"kind":"conflict","editId":s,"seq":n|null,"path":s,"mine"?:v,"theirs"?:v,
 //    "resolution":"agent-wins"|"user-wins"}
 // While edits are pending the Result also has "edits":[{"editId","applies"}...].
+// Activities (options.activities, docs/wire.md section 11): an outcome about one
+// has "messageId" (an applied one's type is ACTIVITY_SNAPSHOT | ACTIVITY_DELTA,
+// its event's `patch` applies cleanly to the previous applied content), and a
+// Result with such an outcome has "activities":[{"messageId","activityType",
+// "status","lastSeq","held","resync":null|{"reason","lastSeq","lastEventId"}}...].
 // An applied delta's `event.delta` is guaranteed to apply cleanly to the state
 // produced by the previous applied outcome, so a mirror (the JS wrapper) can
 // rebuild only the touched paths instead of re-reading the whole state.
@@ -97,6 +104,8 @@ class SyncFacade {
   std::string end();
   void reset();
   std::string stateJson() const;
+  // One activity's content (options.activities), or "null" when none is held by that messageId.
+  std::string activityJson(const std::string& messageId) const;
   std::string visibleStateJson() const;
   std::string edit(const std::string& opsJson);
   std::string pendingEditsJson() const;

@@ -22,6 +22,10 @@ bool mayBeStateEvent(std::string_view text) {
   return quote == std::string_view::npos;
 }
 
+bool mayBeActivityEvent(std::string_view text) {
+  return text.find("ACTIVITY_SNAPSHOT") != std::string_view::npos || text.find("ACTIVITY_DELTA") != std::string_view::npos;
+}
+
 namespace {
 
 // A sequence number: a JSON integer in [0, 2^53 - 1]. Floats with an integral
@@ -97,7 +101,12 @@ bool fail(DecodeError& err, Code code, std::string msg, bool stateEvent) {
   return false;
 }
 
-bool isStateType(const std::string& type) { return type == "STATE_SNAPSHOT" || type == "STATE_DELTA"; }
+// The types whose members the engine reads: documents it keeps (activities
+// only with options.activities).
+bool isDocumentType(const std::string& type, bool activities) {
+  return type == "STATE_SNAPSHOT" || type == "STATE_DELTA" ||
+         (activities && (type == "ACTIVITY_SNAPSHOT" || type == "ACTIVITY_DELTA"));
+}
 
 // The members of one operation object as read from the wire.
 struct OpText {
@@ -209,6 +218,11 @@ namespace {
 // What the envelope walk found, besides what it read into the DecodedEvent.
 struct Envelope {
   bool typeIsString = false, hasDelta = false, deltaIsArray = false, hasSnapshot = false;
+  // ACTIVITY_*: `patch` and `content` read as a delta's ops and a snapshot are;
+  // `ambiguous`: both of a pair came before the type said which one counts.
+  bool hasPatch = false, patchIsArray = false, hasContent = false, contentIsObject = false, ambiguous = false;
+  bool messageIdIsString = false;
+  bool activities = false;  // options.activities
   MetaFields metadata;
   bool metadataIsObject = false;
   json topSeq, topBaseSeq;  // some backends send seq / base_seq at the top level
@@ -223,6 +237,9 @@ void clearDecoded(DecodedEvent& out) {
   out.ops.clear();
   out.opsProblem = PatchResult{};
   out.deltaHash = 0;
+  out.messageId.clear();
+  out.activityType.clear();
+  out.replace = true;
 }
 
 bool readSnapshot(JsonReader& r, DecodedEvent& out) {
@@ -234,24 +251,59 @@ bool readSnapshot(JsonReader& r, DecodedEvent& out) {
   return ok;
 }
 
+// Whether a member of the pair (delta/patch, snapshot/content) counts for the
+// event's type: yes once the type says so, and, before the type is known, yes
+// for both (the pair then must not both be there: see Envelope::ambiguous).
+bool counts(const Envelope& env, const std::string& type, const char* mineType) {
+  return !env.typeIsString || type == mineType;
+}
+
+// The activity members (ACTIVITY_SNAPSHOT / ACTIVITY_DELTA); false: not one of them.
+bool readActivityMember(JsonReader& r, const std::string& key, DecodedEvent& out, Envelope& env, bool& ok) {
+  if (key == "messageId"sv) {
+    env.messageIdIsString = r.peek() == '"';
+    ok = env.messageIdIsString ? r.readString(out.messageId) : r.skipValue();
+  } else if (key == "activityType"sv) {
+    ok = r.peek() == '"' ? r.readString(out.activityType) : r.skipValue();
+  } else if (key == "replace"sv) {
+    out.replace = r.peek() != 'f';  // AG-UI: a boolean, true unless false
+    ok = r.skipValue();
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // One member of the event object. Once the type is known to be another
 // event, its members are only validated.
 bool readMember(JsonReader& r, const std::string& key, DecodedEvent& out, Envelope& env) {
-  const bool otherEvent = env.typeIsString && !isStateType(out.type);
+  const bool otherEvent = env.typeIsString && !isDocumentType(out.type, env.activities);
   if (key == "type"sv) {
     env.typeIsString = r.peek() == '"';
     return env.typeIsString ? r.readString(out.type) : r.skipValue();
   }
-  if (key == "delta"sv) {
-    env.hasDelta = true;
-    env.deltaIsArray = r.peek() == '[' && !otherEvent;
-    return env.deltaIsArray ? readOps(r, out) : r.skipValue();
+  if (key == "delta"sv || key == "patch"sv) {
+    const bool isDelta = key == "delta"sv;
+    const bool mine = !otherEvent && (isDelta || env.activities) && counts(env, out.type, isDelta ? "STATE_DELTA" : "ACTIVITY_DELTA");
+    bool& has = isDelta ? env.hasDelta : env.hasPatch;
+    bool& isArray = isDelta ? env.deltaIsArray : env.patchIsArray;
+    has = true;
+    isArray = r.peek() == '[' && mine;
+    if (isArray && (isDelta ? env.patchIsArray : env.deltaIsArray)) env.ambiguous = true;
+    return isArray ? readOps(r, out) : r.skipValue();
   }
-  if (key == "snapshot"sv) {
-    env.hasSnapshot = true;
-    return otherEvent ? r.skipValue() : readSnapshot(r, out);
+  if (key == "snapshot"sv || key == "content"sv) {
+    const bool isSnapshot = key == "snapshot"sv;
+    const bool mine = !otherEvent && (isSnapshot || env.activities) && counts(env, out.type, isSnapshot ? "STATE_SNAPSHOT" : "ACTIVITY_SNAPSHOT");
+    if (!mine) return r.skipValue();
+    if (isSnapshot ? env.hasContent : env.hasSnapshot) env.ambiguous = true;
+    (isSnapshot ? env.hasSnapshot : env.hasContent) = true;
+    if (!isSnapshot) env.contentIsObject = r.peek() == '{';
+    return readSnapshot(r, out);
   }
   if (otherEvent) return r.skipValue();
+  bool ok = false;
+  if (env.activities && readActivityMember(r, key, out, env, ok)) return ok;
   if (key == "metadata"sv) {
     env.metadataIsObject = r.peek() == '{';
     env.metadata = MetaFields{};  // a duplicate metadata replaces an earlier one
@@ -278,7 +330,7 @@ bool readEnvelope(JsonReader& r, DecodedEvent& out, Envelope& env) {
 // seq / baseSeq, epoch and digest: under our key of metadata when it is there
 // (version 2), else metadata's own fields, then the top level (version 1).
 bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
-  const bool isDelta = out.cls == EventClass::StateDelta;
+  const bool isDelta = out.cls == EventClass::StateDelta || out.cls == EventClass::ActivityDelta;
   const SeqFields none;
   const bool v2 = env.metadataIsObject && env.metadata.hasOurs;
   const SeqFields& meta = !env.metadataIsObject ? none : v2 ? env.metadata.ours : env.metadata.top;
@@ -296,9 +348,9 @@ bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
     out.seq.baseSeq = value;
   }
   if (isDelta && out.seq.seq.has_value() != out.seq.baseSeq.has_value())
-    return fail(err, Code::InvalidSeq, "a sequenced STATE_DELTA needs both seq and baseSeq", true);
+    return fail(err, Code::InvalidSeq, "a sequenced " + out.type + " needs both seq and baseSeq", true);
   if (isDelta && out.seq.seq && *out.seq.seq <= *out.seq.baseSeq)
-    return fail(err, Code::InvalidSeq, "a STATE_DELTA's seq must be greater than its baseSeq", true);
+    return fail(err, Code::InvalidSeq, "a " + out.type + "'s seq must be greater than its baseSeq", true);
   const json& e = meta.epoch;
   if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
   else if (e.is_number_integer()) out.seq.epoch = e.dump();
@@ -313,9 +365,34 @@ bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
   return true;
 }
 
+// An ACTIVITY_* event: what AG-UI requires of it (a messageId; a content
+// object, a patch array). A failure names the activity when it can.
+bool classifyActivity(const Envelope& env, DecodedEvent& out, DecodeError& err) {
+  const bool snapshot = out.type == "ACTIVITY_SNAPSHOT";
+  out.cls = snapshot ? EventClass::ActivitySnapshot : EventClass::ActivityDelta;
+  auto bad = [&](const char* message) {
+    fail(err, Code::InvalidEvent, message, false);
+    err.activityEvent = true;
+    if (env.messageIdIsString) err.activityId = out.messageId;
+    return false;
+  };
+  if (!env.messageIdIsString) return bad("an activity event needs a string 'messageId'");
+  if (env.ambiguous) return bad("an activity event carries both 'delta' and 'patch', or 'snapshot' and 'content'");
+  if (snapshot && !(env.hasContent && env.contentIsObject)) return bad("ACTIVITY_SNAPSHOT needs a 'content' object");
+  if (!snapshot && !(env.hasPatch && env.patchIsArray)) return bad("ACTIVITY_DELTA needs a 'patch' array");
+  if (readSequencing(env, out, err)) return true;
+  err.stateEvent = false;
+  err.activityEvent = true;
+  err.activityId = out.messageId;
+  return false;
+}
+
 // After the walk: classify the event and check what a state event must carry.
 bool classify(const Envelope& env, DecodedEvent& out, DecodeError& err) {
   if (!env.typeIsString) return fail(err, Code::InvalidEvent, "an AG-UI event needs a string 'type'", true);
+  if (env.activities && (out.type == "ACTIVITY_SNAPSHOT" || out.type == "ACTIVITY_DELTA"))
+    return classifyActivity(env, out, err);
+  if (env.ambiguous) return fail(err, Code::InvalidEvent, "a state event carries both 'delta' and 'patch', or 'snapshot' and 'content'", true);
   if (out.type == "STATE_SNAPSHOT") {
     out.cls = EventClass::StateSnapshot;
     if (!env.hasSnapshot) return fail(err, Code::InvalidEvent, "STATE_SNAPSHOT needs a 'snapshot'", true);
@@ -357,6 +434,7 @@ bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& ou
     return fail(err, Code::InvalidEvent, "an AG-UI event must be a JSON object", false);
   }
   Envelope env;
+  env.activities = options.activities;
   if (!readEnvelope(r, out, env)) return syntaxError();
   return classify(env, out, err);
 }

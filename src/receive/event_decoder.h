@@ -24,7 +24,9 @@
 
 namespace agui_sync {
 
-enum class EventClass { StateSnapshot, StateDelta, Other };
+// Documents the engine keeps: the state, and AG-UI 1.0 activities (one per
+// messageId, receive/activity_book.h). Other events pass through untouched.
+enum class EventClass { StateSnapshot, StateDelta, ActivitySnapshot, ActivityDelta, Other };
 
 struct SeqInfo {
   std::optional<uint64_t> seq;
@@ -40,10 +42,14 @@ struct DecodedEvent {
   EventClass cls = EventClass::Other;
   std::string type;
   SeqInfo seq;
-  // STATE_SNAPSHOT: the new state and its nesting depth.
+  // ACTIVITY_*: the activity's messageId and activityType; ACTIVITY_SNAPSHOT's
+  // `replace` (AG-UI: false keeps an activity that already exists).
+  std::string messageId, activityType;
+  bool replace = true;
+  // STATE_SNAPSHOT: the new state (ACTIVITY_SNAPSHOT: its content) and its nesting depth.
   nlohmann::json snapshot;
   size_t snapshotDepth = 0;
-  // STATE_DELTA: the operations, already checked for structure. A structural
+  // STATE_DELTA (ACTIVITY_DELTA: its `patch`): the operations, already checked for structure. A structural
   // problem (unknown op, bad pointer, ...) does not fail the decode: it is kept
   // in opsProblem and reported when the delta's turn to apply comes, like any
   // other patch that does not apply, so that sequencing still sees the event.
@@ -56,11 +62,15 @@ struct DecodeError {
   Code code = Code::InvalidJson;  // InvalidJson | InvalidEvent | InvalidSeq | InvalidPatch | LimitExceeded
   std::string message;
   bool stateEvent = false;  // the event was (or may have been) a state event: an update was lost
+  bool activityEvent = false;  // it was (or may have been) an ACTIVITY_* event: an activity's update was lost
+  std::optional<std::string> activityId;  // ... of this messageId, when it could be read
 };
 
 // Best guess whether undecodable text was a state event, so that losing it
 // triggers a resync. Errs on the side of "yes".
 bool mayBeStateEvent(std::string_view text);
+// The same for activity events (which activity is then unknown).
+bool mayBeActivityEvent(std::string_view text);
 
 // Returns true and fills `out`, or false and fills `err`. Never throws.
 bool decodeEvent(std::string_view data, const Options& options, DecodedEvent& out, DecodeError& err);

@@ -111,6 +111,19 @@ void Receiver::remember(uint64_t seq, uint64_t hash) {
   if (recent_.size() > kRecentCapacity) recent_.pop_front();
 }
 
+void Receiver::onRunStarted() {
+  if (anchored_) dropAnchor();
+}
+
+void Receiver::onLostUpdate(const DecodeError& error, std::vector<Outcome>& out) {
+  requestResync(error.code == Code::LimitExceeded ? Code::LimitExceeded : Code::Malformed,
+                "an update was lost: " + error.message, out);
+}
+
+void Receiver::requireSnapshot(Code reason, std::string detail, std::vector<Outcome>& out) {
+  requestResync(reason, std::move(detail), out);
+}
+
 void Receiver::onEvent(DecodedEvent event, std::string raw, std::vector<Outcome>& out) {
   if (event.cls == EventClass::Other) {
     if (anchored_ && event.type == "RUN_STARTED") dropAnchor();

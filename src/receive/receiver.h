@@ -78,6 +78,15 @@ class Receiver {
                std::vector<Outcome>& out);
   // The byte stream ended or broke: a gap still open can no longer fill by itself.
   void onStreamEnd(std::vector<Outcome>& out);
+  // A new run starts (RUN_STARTED): an adopted position is dropped (docs/wire.md section 6).
+  void onRunStarted();
+  // An update to this document was lost (an event meant for it could not be
+  // decoded; the caller reported the error): a resync, `malformed` or
+  // `limit-exceeded`.
+  void onLostUpdate(const DecodeError& error, std::vector<Outcome>& out);
+  // Nothing applies until a snapshot (a document first heard of through a
+  // delta): a resync with `reason`.
+  void requireSnapshot(Code reason, std::string detail, std::vector<Outcome>& out);
 
   const nlohmann::json& state() const { return state_; }
   // For the engine's edit layer only, which lays pending edits over the state

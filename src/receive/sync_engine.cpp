@@ -4,6 +4,7 @@
 
 #include "json/cold.h"
 #include "edit/edit_layer.h"
+#include "receive/activity_book.h"
 #include "receive/event_decoder.h"
 #include "receive/receiver.h"
 #include "receive/sse_framer.h"
@@ -51,7 +52,8 @@ AGUI_COLD std::string randomClientId() {
 // Each is usable and tested on its own; this only wires them and keeps
 // per-connection bookkeeping.
 struct SyncEngine::Impl {
-  explicit Impl(const Options& o) : options(o), framer(o.maxEventBytes), receiver(o), edits(o.maxDepth, o.maxEventBytes) {
+  explicit Impl(const Options& o)
+      : options(o), framer(o.maxEventBytes), receiver(o), activities(o), edits(o.maxDepth, o.maxEventBytes) {
     std::string error;
     if (!edits.configure(o.edits, o.clientId.empty() ? randomClientId() : o.clientId, error)) {
       optionsFailure = Failure{Code::InvalidOptions, error, std::nullopt};
@@ -60,6 +62,7 @@ struct SyncEngine::Impl {
   }
 
   void handleEvent(SseItem& item, std::vector<Outcome>& out);
+  void onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out);
   // Pending edits come off the state before the confirmed state changes and go
   // back on afterwards (edit_layer.h); a no-op while none is pending.
   bool detachEdits() {
@@ -75,6 +78,7 @@ struct SyncEngine::Impl {
   Options options;
   SseFramer framer;
   Receiver receiver;
+  ActivityBook activities;  // used only with options.activities
   std::vector<SseItem> items;  // reused across feeds to avoid reallocating
   DecodedEvent decoded;
   uint64_t bytesReceived = 0;
@@ -91,15 +95,30 @@ void SyncEngine::Impl::handleEvent(SseItem& item, std::vector<Outcome>& out) {
     error.code = Code::LimitExceeded;
     error.message = "event data exceeds maxEventBytes (" + std::to_string(options.maxEventBytes) + ")";
     error.stateEvent = mayBeStateEvent(std::string_view(item.data).substr(0, 4096));
-    receiver.onDecodeError(error, out);
-    return;
+    return onDecodeError(error, item.data, out);
   }
-  if (!decodeEvent(item.data, options, decoded, error)) {
-    receiver.onDecodeError(error, out);
-    return;
+  if (!decodeEvent(item.data, options, decoded, error)) return onDecodeError(error, item.data, out);
+  if (decoded.cls == EventClass::ActivitySnapshot || decoded.cls == EventClass::ActivityDelta) {
+    activities.onEvent(decoded, std::move(item.data), out);
+  } else {
+    if (options.activities && decoded.cls == EventClass::Other && decoded.type == "RUN_STARTED")
+      activities.onRunStarted();
+    receiver.onEvent(std::move(decoded), std::move(item.data), out);
   }
-  receiver.onEvent(std::move(decoded), std::move(item.data), out);
   decoded = DecodedEvent{};
+}
+
+// One error outcome; the state resyncs if the event may have been a state
+// event, and the activities (one, or all when which is unknown) if it may
+// have been an activity event.
+void SyncEngine::Impl::onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out) {
+  const size_t from = out.size();
+  receiver.onDecodeError(error, out);
+  if (!options.activities) return;
+  if (!error.activityEvent) error.activityEvent = mayBeActivityEvent(data.substr(0, 4096));
+  if (!error.activityEvent) return;
+  if (error.activityId) out[from].messageId = *error.activityId;
+  activities.onLost(error, out);
 }
 
 SyncEngine::SyncEngine(const Options& options) : impl_(std::make_unique<Impl>(options)) {}
@@ -135,6 +154,7 @@ void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out)
 void SyncEngine::end(std::vector<Outcome>& out) {
   impl_->framer.endOfStream();
   impl_->receiver.onStreamEnd(out);
+  impl_->activities.onStreamEnd(out);
 }
 
 void SyncEngine::reset() { impl_->framer.reset(); }
@@ -203,6 +223,17 @@ size_t SyncEngine::pendingCount() const { return impl_->receiver.pendingCount();
 std::vector<uint64_t> SyncEngine::heldSeqs() const { return impl_->receiver.heldSeqs(); }
 const Metrics& SyncEngine::metrics() const { return impl_->receiver.metrics(); }
 uint64_t SyncEngine::bytesReceived() const { return impl_->bytesReceived; }
+
+std::vector<ActivityView> SyncEngine::activities() const {
+  std::vector<ActivityView> views;
+  views.reserve(impl_->activities.size());
+  for (const auto& [id, line] : impl_->activities.lines()) {
+    const Receiver& r = line.receiver;
+    views.push_back(ActivityView{&id, &line.activityType, &r.state(), r.status(), r.lastSeq(),
+                                 r.resyncRequest() ? &*r.resyncRequest() : nullptr, r.pendingCount()});
+  }
+  return views;
+}
 
 std::optional<std::string> SyncEngine::lastEventId() const {
   const std::string& id = impl_->framer.lastEventId();

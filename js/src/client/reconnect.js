@@ -18,6 +18,11 @@ import {
   parseHeld,
 } from '../shared/resync-wire.js';
 
+// A resync of the state: the reason to reconnect. An activity's (it names a
+// messageId; docs/wire.md section 11) heals by its own snapshot, which the
+// resync conversation cannot ask for yet, so reconnecting would not help.
+const isStateResync = (outcome) => outcome.kind === 'resync' && outcome.messageId === undefined;
+
 const TERMINAL_EVENTS = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
 
@@ -259,7 +264,7 @@ export class ReconnectLoop {
     if (response.body) fed = await this.#pump(response.body.getReader(), idle, progress);
     let resync = fed.resync;
     for (const outcome of guarded(() => this.#sync.end())) {
-      if (outcome.kind === 'resync') resync = resync ?? outcome;
+      if (isStateResync(outcome)) resync = resync ?? outcome;
       this.#notifyOutcome(outcome);
     }
     return { resync, ranToEnd: fed.ranToEnd };
@@ -278,7 +283,7 @@ export class ReconnectLoop {
       }
       notify(this.#config.onChunk, value, 'an onChunk listener');
       for (const outcome of guarded(() => this.#feed(value))) {
-        if (outcome.kind === 'resync') resync = resync ?? outcome;
+        if (isStateResync(outcome)) resync = resync ?? outcome;
         else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
         this.#notifyOutcome(outcome);
       }

@@ -7,10 +7,10 @@ import { checkEditPolicy } from '../shared/edit-policy.js';
 import { persistOptions } from './persist/options.js';
 
 // createStateSync: positive integers passed to the engine as they are.
-const SYNC_LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs'];
+const SYNC_LIMIT_OPTIONS = ['reorderWindow', 'reorderBytes', 'maxGapEvents', 'maxEventBytes', 'maxDepth', 'maxStateBytes', 'staleAfterMs', 'maxActivities', 'maxActivityBytes'];
 const SYNC_GUARD_OPTIONS = ['trustUnsequenced', 'now', 'staleCheckMs'];
 const SYNC_EDIT_OPTIONS = ['ownership', 'onConflict', 'clientId'];
-const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', 'persist', ...WASM_OPTIONS]);
+const SYNC_OPTIONS = new Set([...SYNC_LIMIT_OPTIONS, ...SYNC_GUARD_OPTIONS, ...SYNC_EDIT_OPTIONS, 'initialState', 'persist', 'activities', ...WASM_OPTIONS]);
 const MAX_CLIENT_ID_BYTES = 128; // the engine's limit (src/facade/sync_facade.cpp)
 const DEFAULT_MAX_EVENT_BYTES = 8 << 20; // Options::maxEventBytes (include/agui_sync/options.h)
 
@@ -40,9 +40,10 @@ function syncLimits(options) {
     }
     out[name] = value;
   }
-  if (options.trustUnsequenced !== undefined) {
-    if (typeof options.trustUnsequenced !== 'boolean') throw syncTypeError('invalid-options', 'option trustUnsequenced must be a boolean');
-    out.trustUnsequenced = options.trustUnsequenced;
+  for (const name of ['trustUnsequenced', 'activities']) {
+    if (options[name] === undefined) continue;
+    if (typeof options[name] !== 'boolean') throw syncTypeError('invalid-options', `option ${name} must be a boolean`);
+    out[name] = options[name];
   }
   return out;
 }

@@ -12,6 +12,7 @@ import { ApprovalGuard } from './guard.js';
 import { loadEngine } from '../engine/loader.js';
 import { guardOptions, syncOptions } from './sync-options.js';
 import { applyDelta } from '../shared/state-mirror.js';
+import { ActivityMirrors } from './activities.js';
 import { kCheckpointMeta, kInternals, kLocalEdit, kPersist, kRestore } from '../engine/internals.js';
 import { EditSteps, PendingEdits } from './pending-edits.js';
 import { attachPersistence } from './persist.js';
@@ -58,6 +59,7 @@ export class StateSync {
   #now;
   #guard;
   #persist = null; // the checkpoint sink (persist.js), with createStateSync({ persist })
+  #activities = new ActivityMirrors((messageId) => this.#reloadActivity(messageId));
 
   /** @internal use createStateSync() */
   constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined), maxEditBytes = 8 << 20) {
@@ -102,6 +104,19 @@ export class StateSync {
   get state() {
     this.#check();
     return this.#state;
+  }
+
+  /**
+   * With createStateSync({ activities: true }): the AG-UI activities the
+   * engine holds (docs/wire.md section 11), by messageId: { messageId,
+   * activityType, content, status, lastSeq, held, resync }. Immutable: a new
+   * object when an activity changed, and within it every untouched activity,
+   * and every subtree of a content a patch did not touch, keeps its identity.
+   * `content` is the agent's verified content when `status` is 'synced'.
+   */
+  get activities() {
+    this.#check();
+    return this.#activities.view;
   }
 
   /** The agent's state (verified as of lastSeq), without pending edits. === state while none is pending. */
@@ -410,6 +425,11 @@ export class StateSync {
     const steps = this.#edits.size > 0 ? new EditSteps(this.#edits.list) : null;
     let unmirrored = null; // applied outcomes whose state the mirror could not compute
     for (const raw of result.outcomes) {
+      if (raw.messageId !== undefined) { // an activity's (its own line; never the state's)
+        if (raw.kind === 'applied') this.#activities.applied(raw);
+        outcomes.push(raw);
+        continue;
+      }
       if (raw.kind !== 'applied') {
         if (raw.kind === 'event') this.#guard.noteEvent(raw.event);
         else if (steps !== null) steps.note(raw);
@@ -436,6 +456,7 @@ export class StateSync {
     this.#settleEdits(result.edits, this.#confirmed !== confirmedBefore);
     if (steps !== null) steps.finish(this.#state, this.#edits);
     if (unmirrored !== null) for (const outcome of unmirrored) outcome.state = this.#state;
+    this.#activities.settle(result.activities);
     this.#status = result.status;
     this.#lastSeq = result.lastSeq;
     this.#lastEventId = result.lastEventId;
@@ -448,6 +469,12 @@ export class StateSync {
   #reloadConfirmed() {
     this.#mirrorReloads++;
     this.#confirmed = this.#link.callJson((f) => f.stateJson());
+  }
+
+  // The same for one activity's content.
+  #reloadActivity(messageId) {
+    this.#mirrorReloads++;
+    return this.#link.callJson((f) => f.activityJson(messageId));
   }
 
   // The same for the visible state (an edit the engine applied that the mirror could not replay).
@@ -491,7 +518,7 @@ export class StateSync {
   // What feed()/end()/edit() compare after the call, for subscribers and for checkpoints (O(1)).
   #snapshotForNotify() {
     return {
-      state: this.#state, status: this.#status, edits: this.#edits.list,
+      state: this.#state, status: this.#status, edits: this.#edits.list, activities: this.#activities.view,
       confirmed: this.#confirmed, lastSeq: this.#lastSeq, epoch: this.#epoch, lastEventId: this.#lastEventId,
     };
   }
@@ -511,7 +538,8 @@ export class StateSync {
   }
 
   #notifyIfChanged(before) {
-    if (this.#state === before.state && this.#status === before.status && this.#edits.list === before.edits) return;
+    if (this.#state === before.state && this.#status === before.status && this.#edits.list === before.edits &&
+      this.#activities.view === before.activities) return;
     for (const entry of [...this.#listeners]) {
       if (!this.#listeners.has(entry)) continue; // unsubscribed by an earlier listener
       try {
