@@ -5,8 +5,11 @@
 //  - a stale approval (of the proposal as it stood before the agent revised
 //    it) never reaches the framework: RUN_ERROR 'approval-stale', the catch-up, and
 //    the framework saw no request; a fresh approval then pays once;
-//  - two tabs (PydanticAI): tab B's run moves the proposal after tab A's
-//    person approved it; A's resume is refused and never reaches the framework;
+//  - two tabs: tab B's run moves the proposal after tab A's person approved
+//    it (PydanticAI: B's run starts from B's state; LangGraph: B edits the
+//    request, and ag-ui-langgraph forks the interrupted thread at it); A's
+//    resume is refused and never reaches the framework, the effect happens
+//    once (LangGraph: B's own approval pays B's proposal);
 //  - a resume cut at seeded byte offsets and sent again, with the same runId
 //    or as a new run, is not forwarded again: the framework ran it once and
 //    paid once, and the re-sent request gets the paid state.
@@ -20,6 +23,8 @@ const { StateSyncHttpAgent } = await import(join(repoRoot, 'js', 'src', 'ag-ui.j
 process.env.SUPPRESS_TRANSFORMATION_WARNINGS = 'true';
 const T = { timeout: 120000 };
 const USER = { id: 'user-1', role: 'user', content: 'Draft the offsite payment and pay it once I approve.' };
+/** The same request, edited in another tab to name the amount (langgraph_app.py drafts it). */
+const EDITED = { ...USER, content: 'Draft the offsite payment of 250 and pay it once I approve.' };
 const initialState = (app) => (app === 'langgraph' ? { seed: 5 } : { seed: 5, proposal: { payee: '', amount: 0 }, document: [], paid: null });
 
 /** Run 1 to the interrupt; `early`: an approval of the first proposal the client held while synced. */
@@ -105,8 +110,7 @@ for (const [app, setup] of [['langgraph', 'proxy'], ['pydantic-snapshot', 'proxy
     });
 
     // PydanticAI starts each run from the client's state: tab B, with another seed, makes the agent propose
-    // anew. (LangGraph: only the agent's own move, the test above; a second run on a thread paused at
-    // interrupt() is not explored here.)
+    // anew. (LangGraph: the next test.)
     if (app.startsWith('pydantic')) test('two tabs: B moves the proposal after A approved it; A\'s approval never reaches the framework', T, async () => {
       const threadId = `${app}-${setup}-tabs`;
       const { agent: tabA, interrupt } = await toInterrupt(endpoint.url, threadId, app);
@@ -123,6 +127,59 @@ for (const [app, setup] of [['langgraph', 'proxy'], ['pydantic-snapshot', 'proxy
       assert.equal(truth.effects, 0);
       tabA.dispose();
       tabB.dispose();
+    });
+
+    // LangGraph on a thread paused at interrupt() (ag_ui_langgraph's LangGraphAgent.prepare_stream): a run
+    // without `resume` does not take RunAgentInput.state; it answers with the pending interrupt again
+    // (RUN_STARTED, RUN_FINISHED), unless the request edits a human message the checkpoint holds (same id,
+    // other content). Then it forks the thread at the checkpoint before that message and runs the graph
+    // again from there (the checkpoint's state, not the client's): the paused interrupt is abandoned and the
+    // graph pauses at a new one. Tab B, which holds the thread's state, edits the request to name an amount
+    // (langgraph_app.py drafts it), so the proposal moves. ag-ui-langgraph resumes a single resolved entry
+    // as Command(resume=payload) whatever its interruptId: without a check, A's resume would resume B's
+    // interrupt and pay B's amount (the control, straight to the framework, shows it).
+    if (app === 'langgraph') test('two tabs: B edits the request, LangGraph moves the proposal after A approved it; A\'s approval never reaches the framework, B\'s pays once', T, async () => {
+      const threadId = `${app}-${setup}-tabs`;
+      const { agent: tabA, interrupt } = await toInterrupt(endpoint.url, threadId, app);
+      const approvedA = tabA.stateSync.guard.approve(tabA.stateSync.guard.view('/proposal').token, { interruptId: interrupt.id });
+      assert.ok(approvedA.ok, approvedA.reason);
+      const tabB = new StateSyncHttpAgent({ url: endpoint.url, threadId, initialState: structuredClone(tabA.state), initialMessages: [EDITED] });
+      await tabB.ready;
+      await tabB.runAgent({ runId: `${threadId}-b1` });
+      const [interruptB] = tabB.stateSync.guard.interrupts();
+      assert.ok(interruptB && interruptB.id !== interrupt.id, 'LangGraph paused at a new interrupt');
+      let truth = await framework.truth(threadId);
+      assert.deepEqual(tabB.state.proposal, truth.state.proposal, 'tab B holds the framework\'s proposal');
+      assert.notDeepEqual(truth.state.proposal, tabA.state.proposal, 'the framework moved the proposal A approved');
+      const answer = sseEvents(await post(endpoint.url, resumeInput(tabA, `${threadId}-a2`, tabA.stateSync.guard.resumeEntry(approvedA.approval))));
+      assert.equal(answer.at(-1).code, 'approval-stale');
+      truth = await framework.truth(threadId);
+      assert.equal(truth.runs.length, 2, 'the framework ran A\'s first run and B\'s, never A\'s resume');
+      assert.equal(truth.effects, 0);
+      const viewB = tabB.stateSync.guard.view('/proposal');
+      const approvedB = tabB.stateSync.guard.approve(viewB.token, { interruptId: interruptB.id });
+      assert.ok(approvedB.ok, approvedB.reason);
+      await tabB.runAgent({ runId: `${threadId}-b2`, resume: [tabB.stateSync.guard.resumeEntry(approvedB.approval)] });
+      truth = await framework.truth(threadId);
+      assert.equal(truth.effects, 1, 'B\'s approval paid once');
+      assert.deepEqual(truth.state.paid, viewB.value, 'it paid what B approved');
+      assert.deepEqual(tabB.state.paid, truth.state.paid);
+      tabA.dispose();
+      tabB.dispose();
+    });
+
+    if (app === 'langgraph' && setup === 'proxy') test('control, straight to LangGraph: A\'s resume after B\'s edit pays what B\'s run proposed, not what A approved', T, async () => {
+      const threadId = `${app}-control-tabs`;
+      const input = (runId, messages, extra = {}) => ({ threadId, runId, state: initialState(app), messages, tools: [], context: [], forwardedProps: {}, ...extra });
+      const first = sseEvents(await post(framework.url, input(`${threadId}-1`, [USER])));
+      const approvedA = first.findLast((e) => e.type === 'STATE_SNAPSHOT').snapshot.proposal;
+      const interruptA = first.at(-1).outcome.interrupts[0];
+      const second = sseEvents(await post(framework.url, input(`${threadId}-b1`, [EDITED])));
+      assert.notEqual(second.at(-1).outcome.interrupts[0].id, interruptA.id);
+      await post(framework.url, input(`${threadId}-a2`, [USER], { resume: [{ interruptId: interruptA.id, status: 'resolved', payload: { approved: true } }] }));
+      const truth = await framework.truth(threadId);
+      assert.equal(truth.effects, 1, 'A\'s resume acted');
+      assert.notDeepEqual(truth.state.paid, approvedA, 'on a proposal A never approved');
     });
 
     for (const seed of [1, 2, 3]) {

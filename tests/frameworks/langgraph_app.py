@@ -4,12 +4,14 @@ no key) streams one reply, one node calls interrupt() for approval, and the
 node after it "pays" (the effect the tests count).
 
 The content depends on ``state["seed"]`` so that every seed sends other
-bytes. The effect counter lives in ``EFFECTS`` (thread -> count): the tests
+bytes, and the proposal's amount on the person's request when it names one
+(a second tab edits the request to move the proposal). The effect counter lives in ``EFFECTS`` (thread -> count): the tests
 read it through the tap (tap.py) to check that an approval acts once.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, List, Optional
 
@@ -46,9 +48,22 @@ def _paragraph(seed: int, i: int) -> str:
     return f"Section {i} (seed {seed}): " + ("terms and conditions of the offsite booking. " * (3 + (seed + i) % 4))
 
 
+def _requested_amount(state: State) -> Optional[int]:
+    # The person's latest request may name the amount ("... a payment of 250 ..."): a tab that edits the
+    # request (ag-ui-langgraph forks the thread at an edited message, even one paused at interrupt())
+    # moves the proposal.
+    for message in reversed(state.get("messages") or []):
+        if isinstance(message, HumanMessage):
+            match = re.search(r"\bof (\d+)\b", str(message.content))
+            return int(match.group(1)) if match else None
+    return None
+
+
 def draft(state: State) -> State:
     seed = _seed(state)
-    return {"proposal": {"payee": f"ACME-{seed}", "amount": 100 + seed}, "document": [_paragraph(seed, 0)]}
+    amount = _requested_amount(state)
+    return {"proposal": {"payee": f"ACME-{seed}", "amount": 100 + seed if amount is None else amount},
+            "document": [_paragraph(seed, 0)]}
 
 
 def write(state: State) -> State:
