@@ -21,6 +21,7 @@
 
 #include <agui_sync/codes.h>
 
+#include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
@@ -177,10 +178,10 @@ void bindEmitter(nb::module_& m) {
       .def("update", [](EmitterFacade& f, const nb::bytes& s) { return f.update(text(s)); }, nb::arg("state_json"))
       .def("patch", [](EmitterFacade& f, const nb::bytes& ops) { return f.patch(text(ops)); }, nb::arg("ops_json"))
       .def("apply_edits",
-           [](EmitterFacade& f, const nb::bytes& edits, const std::string& policy) {
-             return f.applyEdits(text(edits), policy);
+           [](EmitterFacade& f, const nb::bytes& edits, const std::string& policy, const std::string& epoch) {
+             return f.applyEdits(text(edits), policy, epoch);
            },
-           nb::arg("edits_json"), nb::arg("policy_json"))
+           nb::arg("edits_json"), nb::arg("policy_json"), nb::arg("client_epoch_json"))
       .def("provenance_json", &EmitterFacade::provenanceJson)
       .def("adopt_history", [](EmitterFacade& f, const nb::bytes& e) { return f.adoptHistory(text(e)); },
            nb::arg("events_json"))
@@ -208,6 +209,10 @@ NB_MODULE(_core, m) {
         nb::arg("approval_json"), nb::arg("state_json"));
   m.def("judge_approvals", [](const nb::bytes& r) { return agui_sync::judgeApprovalsJson(text(r)); },
         nb::arg("request_json"));  // the middleware's approval gate (src/facade/approval_facade.h)
+  // consume_approval's steps and effect_key (src/facade/approval_consume.h)
+  m.def("consume_approval_step", [](const nb::bytes& r) { return agui_sync::consumeApprovalStepJson(text(r)); },
+        nb::arg("request_json"));
+  m.def("effect_key", [](const nb::bytes& r) { return agui_sync::effectKeyJson(text(r)); }, nb::arg("request_json"));
   m.def("render_prompt",
         [](const nb::bytes& state, const std::string& options) {
           return agui_sync::renderPromptParts(std::string_view(state.c_str(), state.size()), options);

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
@@ -117,6 +118,9 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("suspended", &CursorFacade::suspended);
   // The proxy's judgement of a resume's approvals (src/facade/approval_facade.h).
   emscripten::function("judgeApprovals", &agui_sync::judgeApprovalsJson);
+  // consumeApproval's steps and effectKey (src/facade/approval_consume.h): agui-state-sync/server.
+  emscripten::function("consumeApprovalStep", &agui_sync::consumeApprovalStepJson);
+  emscripten::function("effectKey", &agui_sync::effectKeyJson);
   // A store-bound emitter's line (src/facade/store_line_facade.h): the store's I/O stays in JS.
   emscripten::class_<StoreLineFacade>("StoreLineFacade")
       .constructor<const std::string&>()

@@ -166,6 +166,14 @@ class StateEmitter {
   // The agent's own writes are never in those events, so a client can tell its
   // edits' writes from the agent's.
   EditsOutcome applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy);
+  // The same for edits whose baseSeqs count in `clientEpoch`, the epoch the
+  // client says it is in (nullptr: ours). A client of another epoch (an
+  // earlier incarnation, or another store's line) names seqs that cannot be
+  // placed here, so its edits are judged as made at our first seq: every
+  // write since counts as a possible conflict, and past the change log the
+  // history is unknown and they conflict under AgentWins.
+  EditsOutcome applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy,
+                          const std::string* clientEpoch);
   // Where the state holds user-written values: the pointers a client edit wrote
   // last (an agent write at or above one takes it back), sorted, at most 1024
   // (the oldest forgotten first). Everything else was written by the agent.

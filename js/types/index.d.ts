@@ -736,7 +736,8 @@ export interface StateEmitter<S = JsonValue> {
    * verdict; throws an AguiSyncError ('invalid-request', 'invalid-options', 'limit-exceeded',
    * 'seq-exhausted') only when the call cannot be judged, and then nothing is applied.
    */
-  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy): AppliedEdits<S>;
+  /** `epoch`: the epoch the client's baseSeqs count in (null: this emitter's); another epoch's edits are judged as made at the emitter's first seq. */
+  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy, options?: { epoch?: string | null }): AppliedEdits<S>;
   /** The pointers whose values client edits wrote last (for untrusted: 'auto' with userWritten). */
   provenance(): ClientWrite[];
   snapshot(): StateSnapshotEvent<S>;
@@ -801,7 +802,7 @@ export interface DurableStateEmitter<S = JsonValue> {
   readonly key: string;
   update(newState: S): Promise<StateEvent<S>[]>;
   patch(ops: JsonPatchOperation[]): Promise<StateEvent<S>[]>;
-  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy): Promise<AppliedEdits<S>>;
+  applyEdits(edits: readonly EditRequest[], policy?: EditPolicy, options?: { epoch?: string | null }): Promise<AppliedEdits<S>>;
   /** The catch-up of docs/wire.md section 3, after catching up with the store (what catchUp() calls). */
   catchUp(request: unknown): Promise<{ mode: 'current' | 'replay' | 'snapshot'; events: StateEvent<S>[] }>;
   snapshot(): Promise<StateSnapshotEvent<S>>;

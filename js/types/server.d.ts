@@ -151,7 +151,12 @@ export function consumeApproval(
   options: { store: EmitterStore; threadId: string; interruptId?: string },
 ): Promise<ConsumedApproval>;
 
-/** A stable idempotency key (64 hex digits) for the effect `approval` authorizes. Needs a loaded engine. */
+/** Loads the server (sender) engine that effectKey needs; idempotent. createStateEmitter and consumeApproval load it too. */
+export function initServerEngine(options?: { wasmBinary?: ArrayBuffer | Uint8Array; locateFile?: (file: string, prefix: string) => string }): Promise<void>;
+/**
+ * A stable idempotency key (64 hex digits) for the effect `approval` authorizes, the same in Python.
+ * Needs the server engine (await initServerEngine(), or a StateEmitter created); 'not-loaded' otherwise.
+ */
 export function effectKey(approval: Approval, context?: { threadId?: string | null; interruptId?: string | null }): string;
 /**
  * Runs `effect(key)` at most once per `key` in `store` and resolves to its result; a replayed

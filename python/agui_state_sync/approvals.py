@@ -1,33 +1,25 @@
-"""consume_approval / effect_key: an approval is acted on once, with the same
-records and keys as the JS package (js/src/server/approvals.js), so a Python agent
-and a Node agent can share one store. verify_approval says whether the agent
-still holds what the person approved; consume_approval records it once per
-interrupt, so a re-sent resume gets the first decision back instead of a
-second effect; effect_key is the idempotency key for the effect itself."""
+"""consume_approval / effect_key: an approval is acted on once. The decisions
+(the key's identity, the record, a replay or another approval's record, the
+verification) are the core's (src/facade/approval_consume.h), the ones the JS
+package asks, so a Python agent and a Node agent share one store's records and
+keys. This file checks arguments and does the store's I/O. verify_approval
+says whether the agent still holds what the person approved; consume_approval
+records it once per interrupt, so a re-sent resume gets the first decision
+back instead of a second effect; effect_key is the idempotency key for the
+effect itself."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Dict, Optional
 
-from ._json import json_text
-from .canonical import state_digest, verify_approval
+from . import _core
+from ._json import json_bytes, parse, plain
 from .errors import sync_type_error
 from .stores.contract import RECORD_METHODS, check_key, check_store
 
-MAX_SAFE = 2**53 - 1
-
-
-def _approval_fields(approval: Any) -> Optional[Dict[str, Any]]:
-    """The approval's identity, or None when it is malformed."""
-    if not isinstance(approval, dict):
-        return None
-    path, seq, digest, epoch = (approval.get(k) for k in ("path", "seq", "digest", "epoch"))
-    if not isinstance(path, str) or not isinstance(digest, str):
-        return None
-    safe = isinstance(seq, int) and not isinstance(seq, bool) and -MAX_SAFE <= seq <= MAX_SAFE
-    return {"path": path, "seq": seq if safe else None, "digest": digest, "epoch": epoch if isinstance(epoch, str) else None}
+# consume_approval's steps: peek, claim, the answer; one more round when a claim is lost.
+_MAX_STEPS = 6
 
 
 def _optional_id(value: Any, name: str) -> Optional[str]:
@@ -36,32 +28,32 @@ def _optional_id(value: Any, name: str) -> Optional[str]:
     return value
 
 
+def _request(approval: Any, **known: Any) -> Dict[str, Any]:
+    """The core's request; an approval JSON cannot hold is no approval (None)."""
+    try:
+        json_bytes(approval, "approval")
+    except Exception:  # a value JSON cannot hold cannot be a well-formed approval
+        approval = None
+    return {"approval": approval if isinstance(approval, dict) else None, **known}
+
+
 def effect_key(approval: Any, *, thread_id: Optional[str] = None, interrupt_id: Optional[str] = None) -> str:
     """A stable idempotency key (64 hex digits): the SHA-256 of the canonical
     JSON of threadId, interruptId (default approval['interruptId']) and the
     approval's path, seq, epoch and digest. The same in any process, Node too."""
-    fields = _approval_fields(approval)
-    if fields is None:
-        raise sync_type_error("invalid-argument", "effect_key() needs an approval {path, seq, digest, epoch}")
-    interrupt = _optional_id(interrupt_id, "effect_key() interrupt_id")
-    if interrupt is None:
-        interrupt = _optional_id(approval.get("interruptId"), "approval['interruptId']")
-    identity = {"v": 1, "threadId": _optional_id(thread_id, "effect_key() thread_id"), "interruptId": interrupt, **fields}
-    return state_digest(identity)[len("sha256:"):]
+    request = _request(approval, threadId=_optional_id(thread_id, "effect_key() thread_id"),
+                       interruptId=_optional_id(interrupt_id, "effect_key() interrupt_id"))
+    answer = parse(_core.effect_key(json_bytes(request, "effect_key()")))
+    if not answer["ok"]:
+        raise sync_type_error(answer["code"], f"effect_key(): {answer['message']}")
+    return answer["effectKey"]
 
 
-def _refused(reason: str) -> Dict[str, Any]:
-    return {"ok": False, "decision": "refused", "replayed": False, "effectKey": None, "reason": reason}
-
-
-def _answer_from_record(recorded: str, key: str) -> Dict[str, Any]:
+def _state_text(agent_state: Any) -> Optional[bytes]:
     try:
-        record = json.loads(recorded)
-    except ValueError:
-        record = None
-    if not isinstance(record, dict) or record.get("effectKey") != key:
-        return _refused("already-consumed")  # the interrupt was resolved by another approval
-    return {"ok": True, "decision": "approved", "replayed": True, "effectKey": key}
+        return json_bytes(plain(agent_state), "consume_approval() agent_state")
+    except Exception:  # a state JSON cannot hold cannot match any digest
+        return None
 
 
 async def consume_approval(approval: Any, agent_state: Any, *, store: Any, thread_id: str,
@@ -76,21 +68,24 @@ async def consume_approval(approval: Any, agent_state: Any, *, store: Any, threa
     Act only on ok, with effectKey as the effect's idempotency key."""
     check_store(store, "consume_approval() option store", RECORD_METHODS)
     check_key(thread_id, "consume_approval() option thread_id")
-    if interrupt_id is None and isinstance(approval, dict):
-        interrupt_id = approval.get("interruptId")
-    if interrupt_id is not None and (not isinstance(interrupt_id, str) or not interrupt_id):
-        raise sync_type_error("invalid-options", "consume_approval() interrupt_id must be a non-empty str")
-    if _approval_fields(approval) is None:
-        return _refused("invalid-token")
-    key = effect_key(approval, thread_id=thread_id, interrupt_id=interrupt_id)
-    record_id = interrupt_id if interrupt_id is not None else f"approval:{key}"
-    recorded = await store.peek(thread_id, record_id)
-    if recorded is not None:
-        return _answer_from_record(recorded, key)
-    if not verify_approval(approval, agent_state):
-        return _refused("changed")
-    record = json_text({"decision": "approved", "effectKey": key, "at": int(time.time() * 1000)}, "record")
-    claim = await store.claim(thread_id, record_id, record)
-    if not claim.get("ok"):
-        return _answer_from_record(claim["existing"], key)  # a concurrent consumer was first
-    return {"ok": True, "decision": "approved", "replayed": False, "effectKey": key}
+    known = _request(approval, threadId=thread_id, interruptId=interrupt_id,
+                     nowMs=int(time.time() * 1000))
+    state = _state_text(agent_state)
+    for _ in range(_MAX_STEPS):
+        text = json_bytes(known, "consume_approval()")
+        if state is not None:  # spliced in, not parsed again: the state may be large
+            text = b'{"state":' + state + b"," + text[1:]
+        step = parse(_core.consume_approval_step(text))
+        if not step["ok"]:
+            raise sync_type_error(step["code"], f"consume_approval(): {step['message']}")
+        if step["step"] == "answer":
+            return step["answer"]
+        if step["step"] == "peek":
+            known["record"] = await store.peek(thread_id, step["recordId"])
+            continue
+        claim = await store.claim(thread_id, step["recordId"], step["record"])
+        if claim.get("ok"):
+            known["claimed"] = True
+        else:
+            known["record"] = claim["existing"]  # a concurrent consumer was first
+    raise RuntimeError(f"consume_approval did not settle in {_MAX_STEPS} steps")  # a bug in the core's steps

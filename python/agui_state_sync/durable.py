@@ -118,13 +118,14 @@ class DurableStateEmitter:
         async with self._turn():
             return await self._commit(lambda e: e._patch_json(text))
 
-    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None) -> Awaitable[Dict[str, Any]]:
+    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None, *,
+                    epoch: Optional[str] = None) -> Awaitable[Dict[str, Any]]:
         """As StateEmitter.apply_edits(), once committed: {events, results}."""
-        return self._apply_edits(copy_argument(edits), copy_argument(policy))
+        return self._apply_edits(copy_argument(edits), copy_argument(policy), epoch)
 
-    async def _apply_edits(self, edits: Any, policy: Any) -> Dict[str, Any]:
+    async def _apply_edits(self, edits: Any, policy: Any, epoch: Optional[str]) -> Dict[str, Any]:
         async with self._turn():
-            return await self._commit(lambda e: e.apply_edits(edits, policy))
+            return await self._commit(lambda e: e.apply_edits(edits, policy, epoch=epoch))
 
     async def catch_up(self, request: Any) -> Dict[str, Any]:
         """The catch-up of docs/wire.md section 3, after catching up with what

@@ -8,6 +8,7 @@ the facade's.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from . import _core
@@ -101,16 +102,22 @@ class StateEmitter:
     def _patch_json(self, text: bytes) -> List[Event]:
         return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
 
-    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None, *,
+                    epoch: Optional[str] = None) -> Dict[str, Any]:
         """Judges a client's edits ([{editId, baseSeq, ops}]) under ``policy``
         ({ownership, onConflict}) and applies those it accepts: {events,
-        results}. An edit's own problems are its verdict, never a raise."""
+        results}. An edit's own problems are its verdict, never a raise.
+        ``epoch``: the epoch the client's baseSeqs count in (None: this
+        emitter's); the engine judges another epoch's edits as made at its
+        first seq."""
         if not isinstance(edits, (list, tuple)):
             raise sync_type_error("invalid-request", "apply_edits() edits must be a list of {editId, baseSeq, ops}")
+        if epoch is not None and not isinstance(epoch, str):
+            raise sync_type_error("invalid-request", "apply_edits() epoch must be a string or None")
         policy_text = json_text(check_edit_policy(policy, "apply_edits() policy"), "apply_edits() policy",
                                 "invalid-options")
         text = json_bytes(edits, "apply_edits() edits", "invalid-request")
-        result = parse(self._facade.apply_edits(text, policy_text))
+        result = parse(self._facade.apply_edits(text, policy_text, json.dumps(epoch)))
         if not result.get("ok") and result.get("code") == "invalid-options":  # misuse: a TypeError, as in JS
             raise sync_type_error("invalid-options", f"apply_edits() policy: {result.get('message')}")
         if not result.get("ok"):

@@ -28,7 +28,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Mapping, Optional, Union
 from ._events import Upstream, events_of
 from ._json import plain
 from .errors import sync_error, sync_type_error
-from .resync import check_edit_policy
+from .resync import check_edit_policy, read_resync_request
 from .stores.contract import check_store
 from .run_stamper import RunStamper
 from .emitter import StateEmitter
@@ -122,11 +122,8 @@ class StateSequencer:
         if not isinstance(edits, list):
             raise sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}")
         if not fresh:
-            epoch = state_sync.get("epoch")
-            foreign = epoch is not None and str(epoch) != emitter.epoch
-            # baseSeqs of another incarnation cannot be placed here: judged as made at the first seq.
-            judged = emitter.apply_edits([{**e, "baseSeq": None} if foreign and isinstance(e, dict) else e
-                                          for e in edits], self._edits)
+            # Their baseSeqs count in the client's epoch (read as for its catch-up); the engine places them.
+            judged = emitter.apply_edits(edits, self._edits, epoch=read_resync_request(run_input)["epoch"])
             if inspect.isawaitable(judged):  # a store-bound emitter: committed first
                 await judged
         state = run_input.get("state") if fresh else copy.deepcopy(emitter.state)  # the agent's to mutate

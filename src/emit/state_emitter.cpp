@@ -437,6 +437,14 @@ EditsOutcome StateEmitter::applyEdits(const std::vector<EditRequest>& edits, con
   return impl_->applyEdits(edits, policy);
 }
 
+EditsOutcome StateEmitter::applyEdits(const std::vector<EditRequest>& edits, const EditPolicy& policy,
+                                      const std::string* clientEpoch) {
+  if (clientEpoch == nullptr || *clientEpoch == options().epoch) return impl_->applyEdits(edits, policy);
+  std::vector<EditRequest> placed = edits;
+  for (EditRequest& e : placed) e.baseSeq.reset();
+  return impl_->applyEdits(placed, policy);
+}
+
 json StateEmitter::catchUpSnapshot() const {
   ++impl_->stats_.replaySnapshots;
   return impl_->snapshot(std::nullopt);

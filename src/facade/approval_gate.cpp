@@ -97,10 +97,7 @@ bool verified(const GateInput& in, const Entry& e) {
 }
 
 std::string recordOf(const GateInput& in, const Entry& e) {
-  return json{{"decision", "approved"},
-              {"effectKey", approvalEffectKey(*e.approval, in.threadId, e.interruptId)},
-              {"at", static_cast<int64_t>(in.nowMs)}}
-      .dump();
+  return approvalRecord(approvalEffectKey(*e.approval, in.threadId, e.interruptId), in.nowMs);
 }
 
 // A run that is not forwarded leaves nothing consumed: this request's claims go back.
@@ -148,7 +145,7 @@ json safeSeq(const json& seq) {
 
 }  // namespace
 
-std::string approvalEffectKey(const json& approval, const std::string& threadId, const std::string& interruptId) {
+std::string approvalEffectKey(const json& approval, const json& threadId, const json& interruptId) {
   const json* seq = member(approval, "seq");
   const json* epoch = member(approval, "epoch");
   json identity = {{"v", 1},
@@ -159,6 +156,11 @@ std::string approvalEffectKey(const json& approval, const std::string& threadId,
                    {"digest", *member(approval, "digest")},
                    {"epoch", isString(epoch) ? *epoch : json(nullptr)}};
   return stateDigest(identity).substr(7);  // without "sha256:"
+}
+
+std::string approvalRecord(const std::string& effectKey, double nowMs) {
+  const double at = std::isfinite(nowMs) && std::fabs(nowMs) < 9.0e15 ? nowMs : 0;  // a time in ms, never UB
+  return json{{"decision", "approved"}, {"effectKey", effectKey}, {"at", static_cast<int64_t>(at)}}.dump();
 }
 
 GateDecision judgeApprovals(const GateInput& in) {

@@ -64,10 +64,16 @@ struct GateInput {
 
 GateDecision judgeApprovals(const GateInput& input);
 
-// consumeApproval's effect key (js/src/server/approvals.js effectKey): 64 hex digits
-// of the SHA-256 of the canonical JSON of {v:1, threadId, interruptId, path, seq,
-// digest, epoch}. `approval` must have string path and digest.
-std::string approvalEffectKey(const nlohmann::json& approval, const std::string& threadId,
-                              const std::string& interruptId);
+// consumeApproval's effect key (facade/approval_consume.h): 64 hex digits of the
+// SHA-256 of the canonical JSON of {v:1, threadId, interruptId, path, seq, digest,
+// epoch}; threadId and interruptId are strings or null, a seq that is not a safe
+// integer and an epoch that is not a string count as null. `approval` must have
+// string path and digest.
+std::string approvalEffectKey(const nlohmann::json& approval, const nlohmann::json& threadId,
+                              const nlohmann::json& interruptId);
+
+// The record an approval is consumed with, the gate's and consumeApproval's:
+// {"at":nowMs,"decision":"approved","effectKey":key}. Only its effectKey is read back.
+std::string approvalRecord(const std::string& effectKey, double nowMs);
 
 }  // namespace agui_sync

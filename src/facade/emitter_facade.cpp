@@ -141,8 +141,12 @@ std::string EmitterFacade::patch(const std::string& opsJson) {
   return eventsJson(r.events);
 }
 
-std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::string& policyJson) {
-  json edits, options = json::object();
+std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::string& policyJson,
+                                      const std::string& clientEpochJson) {
+  json edits, options = json::object(), clientEpoch;
+  if (!clientEpochJson.empty() && (parseBounded(clientEpochJson, 1, clientEpoch) ||
+                                   !(clientEpoch.is_null() || clientEpoch.is_string())))
+    return failureJson(Code::InvalidRequest, "applyEdits: the client's epoch must be a string or null");
   // edits > edit > ops > op > value: four levels above the state's nesting.
   if (auto failure = parseValue(editsJson, emitter_->options().maxDepth, kEnvelopeDepth + 4, edits))
     return failureJson(*failure);
@@ -153,7 +157,7 @@ std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::s
   std::vector<EditRequest> requests;
   if (auto failure = readEditPolicy(options, policy)) return failureJson(*failure);
   if (auto failure = readEditRequests(std::move(edits), requests)) return failureJson(*failure);
-  EditsOutcome r = emitter_->applyEdits(requests, policy);
+  EditsOutcome r = emitter_->applyEdits(requests, policy, clientEpoch.get_ptr<const std::string*>());
   if (r.failure) return failureJson(*r.failure);
   std::string out = eventsJson(r.events);
   out.pop_back();  // the closing brace: the results go in the same object

@@ -12,8 +12,10 @@
 //                               limit-exceeded, seq-exhausted)
 //   patch(opsJson)              {"ok":true,"events":[...]} | failure with opIndex (invalid-patch,
 //                               patch-failed, precondition-failed, limit-exceeded), or seq-exhausted
-//   applyEdits(editsJson, policyJson)
-//                               edits [{editId, baseSeq, ops}], policy {ownership, onConflict}
+//   applyEdits(editsJson, policyJson, clientEpochJson)
+//                               edits [{editId, baseSeq, ops}], policy {ownership, onConflict},
+//                               the epoch the client's baseSeqs count in (a JSON string; null or
+//                               "" = ours; another epoch's edits are judged as made at our first seq)
 //                               -> {"ok":true,"events":[...],"results":[{editId,status,reason?,seq?}]}
 //                               | failure (invalid-request, invalid-options, seq-exhausted);
 //                               StateEmitter::applyEdits. An edit's own problems are its result.
@@ -58,7 +60,8 @@ class EmitterFacade {
   const std::optional<Failure>& initFailure() const { return initFailure_; }
   std::string update(const std::string& stateJson);
   std::string patch(const std::string& opsJson);
-  std::string applyEdits(const std::string& editsJson, const std::string& policyJson);
+  std::string applyEdits(const std::string& editsJson, const std::string& policyJson,
+                         const std::string& clientEpochJson);
   std::string provenanceJson() const;
   std::string adoptHistory(const std::string& eventsJson);
   std::string snapshot() const;

@@ -79,8 +79,8 @@ test('effectKey: stable across processes, different for any field', async () => 
   const key = effectKey(approval, context);
   assert.match(key, /^[0-9a-f]{64}$/);
   const script = `const { effectKey } = await import(${JSON.stringify(join(here, '..', '..', 'js', 'src', 'server.js'))});
-    const { initEngine } = await import(${JSON.stringify(join(here, '..', '..', 'js', 'src', 'index.js'))});
-    await initEngine(); process.stdout.write(effectKey(${JSON.stringify(approval)}, ${JSON.stringify(context)}));`;
+    const { initServerEngine } = await import(${JSON.stringify(join(here, '..', '..', 'js', 'src', 'server.js'))});
+    await initServerEngine(); process.stdout.write(effectKey(${JSON.stringify(approval)}, ${JSON.stringify(context)}));`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d) => { out += d; });

@@ -12,6 +12,7 @@
 #include <agui_sync/state_emitter.h>
 #include <agui_sync/sync_engine.h>
 
+#include "facade/emitter_facade.h"
 #include "facade/sync_facade.h"
 
 using nlohmann::json;
@@ -370,4 +371,48 @@ TEST_CASE("edits: an agent write that replaces a whole object but keeps the edit
   p.edit(json::array({op("replace", "/shared/budget", 30)}));
   out = p.agent(json::array({op("replace", "/shared", json{{"budget", 40}, {"lines", json::array()}})}));
   REQUIRE(find(out, OutcomeKind::Conflict));
+}
+
+TEST_CASE("edits: baseSeqs of another epoch are placed at the emitter's first seq", "[edits][epoch]") {
+  EmitterOptions eo;
+  eo.epoch = "now";
+  StateEmitter emitter(eo, json{{"shared", {{"budget", 10}}}});
+  emitter.patch(json::array({op("replace", "/shared/budget", 30)}));  // the agent wrote it at seq 1
+  const EditPolicy rules{{}, ConflictPolicy::AgentWins};
+  auto judge = [&](const std::string& editId, const std::string* clientEpoch) {
+    const std::vector<EditRequest> edit{{"tab1:" + editId, emitter.seq(), json::array({op("replace", "/shared/budget", 20)})}};
+    EditsOutcome r = emitter.applyEdits(edit, rules, clientEpoch);
+    REQUIRE_FALSE(r.failure);
+    REQUIRE(r.results.size() == 1);
+    return r.results[0];
+  };
+  // The same seq in an earlier incarnation says nothing about our writes: a conflict.
+  const std::string before = "then";
+  EditAck foreign = judge("1", &before);
+  CHECK_FALSE(foreign.applied);
+  CHECK(foreign.reason == Code::Conflict);
+  // Ours (named, or not named at all): made after the agent's write, so it applies.
+  const std::string ours = "now";
+  CHECK(judge("2", &ours).applied);
+  CHECK(judge("3", nullptr).applied);
+}
+
+TEST_CASE("edits: the facade takes the client's epoch as JSON and refuses anything but a string or null", "[edits][epoch]") {
+  EmitterFacade f(R"({"epoch":"now","initialState":{"shared":{"budget":10}}})");
+  REQUIRE(json::parse(f.patch(R"([{"op":"replace","path":"/shared/budget","value":30}])"))["ok"] == true);
+  const std::string edit = R"([{"editId":"tab1:1","baseSeq":1,"ops":[{"op":"replace","path":"/shared/budget","value":20}]}])";
+  for (const char* bad : {"1", "{}", "[\"now\"]", "not json"}) {
+    json r = json::parse(f.applyEdits(edit, "{}", bad));
+    CHECK(r["code"] == "invalid-request");
+    CHECK(f.seq() == 1);  // nothing applied
+  }
+  json foreign = json::parse(f.applyEdits(edit, "{}", R"("then")"));
+  CHECK(foreign["results"][0]["reason"] == "conflict");
+  int n = 0;
+  for (const char* ours : {"", "null", R"("now")"}) {
+    const json mine = json::array({{{"editId", "tab2:" + std::to_string(++n)}, {"baseSeq", static_cast<uint64_t>(f.seq())},
+                                    {"ops", json::array({op("replace", "/shared/budget", n)})}}});
+    json r = json::parse(f.applyEdits(mine.dump(), "{}", ours));
+    CHECK(r["results"][0]["status"] == "applied");
+  }
 }

@@ -113,6 +113,22 @@ async def test_client_edits_are_judged_before_the_agent_runs_and_acknowledged():
     assert client.state == {"limit": 50, "plan": "p", "done": True} == sequencer.emitter_for("t").state
 
 
+@pytest.mark.parametrize("epoch", ["an-earlier-instance", 7])
+async def test_edits_made_in_another_epoch_are_judged_as_made_at_the_threads_start(epoch):
+    # The engine places baseSeqs (src/emit/state_emitter.cpp): the agent wrote /limit after the
+    # emitter's start, which a client of another incarnation cannot have seen, so a conflict.
+    sequencer, client = StateSequencer(), SyncEngine()
+    await collect(sequencer, langgraph_run("t", "r1", [{"limit": 10}]), run_input(state_sync={}), client)
+    assert client.edit([{"op": "replace", "path": "/limit", "value": 50}])["ok"]
+    given = client.run_input()
+    state_sync = {**given["forwardedProps"]["stateSync"], "lastSeq": client.last_seq, "epoch": epoch}
+    await collect(sequencer, langgraph_run("t", "r2", []), run_input(run="r2", state=given["state"], state_sync=state_sync))
+    emitter = sequencer.emitter_for("t")
+    assert emitter.state == {"limit": 10}
+    [verdict] = [a for e in emitter.replay_since(0) for a in (e.get("metadata", {}).get("agui-state-sync", {}).get("acks") or [])]
+    assert (verdict["status"], verdict["reason"]) == ("rejected", "conflict")
+
+
 async def test_a_delta_that_does_not_apply_suspends_the_run_until_its_next_snapshot():
     reports = []
     sequencer, client = StateSequencer(on_inconsistent=reports.append), SyncEngine()

@@ -119,6 +119,14 @@ export function readyEngine() {
   return null;
 }
 
+/** A loaded, healthy engine whose module exports `name` (the sender's own functions), or null. */
+export function readyEngineWith(name) {
+  for (const engine of readyEngines) {
+    if (!engine.failure && typeof engine.module[name] === 'function') return engine;
+  }
+  return null;
+}
+
 /** The shared engine of module `spec` for these options. */
 export function loadModule(spec, options = {}) {
   const { wasmBinary, locateFile } = options;

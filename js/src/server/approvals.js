@@ -7,23 +7,23 @@
 // second effect, and effectKey gives the effect itself an idempotency key for
 // the API that performs it (a payment, an email), which covers a process that
 // dies after consuming and before (or while) acting.
-import { stateDigest } from '../engine/canonical.js';
-import { syncTypeError } from '../engine/errors.js';
-import { initEngine } from '../engine/init-engine.js';
-import { readyEngine } from '../engine/loader.js';
+// The decisions (the key's identity, the record, a replay or another
+// approval's record, the verification) are the core's
+// (src/facade/approval_consume.h), the ones Python's consume_approval asks, so
+// the two share one store's records and keys. This file checks arguments and
+// does the store's I/O.
+import { EngineLink } from '../engine/engine-link.js';
+import { failureCode, syncError, syncTypeError } from '../engine/errors.js';
+import { readyEngineWith } from '../engine/loader.js';
+import { loadEmitterEngine } from './emitter.js';
 import { checkKey, checkStore } from './store/contract.js';
-import { verifyApproval } from './verify-approval.js';
 
-// The approval's identity, or null when it is malformed (getters may throw: still null).
-function approvalFields(approval) {
-  try {
-    if (approval === null || typeof approval !== 'object') return null;
-    const { path, seq, digest, epoch } = approval;
-    if (typeof path !== 'string' || typeof digest !== 'string') return null;
-    return { path, seq: Number.isSafeInteger(seq) ? seq : null, digest, epoch: typeof epoch === 'string' ? epoch : null };
-  } catch {
-    return null;
-  }
+// peek, claim, then the answer; one more round when a claim is lost to a racing request.
+const MAX_STEPS = 6;
+
+// The core's refusal of the arguments (a TypeError, as the checks made here).
+function misuse(failure, fallback, message) {
+  return syncTypeError(failureCode(failure, fallback), message);
 }
 
 function optionalId(value, name) {
@@ -31,45 +31,59 @@ function optionalId(value, name) {
   return value ?? null;
 }
 
+// The approval as JSON text for the core: anything JSON cannot hold (or a
+// getter that throws) is no approval, which the core calls malformed.
+function approvalText(approval) {
+  try {
+    return approval !== null && typeof approval === 'object' && !Array.isArray(approval) ? JSON.stringify(approval) ?? 'null' : 'null';
+  } catch {
+    return 'null';
+  }
+}
+
+// `known` as a request, with the approval's and the state's text spliced in as they are.
+function requestText(known, approval, state) {
+  const rest = JSON.stringify(known).slice(1);
+  return `{"approval":${approval},${state === undefined ? '' : `"state":${state},`}${rest}`;
+}
+
+/**
+ * Loads the sender engine that effectKey() needs (once; idempotent). Creating
+ * a StateEmitter or awaiting consumeApproval() loads it too.
+ */
+export async function initServerEngine(options) {
+  EngineLink.assertUsable(await loadEmitterEngine(options));
+}
+
 /**
  * A stable idempotency key (64 hex digits) for the effect an approval
  * authorizes: the SHA-256 of the canonical JSON of threadId, interruptId
  * (default approval.interruptId), the approval's path, seq, epoch and digest.
- * The same approval re-sent gives the same key, in any process. Needs a
- * loaded engine, as stateDigest does. Throws 'invalid-argument' for a malformed approval.
+ * The same approval re-sent gives the same key, in any process and in Python.
+ * Needs the sender engine (initServerEngine()). Throws 'invalid-argument' for a malformed approval.
  */
 export function effectKey(approval, { threadId, interruptId } = {}) {
-  const fields = approvalFields(approval);
-  if (fields === null) throw syncTypeError('invalid-argument', 'effectKey() needs an approval { path, seq, digest, epoch }');
-  const interrupt = optionalId(interruptId, 'effectKey() interruptId') ?? optionalId(approval.interruptId, 'approval.interruptId');
-  const identity = { v: 1, threadId: optionalId(threadId, 'effectKey() threadId'), interruptId: interrupt, ...fields };
-  return stateDigest(identity).slice('sha256:'.length);
+  const engine = readyEngineWith('effectKey');
+  if (!engine) throw syncError('not-loaded', 'effectKey() needs the server engine: call await initServerEngine() (or create a StateEmitter) first');
+  const known = { threadId: optionalId(threadId, 'effectKey() threadId'), interruptId: optionalId(interruptId, 'effectKey() interruptId') };
+  const answer = EngineLink.forEngine(engine).callJson((e) => e.module.effectKey(requestText(known, approvalText(approval))));
+  if (!answer.ok) throw misuse(answer, 'invalid-argument', `effectKey(): ${answer.message}`);
+  return answer.effectKey;
 }
 
-function consumeOptions(approval, options) {
+function consumeOptions(options) {
   if (options === null || typeof options !== 'object') throw syncTypeError('invalid-options', 'consumeApproval() needs options { store, threadId, interruptId }');
   const store = checkStore(options.store, 'consumeApproval() option store');
   const threadId = checkKey(options.threadId, 'consumeApproval() option threadId');
-  let interruptId = options.interruptId;
-  if (interruptId === undefined && approval !== null && typeof approval === 'object') interruptId = approval.interruptId;
-  if (interruptId !== undefined && (typeof interruptId !== 'string' || interruptId.length === 0)) {
-    throw syncTypeError('invalid-options', 'consumeApproval() interruptId must be a non-empty string');
-  }
-  return { store, threadId, interruptId };
+  return { store, threadId, interruptId: options.interruptId ?? null };
 }
 
-const refused = (reason) => ({ ok: false, decision: 'refused', replayed: false, effectKey: null, reason });
-
-// A recorded decision compared with this approval's key.
-function answerFromRecord(recorded, key) {
-  let record;
+function stateText(agentState) {
   try {
-    record = JSON.parse(recorded);
+    return JSON.stringify(agentState); // undefined: none (it cannot match any digest)
   } catch {
-    record = null;
+    return undefined;
   }
-  if (record?.effectKey !== key) return refused('already-consumed'); // the interrupt was resolved by another approval
-  return { ok: true, decision: 'approved', replayed: true, effectKey: key };
 }
 
 /**
@@ -88,16 +102,21 @@ function answerFromRecord(recorded, key) {
  * with 'store-unavailable' when the store is unreachable: then nothing is decided.
  */
 export async function consumeApproval(approval, agentState, options) {
-  const { store, threadId, interruptId } = consumeOptions(approval, options);
-  if (!readyEngine()) await initEngine();
-  if (approvalFields(approval) === null) return refused('invalid-token');
-  const key = effectKey(approval, { threadId, interruptId });
-  const id = interruptId ?? `approval:${key}`;
-  const recorded = await store.peek(threadId, id);
-  if (recorded !== null) return answerFromRecord(recorded, key);
-  if (!verifyApproval(approval, agentState)) return refused('changed');
-  const record = JSON.stringify({ decision: 'approved', effectKey: key, at: Date.now() });
-  const claim = await store.claim(threadId, id, record);
-  if (!claim.ok) return answerFromRecord(claim.existing, key); // a concurrent consumer was first
-  return { ok: true, decision: 'approved', replayed: false, effectKey: key };
+  const { store, threadId, interruptId } = consumeOptions(options);
+  const link = EngineLink.forEngine(await loadEmitterEngine());
+  const [approvalJson, state] = [approvalText(approval), stateText(agentState)];
+  const known = { threadId, interruptId, nowMs: Date.now() };
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const next = link.callJson((e) => e.module.consumeApprovalStep(requestText(known, approvalJson, state)));
+    if (!next.ok) throw misuse(next, 'invalid-options', `consumeApproval(): ${next.message}`);
+    if (next.step === 'answer') return next.answer;
+    if (next.step === 'peek') {
+      known.record = await store.peek(threadId, next.recordId);
+      continue;
+    }
+    const claim = await store.claim(threadId, next.recordId, next.record);
+    if (claim.ok) known.claimed = true;
+    else known.record = claim.existing; // a concurrent consumer was first
+  }
+  throw new Error(`consumeApproval did not settle in ${MAX_STEPS} steps`); // a bug in the core's steps
 }

@@ -80,14 +80,17 @@ export class StateEmitter {
    * Throws an AguiSyncError when the call cannot be judged at all, and then
    * nothing is applied: 'invalid-request' (not an array of { editId, baseSeq?,
    * ops }), 'invalid-options' (the policy), 'limit-exceeded' (nested deeper
-   * than maxDepth), 'seq-exhausted'.
+   * than maxDepth), 'seq-exhausted'. `epoch`: the epoch the client's baseSeqs
+   * count in (null: this emitter's); the engine judges another epoch's edits
+   * as made at its first seq.
    */
-  applyEdits(edits, policy) {
+  applyEdits(edits, policy, { epoch = null } = {}) {
     this.#check();
     if (!Array.isArray(edits)) throw syncTypeError('invalid-request', 'applyEdits() edits must be an array of { editId, baseSeq, ops }');
+    if (epoch !== null && typeof epoch !== 'string') throw syncTypeError('invalid-request', 'applyEdits() epoch must be a string or null');
     const policyText = JSON.stringify(checkEditPolicy(policy, 'applyEdits() policy'));
     const text = jsonText(edits, 'applyEdits() edits', 'invalid-request');
-    const result = this.#callJson((f) => f.applyEdits(text, policyText));
+    const result = this.#callJson((f) => f.applyEdits(text, policyText, JSON.stringify(epoch)));
     if (!result.ok) throw refusal('applyEdits()', result, 'invalid-request');
     if (result.events.length) this.#stateValid = false;
     return { events: result.events, results: result.results };

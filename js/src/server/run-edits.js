@@ -87,16 +87,12 @@ export function clientEpoch(input) {
 }
 
 /**
- * emitter.applyEdits() for edits from readRunEdits(). An edit's baseSeq is a
- * seq of the client's epoch: when the client names another epoch than the
- * emitter's (it was talking to an earlier incarnation), its baseSeqs cannot
- * be placed here, so the edits are judged as made at the emitter's first seq
- * (every write since counts as a possible conflict; past the change log the
- * history is unknown and they conflict under agent-wins).
+ * emitter.applyEdits() for edits from readRunEdits(), whose baseSeqs count in
+ * the client's `epoch` (clientEpoch()): the engine places them (another
+ * epoch's edits are judged as made at the emitter's first seq).
  */
 export function judgeEdits(emitter, edits, epoch, policy) {
-  const foreign = epoch !== null && epoch !== undefined && epoch !== emitter.epoch;
-  return emitter.applyEdits(foreign ? edits.map((edit) => ({ ...edit, baseSeq: null })) : edits, policy);
+  return emitter.applyEdits(edits, policy, { epoch: epoch ?? null });
 }
 
 /**

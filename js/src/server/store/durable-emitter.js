@@ -107,9 +107,9 @@ export class DurableStateEmitter {
   }
 
   /** As StateEmitter.applyEdits(), once committed: Promise<{ events, results }>. */
-  async applyEdits(edits, policy) {
+  async applyEdits(edits, policy, { epoch = null } = {}) {
     const [e1, p1] = [copyArgument(edits), copyArgument(policy)];
-    return this.#serial(() => this.#commit((e) => e.applyEdits(e1, p1)));
+    return this.#serial(() => this.#commit((e) => e.applyEdits(e1, p1, { epoch })));
   }
 
   /**
