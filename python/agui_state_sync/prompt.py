@@ -73,14 +73,27 @@ def render_state_for_prompt(state: Any, *, include: Optional[Sequence[str]] = No
     [{path, reason, droppedBytes}], untrustedPaths}. The options are the JS
     renderStateForPrompt's, in snake_case; user_written takes
     StateEmitter.provenance() paths (with untrusted='auto')."""
+    rendered = _rendered_with_preamble(state, include=include, exclude=exclude, untrusted=untrusted,
+                                       ownership=ownership, user_written=user_written, max_bytes=max_bytes,
+                                       max_string_bytes=max_string_bytes, max_array_items=max_array_items,
+                                       max_depth=max_depth, datamark=datamark, tag=tag)
+    del rendered["preamble"]
+    return rendered
+
+
+def _rendered_with_preamble(state: Any, *, include: Optional[Sequence[str]] = None,
+                            exclude: Optional[Sequence[str]] = None, untrusted: Union[Sequence[str], str, None] = None,
+                            ownership: Optional[Mapping[str, str]] = None, user_written: Optional[Sequence[str]] = None,
+                            max_bytes: Optional[int] = None, max_string_bytes: Optional[int] = None,
+                            max_array_items: Optional[int] = None, max_depth: Optional[int] = None,
+                            datamark: Optional[str] = None, tag: Optional[str] = None) -> Dict[str, Any]:
+    """The core's render of ``state`` with its preamble (one call for prompt_message)."""
     picked = _options("render_state_for_prompt", include=_list(include), exclude=_list(exclude),
                       untrusted=untrusted if isinstance(untrusted, str) else _list(untrusted),
                       ownership=ownership, userWritten=_list(user_written), maxBytes=max_bytes,
                       maxStringBytes=max_string_bytes, maxArrayItems=max_array_items, maxDepth=max_depth,
                       datamark=datamark, tag=tag)
-    rendered = _render(state, picked, "render_state_for_prompt")
-    del rendered["preamble"]
-    return rendered
+    return _render(state, picked, "render_state_for_prompt")
 
 
 def prompt_preamble(tag: Optional[str] = None, datamark: Optional[str] = None) -> str:
@@ -96,9 +109,8 @@ def prompt_message(state: Any, **options: Any) -> Dict[str, str]:
     'user', content}: a one-line preamble saying the block is data, then the
     block. Put it in a LangChain HumanMessage(content=...) or return its
     content from a PydanticAI @agent.instructions function."""
-    rendered = render_state_for_prompt(state, **options)
-    preamble = prompt_preamble(options.get("tag"), options.get("datamark"))
-    return {"role": "user", "content": f"{preamble}\n{rendered['text']}"}
+    rendered = _rendered_with_preamble(state, **options)  # one render: the block and its preamble
+    return {"role": "user", "content": f"{rendered['preamble']}\n{rendered['text']}"}
 
 
 def _list(value: Optional[Sequence[str]]) -> Optional[List[str]]:
