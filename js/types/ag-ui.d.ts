@@ -54,6 +54,12 @@ export class StateSyncHttpAgent<S = JsonValue> extends HttpAgent {
   get ready(): Promise<StateSync<S>>;
   /** Status, guard, metrics, resyncRequest. Throws an AguiSyncError 'not-loaded' before `ready`. */
   get stateSync(): StateSync<S>;
+  /**
+   * @ag-ui/client's connectAgent(): attaches to the thread's running run on a server that keeps runs
+   * (the agui-state-sync proxy: GET with X-AGUI-Attach): the state by catch-up, the run's events so far,
+   * then live; with no run going on, brings the state up to date. Resolves when that run ends.
+   */
+  connectAgent(...args: Parameters<HttpAgent['connectAgent']>): ReturnType<HttpAgent['connectAgent']>;
   /** Called by abortRun() with the aborted run's id; by default POSTs to `stateSync.abortUrl`. Override for other transports. */
   abortRequest(runId: string): void;
   /**

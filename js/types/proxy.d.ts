@@ -99,6 +99,8 @@ export interface StateSyncProxyStats {
   /** Clients' edits judged, by verdict. */
   edits: { applied: number; rejected: number };
   resumes: { exact: number; 'caught-up': number; lost: number };
+  /** X-AGUI-Attach requests, by what they found: the thread's running run, or none (a catch-up). */
+  attaches: { run: number; idle: number };
   aborts: { client: number; abandoned: number };
 }
 
@@ -122,6 +124,11 @@ export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upst
 
 /** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
 export const HEADER_ABORT: string;
+/**
+ * 'X-AGUI-Attach': GET the stream's path with it set to a threadId to attach to the thread's running
+ * run (or, with none, to be caught up); the response carries 'run' or 'idle'.
+ */
+export const HEADER_ATTACH: string;
 /** 'X-AGUI-Resume' (response): how a Last-Event-ID reconnect was answered: 'exact' | 'caught-up' | 'lost'. */
 export const HEADER_RESUME: string;
 /** CUSTOM event name: the upstream's state stream stopped applying; state events are held. value: { reason, detail, seq }. */

@@ -18,24 +18,11 @@
 // ('applied' outcomes) are delivered as received, keyed to the engine's state
 // after them (AppliedStates), however many connections it took.
 
+import { laneOf, OpenLanes } from '../shared/event-lanes.js';
+
 const MAX_IDS = 10000; // delivered SSE ids remembered per run (oldest forgotten first)
 const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 
-// Event type -> [lane, what opens/closes it, the event that closes it].
-const OPENERS = {
-  TEXT_MESSAGE_START: ['text', 'messageId'],
-  TOOL_CALL_START: ['tool', 'toolCallId'],
-  REASONING_START: ['reasoning', 'messageId'],
-  REASONING_MESSAGE_START: ['reasoning-message', 'messageId'],
-  STEP_STARTED: ['step', 'stepName'],
-};
-const CLOSERS = {
-  TEXT_MESSAGE_END: ['text', 'messageId'],
-  TOOL_CALL_END: ['tool', 'toolCallId'],
-  REASONING_END: ['reasoning', 'messageId'],
-  REASONING_MESSAGE_END: ['reasoning-message', 'messageId'],
-  STEP_FINISHED: ['step', 'stepName'],
-};
 // Closing order: innermost first (a tool call inside a message inside a step).
 const CLOSE_WITH = [
   ['tool', 'TOOL_CALL_END', 'toolCallId'],
@@ -101,7 +88,7 @@ export class RunDelivery {
   #terminal = null; // the held RUN_FINISHED / RUN_ERROR
   #terminalConnection = 0;
   #ids = new Set();
-  #open = new Map(); // `${lane} ${key}` -> opener event
+  #lanes = new OpenLanes(); // what the run's events opened and did not close yet
 
   /** `emit(event)` hands an event to the pipeline; `applied` is the agent's AppliedStates. */
   constructor(emit, applied) {
@@ -169,9 +156,9 @@ export class RunDelivery {
     if (event.type === 'RUN_STARTED') {
       this.#active = true;
       this.#runConnection = this.#connection;
-      this.#open.clear();
+      this.#lanes.clear();
     }
-    this.#track(event);
+    this.#lanes.see(event);
     this.#emit(event);
   }
 
@@ -180,19 +167,13 @@ export class RunDelivery {
     if (this.#ids.size > MAX_IDS) this.#ids.delete(this.#ids.values().next().value);
   }
 
-  #track(event) {
-    const opener = OPENERS[event.type];
-    if (opener) this.#open.set(`${opener[0]} ${event[opener[1]]}`, event);
-    const closer = CLOSERS[event.type];
-    if (closer) this.#open.delete(`${closer[0]} ${event[closer[1]]}`);
-  }
-
   // The server started the run over: close what the cut left open, innermost first.
   #closeOpenLanes() {
     for (const [lane, type, field] of CLOSE_WITH) {
-      for (const [key, opener] of [...this.#open]) {
-        if (!key.startsWith(`${lane} `)) continue;
-        this.#open.delete(key);
+      for (const opener of this.#lanes.openers()) {
+        const open = laneOf(opener);
+        if (open.lane !== lane) continue;
+        this.#lanes.close(open.key);
         const close = { type, [field]: opener[field] };
         if (opener.subagentRunId !== undefined) close.subagentRunId = opener.subagentRunId;
         this.#emit(close);

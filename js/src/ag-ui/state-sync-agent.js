@@ -8,6 +8,10 @@
 // User edits (agent.edit, or agent.stateSync.edit) show in agent.state at once
 // and travel with every request of every run (forwardedProps.stateSync.edits,
 // RunAgentInput.state = the visible state) until the agent acknowledges them.
+// connect() (@ag-ui/client's connectAgent()) attaches to the thread's running
+// run on a server that keeps runs (the agui-state-sync proxy: a GET with
+// X-AGUI-Attach, docs/wire.md section 8): the state by catch-up, the run's
+// events so far, then live; with no run going on, it brings the state up to date.
 import { enforceOutgoingInput, HttpAgent } from '@ag-ui/client';
 import { Observable } from 'rxjs';
 import { AppliedStates, RunDelivery } from './agent-delivery.js';
@@ -20,7 +24,7 @@ import { syncOptions } from '../client/sync-options.js';
 import { backoffOptions, checkIdleTimeout, Fatal, ReconnectLoop, setCatchUpHeaders, stateSyncProps } from '../client/reconnect.js';
 import { SseEventIds } from './sse-ids.js';
 import { createStateSync } from '../client/sync.js';
-import { HEADER_ABORT } from '../shared/resync-wire.js';
+import { HEADER_ABORT, HEADER_ATTACH } from '../shared/resync-wire.js';
 
 const WHO = 'StateSyncHttpAgent stateSync';
 
@@ -85,6 +89,20 @@ export class StateSyncHttpAgent extends HttpAgent {
     this.abortController = abortController;
     await this.#ready;
     return super.runAgent({ ...parameters, abortController }, subscriber);
+  }
+
+  /**
+   * Attaches to the thread's running run (connect(): a reloaded page, a second
+   * device) or, with none, brings the state up to date; resolves when that
+   * run (or the catch-up) ends, as runAgent() does. abortRun() then aborts the
+   * attached run for a server that accepts this client's credentials for it
+   * (the run's starter's); detachActiveRun() only stops listening.
+   */
+  async connectAgent(parameters, subscriber) {
+    const abortController = parameters?.abortController ?? new AbortController();
+    this.abortController = abortController;
+    await this.#ready;
+    return super.connectAgent(parameters, subscriber);
   }
 
   /** Aborts the run in flight: the request, any reconnect, and (abortRequest) the server's run. */
@@ -172,19 +190,33 @@ export class StateSyncHttpAgent extends HttpAgent {
 
   /** @internal The run's events: the engine's outcomes over as many connections as it takes. */
   run(input) {
+    return this.#events(input, false);
+  }
+
+  /** @internal The attached run's events (connectAgent()), as run()'s. */
+  connect(input) {
+    return this.#events(input, true);
+  }
+
+  // attach: a GET with X-AGUI-Attach instead of the POST of a run; the run's id
+  // (for abortRun) is the one its RUN_STARTED names.
+  #events(input, attach) {
     return new Observable((subscriber) => {
       const sync = this.stateSync;
       const signal = this.abortController.signal;
-      this.#runId = input.runId ?? null;
-      const delivery = new RunDelivery((event) => subscriber.next(event), this.#applied);
-      const loop = this.#loop(sync, input, delivery, signal);
+      this.#runId = attach ? null : input.runId ?? null;
+      const delivery = new RunDelivery((event) => {
+        if (attach && event.type === 'RUN_STARTED' && typeof event.runId === 'string') this.#runId = event.runId;
+        subscriber.next(event);
+      }, this.#applied);
+      const loop = this.#loop(sync, input, delivery, signal, attach);
       loop.run().then(() => {
         if (signal.aborted) subscriber.error(abortError(signal));
         else if (delivery.finish()) subscriber.complete();
         else subscriber.error(syncError('disposed', 'the run ended without finishing: the agent\'s StateSync was disposed'));
       }, (error) => subscriber.error(error));
       return () => {
-        if (this.#runId === input.runId) this.#runId = null;
+        if (attach || this.#runId === input.runId) this.#runId = null;
         loop.close();
       };
     });
@@ -210,8 +242,9 @@ export class StateSyncHttpAgent extends HttpAgent {
     return super.onFinalize(input, stateViews(subscribers, this, this.#warn));
   }
 
-  #loop(sync, input, delivery, signal) {
+  #loop(sync, input, delivery, signal, attach) {
     const ids = new SseEventIds();
+    let resumable = false; // an event of this call carried an id: an attach's reconnect resumes that stream
     const { backoff, idleTimeoutMs, onStatus, onOutcome } = this.#options;
     const loop = new ReconnectLoop(sync, {
       url: this.url,
@@ -221,10 +254,13 @@ export class StateSyncHttpAgent extends HttpAgent {
       request: (position, requestSignal) => {
         ids.reset();
         delivery.connection(position.attempt);
+        if (attach) return this.#attachRequest(input, { ...position, lastEventId: resumable ? position.lastEventId : null }, requestSignal);
         return this.#request(sync, input, position, requestSignal);
       },
       onOutcome: (outcome) => {
-        delivery.handle(outcome, ids.idOf(outcome));
+        const id = ids.idOf(outcome);
+        if (id !== null) resumable = true;
+        delivery.handle(outcome, id);
         if (delivery.errored) loop.close(); // a failed run is not run again to heal its state
         if (onOutcome) onOutcome(outcome);
       },
@@ -252,6 +288,15 @@ export class StateSyncHttpAgent extends HttpAgent {
     }
     const init = this.requestInit(checked);
     return { ...init, headers: setCatchUpHeaders(new Headers(init.headers), position), signal };
+  }
+
+  // An attach: GET with X-AGUI-Attach: <threadId> and the catch-up headers
+  // (Last-Event-ID only for the stream this call attached to: the engine's may
+  // name an earlier run's, which the server would answer with that run's end).
+  #attachRequest(input, position, signal) {
+    const headers = setCatchUpHeaders(new Headers(this.headers), position);
+    headers.set(HEADER_ATTACH, input.threadId);
+    return { method: 'GET', headers, signal };
   }
 
   async #load() {

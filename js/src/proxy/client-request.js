@@ -2,18 +2,21 @@
 //  - { kind: 'abort', runId, fingerprint }: POST with X-AGUI-Abort: <runId>;
 //  - { kind: 'stream', input, edits, eventId, position, fingerprint }: a
 //    RunAgentInput (POST) and/or a Last-Event-ID of ours (a GET must have one);
-//    edits: its forwardedProps.stateSync.edits, checked (null: none).
+//    edits: its forwardedProps.stateSync.edits, checked (null: none);
+//  - { kind: 'attach', threadId, eventId, position, fingerprint }: GET with
+//    X-AGUI-Attach: <threadId> (and the catch-up headers; Last-Event-ID when
+//    it resumes the stream it attached to).
 // Anything hostile is refused with an AguiSyncError carrying the HTTP `status`
 // to answer: 405, 408, 413, 415 or 400. Values that are merely wrong (an
 // X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
 import { createHash } from 'node:crypto';
 import { syncError } from '../engine/errors.js';
-import { HEADER_ABORT, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
+import { HEADER_ABORT, HEADER_ATTACH, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
 import { readRunEdits } from '../server/run-edits.js';
 import { readResyncRequest } from '../server/catch-up.js';
 import { parseEventId } from './sse-out.js';
 
-export { HEADER_ABORT };
+export { HEADER_ABORT, HEADER_ATTACH };
 
 const MAX_ID_CHARS = 1024; // threadId, runId
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
@@ -107,6 +110,12 @@ export async function readClientRequest(req, config) {
     return { kind: 'abort', runId: abortRunId, fingerprint: fingerprint(req) };
   }
   const eventId = parseEventId(header(req, 'last-event-id'));
+  const attach = header(req, HEADER_ATTACH.toLowerCase());
+  if (attach !== null) {
+    if (req.method !== 'GET') throw syncError('invalid-request', `${HEADER_ATTACH} needs a GET`, { status: 405 });
+    if (!validId(attach)) throw syncError('invalid-request', `${HEADER_ATTACH} must name a threadId`, { status: 400 });
+    return { kind: 'attach', threadId: attach, eventId, position: readResyncRequest(req), fingerprint: fingerprint(req) };
+  }
   let input = null;
   if (req.method === 'POST') input = parseInput(req, await readBody(req, config));
   else if (eventId === null) {

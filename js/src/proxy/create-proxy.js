@@ -12,10 +12,12 @@
 // state events go on, the core's decision), run (the stream, grace,
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
 // resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
-// sse-out, events, approvals (resume entries' approvals checked and consumed once).
+// sse-out, events, approvals (resume entries' approvals checked and consumed once),
+// attach (X-AGUI-Attach: a client joins the thread's running run, or catches up).
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
 import { createStateSync } from '../client/sync.js';
-import { forwardedInput, HEADER_ABORT, readClientRequest } from './client-request.js';
+import { forwardedInput, HEADER_ABORT, HEADER_ATTACH, readClientRequest } from './client-request.js';
+import { serveAttach } from './attach.js';
 import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
 import { PROXY_DEFAULTS, proxyOptions } from './options.js';
 import { withPromptContext } from './prompt-context.js';
@@ -26,15 +28,13 @@ import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
 import { RunCursor, upstreamStart } from './run-cursor.js';
 import { after } from '../server/emitter-writes.js';
-import { newStreamKey } from './sse-out.js';
+import { newStreamKey, SSE_HEAD } from './sse-out.js';
 import { openUpstream } from './upstream.js';
 
-export { EVENTS_LOST, HEADER_ABORT, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
+export { EVENTS_LOST, HEADER_ABORT, HEADER_ATTACH, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
 
 /** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (proxy/resume.js). */
 export const HEADER_RESUME = 'X-AGUI-Resume';
-
-const SSE_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
 
 function newCounters() {
   return {
@@ -42,6 +42,7 @@ function newCounters() {
     upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0,
     edits: { applied: 0, rejected: 0 },
     resumes: { exact: 0, 'caught-up': 0, lost: 0 },
+    attaches: { run: 0, idle: 0 },
     aborts: { client: 0, abandoned: 0 },
   };
 }
@@ -71,6 +72,7 @@ export function createStateSyncProxy(options) {
 async function serve(ctx, req, res) {
   const request = await readClientRequest(req, ctx.config);
   if (request.kind === 'abort') return answerAbort(ctx, res, request);
+  if (request.kind === 'attach') return serveAttach(ctx, res, request, (run, n) => resume(ctx, res, { run, n }, request.position, true));
   const target = resumeTarget(ctx.registry, request);
   if (target) return resume(ctx, res, target, request.position);
   if (ctx.registry.draining) {
@@ -118,12 +120,13 @@ function resumeTarget(registry, { input, eventId }) {
   return live ? { run: live, n: 0 } : null;
 }
 
-function resume(ctx, res, { run, n }, position) {
+// attach: an X-AGUI-Attach request (n = 0: the client joins the run; counted as an attach, not a resume).
+function resume(ctx, res, { run, n }, position, attach = false) {
   // The preamble and the attach in one step: no event may fall between them.
   return run.thread.withCatchUp((catchUpEvents) => {
-    const { text, mode } = resumePreamble(run, n, position, catchUpEvents);
-    ctx.counters.resumes[mode]++;
-    res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode });
+    const { text, mode } = resumePreamble(run, n, position, catchUpEvents, attach);
+    if (!attach || n > 0) ctx.counters.resumes[mode]++;
+    res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode, ...(attach ? { [HEADER_ATTACH]: 'run' } : {}) });
     res.flushHeaders();
     run.attach(res, text);
   });

@@ -25,6 +25,7 @@ const COUNTERS = [
 ];
 const LABELLED = [
   ['resumes_total', 'Stream resumptions by outcome', 'mode', (s) => s.resumes],
+  ['attaches_total', 'Clients attached to a thread (X-AGUI-Attach), by what they found', 'found', (s) => s.attaches],
   ['aborts_total', 'Runs aborted, by cause', 'cause', (s) => s.aborts],
   ['edits_total', 'Client edits judged, by verdict', 'status', (s) => s.edits],
 ];

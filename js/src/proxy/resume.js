@@ -16,7 +16,14 @@
 // "<key>:<n>" again: a client cut during them resumes from the same point.
 // A run that is over and fully delivered gets its terminal event again, so a
 // client cut right after RUN_FINISHED learns that the run ended.
+// An attach (X-AGUI-Attach: a client that was not on this stream, from n = 0,
+// or one resuming its attached stream) is never answered 'exact' unless its
+// position lines up: a client without state would get the starter's catch-up.
+// When the run's oldest events were dropped, an attach still begins with the
+// run's RUN_STARTED and leaves out what continues a lane it never saw open
+// (TEXT_MESSAGE_CONTENT without its start): AG-UI clients refuse those.
 import { customEvent, EVENTS_LOST } from './events.js';
+import { OpenLanes } from '../shared/event-lanes.js';
 import { formatEventId, frameEvent } from './sse-out.js';
 
 /**
@@ -24,9 +31,9 @@ import { formatEventId, frameEvent } from './sse-out.js';
  * consistent. A client that says it is resyncing (any reason) is not given the
  * same bytes again: whatever its engine refused, the catch-up answers it.
  */
-function fitsExactly(run, n, position) {
+function fitsExactly(run, n, position, attach) {
   const { lastSeq, epoch, reason } = position;
-  if (lastSeq === null && epoch === null && reason === null) return true; // keeps no state position
+  if (lastSeq === null && epoch === null && reason === null) return !attach; // keeps no state position
   if (reason !== null) return false;
   const seq = run.log.seqAt(n);
   return typeof seq === 'number' && seq === lastSeq && epoch === run.thread.emitter.epoch;
@@ -35,23 +42,34 @@ function fitsExactly(run, n, position) {
 /**
  * The text that brings a client resuming after event `n` of `run` up to date:
  * { text, mode }. catchUpEvents(position): the thread's (thread.withCatchUp).
+ * attach: the client attached (X-AGUI-Attach) rather than started this stream.
  */
-export function resumePreamble(run, n, position, catchUpEvents = (p) => run.thread.catchUpEvents(p)) {
+export function resumePreamble(run, n, position, catchUpEvents = (p) => run.thread.catchUpEvents(p), attach = false) {
   const entries = run.log.after(n);
-  if (entries !== null && fitsExactly(run, n, position)) {
+  if (entries !== null && fitsExactly(run, n, position, attach)) {
     return { text: withTerminal(run, entries, entries.map((e) => e.text)), mode: 'exact' };
   }
   const rest = entries ?? run.log.all();
   const catchUp = catchUpParts(run, n, position, entries === null, catchUpEvents);
   // AG-UI clients take nothing before RUN_STARTED: a client that has not seen
   // it yet gets it first, its catch-up right after.
-  const parts = rest.some((entry) => entry.n === run.startedN) ? [] : catchUp;
+  const startedHeld = rest.some((entry) => entry.n === run.startedN);
+  const parts = startedHeld ? [] : catchUp;
+  const fresh = attach && n === 0; // a client that saw nothing of this run
+  if (fresh && !startedHeld && run.startedN > 0) parts.unshift(run.startedText);
+  const lanes = fresh && entries === null ? new OpenLanes() : null;
   for (const entry of rest) {
-    if (entry.state) continue;
+    if (entry.state || (lanes !== null && !lanes.see(loggedEvent(entry)))) continue;
     parts.push(entry.text);
     if (entry.n === run.startedN) parts.push(...catchUp);
   }
   return { text: withTerminal(run, rest, parts), mode: entries === null ? 'lost' : 'caught-up' };
+}
+
+// The event a log entry framed (its one data line), read back for the rare lost attach.
+function loggedEvent(entry) {
+  const start = entry.text.indexOf('\ndata: ') + 7;
+  return JSON.parse(entry.text.slice(start, entry.text.length - 2));
 }
 
 // The catch-up (and, when events were trimmed, the EVENTS_LOST notice) for a

@@ -1,8 +1,10 @@
 // One upstream run as its clients see it: a stream of id-stamped events,
 // logged (event-log.js) so that a client whose connection broke can resume it
-// with Last-Event-ID. At most one client connection is attached at a time (a
-// resume supersedes the previous one). A connection that breaks is not an
-// abort: the upstream run keeps going for graceMs, and is aborted only by an
+// with Last-Event-ID. Every attached connection gets every event: the run's
+// starter, its resumes, and clients that attached to the thread's running run
+// (a reloaded page, a second device: X-AGUI-Attach). A connection that breaks
+// is not an abort: the upstream run keeps going while any connection is
+// attached and for graceMs after the last one went, and is aborted only by an
 // explicit abort or when nobody came back in time.
 import { LogEntry, EventLog } from './event-log.js';
 import { runError, TERMINAL_TYPES } from './events.js';
@@ -21,7 +23,8 @@ export class Run {
   sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
   #config;
   #hooks; // registry: charge(run, bytes), finished(run); counters
-  #client = null; // { res, timer }
+  #clients = new Set(); // attached connections: { res, timer }
+  #waiting = []; // attaches that wait for the run's RUN_STARTED and its first catch-up (whenStarted)
   #graceTimer = null;
   #teardown = null; // aborts the upstream request and frees the relay
   #pendingPosition; // where the client said it was, until its catch-up is written
@@ -41,20 +44,44 @@ export class Run {
     this.#teardown = teardown;
   }
 
-  /** Number of the logged event that started the run (its first RUN_STARTED; 0: not yet). */
+  /** Number of the logged event that started the run (its first RUN_STARTED; 0: not yet), and its framed text. */
   startedN = 0;
+  startedText = '';
 
   /** Frames `event` with the next id, logs it, and writes it to the attached client. */
   send(event, isState = false) {
     if (this.finished) return;
     if (isState) this.seq = wireSeq(event);
     const n = this.log.lastN + 1;
-    if (event.type === 'RUN_STARTED' && this.startedN === 0) this.startedN = n;
     const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
+    if (event.type === 'RUN_STARTED' && this.startedN === 0) {
+      this.startedN = n;
+      this.startedText = text; // kept when the log is trimmed: every attach begins with it
+    }
     const entry = new LogEntry(n, text, this.seq, isState, TERMINAL_TYPES.has(event.type));
     this.log.append(entry);
     this.#hooks.charge(this, entry.bytes);
-    if (this.#client) this.#write(this.#client, entry.text, entry.bytes);
+    for (const conn of this.#clients) this.#write(conn, entry.text, entry.bytes);
+  }
+
+  /**
+   * Calls fn() once the run has sent its RUN_STARTED and the catch-up of the
+   * client that started it (or once it is over): what another client attaches
+   * to. Before that, an attaching client's own catch-up could not follow
+   * RUN_STARTED, and the starter's would not fit it.
+   */
+  whenStarted(fn) {
+    if (this.#started) fn();
+    else this.#waiting.push(fn);
+  }
+
+  get #started() {
+    return this.finished || (this.startedN > 0 && this.#pendingPosition === undefined);
+  }
+
+  #flushWaiting() {
+    if (!this.#started) return;
+    for (const fn of this.#waiting.splice(0)) fn();
   }
 
   /**
@@ -67,12 +94,13 @@ export class Run {
     const position = this.#pendingPosition;
     if (position === undefined) return;
     this.#pendingPosition = undefined;
-    if (!this.thread.vouched) return undefined;
+    if (!this.thread.vouched) return this.#flushWaiting();
     return after(this.thread.catchUpEvents(position), (events) => { // a Promise for a store-bound thread
       for (const event of events) this.send(event, true);
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
       this.seq = this.thread.durable ? (wireSeq(events.at(-1)) ?? position.lastSeq) : this.thread.emitter.seq;
       this.#confirmPosition();
+      this.#flushWaiting();
     });
   }
 
@@ -90,15 +118,15 @@ export class Run {
     if (this.#pendingPosition === undefined || !this.thread.vouched) return;
     this.#pendingPosition = undefined;
     this.seq = this.thread.emitter.seq;
+    this.#flushWaiting();
   }
 
   /**
-   * Attaches a client connection (a new run's, or a resume's after `preamble`,
-   * the text that brings it up to date). Supersedes any attached one. A
-   * finished run's connection is ended after the preamble.
+   * Attaches a client connection (a new run's, or a resume's or an attach's
+   * after `preamble`, the text that brings it up to date), next to any
+   * attached one. A finished run's connection is ended after the preamble.
    */
   attach(res, preamble) {
-    if (this.#client) this.#release(this.#client, true);
     clearTimeout(this.#graceTimer);
     this.#graceTimer = null;
     const conn = { res, timer: null };
@@ -109,10 +137,10 @@ export class Run {
       return;
     }
     if (res.destroyed) {
-      this.#startGrace(); // the client left before its stream started
+      if (this.#clients.size === 0) this.#startGrace(); // the client left before its stream started
       return;
     }
-    this.#client = conn;
+    this.#clients.add(conn);
     conn.timer = setInterval(() => this.#write(conn, heartbeatLine(this.seq)), this.#config.heartbeatMs);
     conn.timer.unref();
     res.on('close', () => this.#detach(conn));
@@ -145,15 +173,16 @@ export class Run {
     this.#teardown = null;
     clearTimeout(this.#graceTimer);
     this.#graceTimer = null;
-    if (this.#client) this.#release(this.#client, true);
+    for (const conn of this.#clients) this.#release(conn, true);
     this.#hooks.finished(this);
+    this.#flushWaiting();
   }
 
   // A heartbeat right after a catch-up: a client that was current (an empty
   // catch-up) learns it at once, not at the next periodic one; a restored
   // client's 'restored' resync ends there (nothing was missed).
   #confirmPosition() {
-    if (this.#client) this.#write(this.#client, heartbeatLine(this.seq));
+    for (const conn of this.#clients) this.#write(conn, heartbeatLine(this.seq));
   }
 
   #write(conn, text, bytes = Buffer.byteLength(text)) {
@@ -168,18 +197,23 @@ export class Run {
     }
   }
 
-  // Stops a connection's heartbeat; `end`: also end its response (superseded, or the run is over).
+  /** Connections attached now. */
+  get clientCount() {
+    return this.#clients.size;
+  }
+
+  // Stops a connection's heartbeat; `end`: also end its response (the run is over).
   #release(conn, end) {
     clearInterval(conn.timer);
-    if (this.#client === conn) this.#client = null;
+    this.#clients.delete(conn);
     if (end && !conn.res.writableEnded) conn.res.end();
   }
 
-  // The client's connection closed: unless the run is over, the grace period starts.
+  // A client's connection closed: once none is left and the run is not over, the grace period starts.
   #detach(conn) {
-    const wasAttached = this.#client === conn;
+    const wasAttached = this.#clients.has(conn);
     this.#release(conn, false);
-    if (wasAttached && !this.finished) this.#startGrace();
+    if (wasAttached && this.#clients.size === 0 && !this.finished) this.#startGrace();
   }
 
   #startGrace() {

@@ -30,9 +30,15 @@ export function parseEventId(value) {
   return Number.isSafeInteger(n) ? { key: match[1], n } : null;
 }
 
-/** One SSE event: "id: <id>\ndata: <json>\n\n" (JSON text never holds a raw line break). */
+/** Response head of every stream the proxy sends. */
+export const SSE_HEAD = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+
+/**
+ * One SSE event: "id: <id>\ndata: <json>\n\n" (JSON text never holds a raw
+ * line break); without an id line when id is null (an event of no run's log).
+ */
 export function frameEvent(id, json) {
-  return `id: ${id}\ndata: ${json}\n\n`;
+  return id === null ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`;
 }
 
 /**

@@ -21,6 +21,12 @@ export const MAX_HELD_HEADER = MAX_HELD * 18;
  * stream's path: a broken connection is not an abort (docs/wire.md section 8).
  */
 export const HEADER_ABORT = 'X-AGUI-Abort';
+/**
+ * `X-AGUI-Attach: <threadId>` on a GET to the stream's path: attach to the
+ * thread's running run, or, with none, be brought up to date (docs/wire.md
+ * section 8). The response carries it too: 'run' or 'idle'.
+ */
+export const HEADER_ATTACH = 'X-AGUI-Attach';
 /** Response header: how the server caught the client up ('current' | 'replay' | 'snapshot'). */
 export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
 
