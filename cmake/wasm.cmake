@@ -99,12 +99,13 @@ if(AGUI_WASM_SINGLE_FILE)
   list(APPEND AGUI_WASM_LINK_OPTIONS -sSINGLE_FILE=1)
 endif()
 
-# Code size of the prompt renderer (renderStateForPrompt, bound in both modules).
-# The browser engine's budget was 100 KiB gzipped, wasm + glue, as
-# tests/js/package.test.mjs measures it (Node's zlib, level 9): 90,389 B before
-# the renderer; at -O3 the renderer made it ~111 KB. (With user edits and
-# checkpoints as well it is 115,872 B, and the budget is now 120 KiB: see the
-# test for why.) Paths that do not run per
+# Code size. The prompt renderer (renderStateForPrompt) is bound in the server
+# engine only (bindings/wasm/embind.cpp): in the browser engine it cost ~11 KB
+# gzipped (122,339 -> 110,754 B, wasm + glue, as tests/js/package.test.mjs
+# measures it with Node's zlib at level 9; the budget there is 112 KiB). The
+# server engine is not downloaded by browsers, but its size is still a cost
+# (cold starts, the npm tarball), so the sources below keep their flags there
+# too. Paths that do not run per
 # event are therefore built for size; the receiver's per-event path (framing,
 # decoding, JSON reader, patch, pointers, result JSON, feedInput) keeps -O3:
 #  - -Oz: the renderer's driver, options, trie, ownership and facade; the guard,

@@ -21,7 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initEngine, renderStateForPrompt } from '../../js/src/index.js';
+import { initServerEngine, renderStateForPrompt } from '../../js/src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dump = join(here, '..', '..', 'build', 'native', 'workload_dump');
@@ -58,7 +58,7 @@ function calibrate(fn) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-await initEngine();
+await initServerEngine();
 console.log(`bench_render: renderStateForPrompt (WASM) vs JSON.stringify(state, null, 2), median of ${runs} interleaved rounds, us per call`);
 console.log('state   bytes    | stringify | compact |  default  ratio |     full  ratio |   marked  ratio | out(default/full/stringify)');
 for (const [name, bytes] of [['5KB', 5000], ['50KB', 50000], ['500KB', 500000]]) {

@@ -4,10 +4,11 @@
 //   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), the
 //                 upstream CursorFacade (src/facade/cursor_facade.h) and a store-bound emitter's
 //                 StoreLineFacade (src/facade/store_line_facade.h), servers
-// Both export canonicalize/verify (SyncFacade's static helpers) and the prompt
-// renderer (renderPromptInput, src/facade/prompt_facade.h), so canonicalJson,
-// stateDigest, verifyApproval and renderStateForPrompt work with whichever
-// module is loaded.
+// Both export canonicalize/verify (SyncFacade's static helpers), so
+// canonicalJson, stateDigest and verifyApproval work with whichever module is
+// loaded. The prompt renderer (renderPromptInput, src/facade/prompt_facade.h)
+// is the sender's only: no browser renders prompts, and the browser engine's
+// download is the budget (tests/js/package.test.mjs).
 //
 // Every method returns a string, a number, a bool or nothing; a failure is a
 // JSON string {"ok":false,"code","message"} (src/facade/facade_json.h); the core is
@@ -40,12 +41,6 @@ namespace {
 template <typename T>
 std::string initResult(const T& f) {
   return f.initResult();
-}
-
-// The prompt renderer's buffers, for the wrapper's encodeInto and TextDecoder (prompt_facade.h).
-uintptr_t promptInputBuffer(size_t n) { return reinterpret_cast<uintptr_t>(agui_sync::promptInputBuffer(n)); }
-uintptr_t renderPromptInput(size_t n, const std::string& optionsJson) {
-  return reinterpret_cast<uintptr_t>(agui_sync::renderPromptInput(n, optionsJson));
 }
 
 // Internal (tests only): bytes currently allocated by malloc, to prove that
@@ -88,6 +83,14 @@ EMSCRIPTEN_BINDINGS(agui_state_sync) {
 #endif
 
 #ifdef AGUI_BIND_EMITTER
+namespace {
+// The prompt renderer's buffers, for the wrapper's encodeInto and TextDecoder (prompt_facade.h).
+uintptr_t promptInputBuffer(size_t n) { return reinterpret_cast<uintptr_t>(agui_sync::promptInputBuffer(n)); }
+uintptr_t renderPromptInput(size_t n, const std::string& optionsJson) {
+  return reinterpret_cast<uintptr_t>(agui_sync::renderPromptInput(n, optionsJson));
+}
+}  // namespace
+
 EMSCRIPTEN_BINDINGS(agui_state_emitter) {
   emscripten::class_<EmitterFacade>("EmitterFacade")
       .constructor<const std::string&>()
@@ -117,6 +120,9 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
   // The proxy's judgement of a resume's approvals (src/facade/approval_facade.h).
+  // The prompt renderer (renderStateForPrompt, promptMessage, the proxy's prompt context).
+  emscripten::function("promptInputBuffer", &promptInputBuffer);
+  emscripten::function("renderPromptInput", &renderPromptInput);
   emscripten::function("judgeApprovals", &agui_sync::judgeApprovalsJson);
   // consumeApproval's steps and effectKey (src/facade/approval_consume.h): agui-state-sync/server.
   emscripten::function("consumeApprovalStep", &agui_sync::consumeApprovalStepJson);
@@ -141,7 +147,5 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
 EMSCRIPTEN_BINDINGS(agui_state_common) {
   emscripten::function("canonicalize", &SyncFacade::canonicalize);
   emscripten::function("verify", &SyncFacade::verify);
-  emscripten::function("promptInputBuffer", &promptInputBuffer);
-  emscripten::function("renderPromptInput", &renderPromptInput);
   emscripten::function("heapBytesInUse", &heapBytesInUse);
 }

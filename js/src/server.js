@@ -12,6 +12,7 @@ export { formatHeld, HEADER_CATCH_UP, HEADER_HELD, MAX_HELD, parseHeld, SNAPSHOT
 export { applyRunEdits, MAX_EDIT_ID_BYTES, MAX_RUN_EDITS, readRunEdits } from './server/run-edits.js';
 export { memoryStore } from './server/store/memory-store.js';
 export { redisStore } from './server/store/redis-store.js';
-export { consumeApproval, effectKey, initServerEngine } from './server/approvals.js';
+export { consumeApproval, effectKey } from './server/approvals.js';
+export { initServerEngine } from './server/emitter.js';
 export { promptMessage } from './server/prompt.js';
 export { once } from './server/once.js';

@@ -550,6 +550,12 @@ export interface EngineOptions {
 
 /** Loads the engine (idempotent; shared with createStateSync) so that the synchronous helpers work. */
 export function initEngine(options?: EngineOptions): Promise<void>;
+/**
+ * Loads the server (sender) engine, idempotent: renderStateForPrompt, promptMessage and effectKey
+ * need it (no browser calls them, so the browser engine does not carry them). createStateEmitter
+ * and consumeApproval load it too.
+ */
+export function initServerEngine(options?: EngineOptions): Promise<void>;
 
 /**
  * RFC 8785 canonical JSON of `value` (synchronous, needs a loaded engine).
@@ -627,7 +633,7 @@ export interface PromptRender {
 }
 
 /**
- * The state as one prompt-safe data block (synchronous, needs a loaded engine):
+ * The state as one prompt-safe data block (synchronous, needs the server engine: initServerEngine()):
  * escaped, in canonical key order, size-capped, user-written parts marked. The
  * same bytes as the C++ core's renderStateForPrompt. AguiSyncError
  * 'invalid-options' (a TypeError) for a bad option, 'invalid-argument' for a

@@ -6,6 +6,7 @@ import type {
 } from './index.js';
 
 export type { DurableStateEmitter, EmitterStore } from './index.js';
+export { initServerEngine } from './index.js';
 
 export type CatchUpMode = 'current' | 'replay' | 'snapshot';
 
@@ -151,8 +152,6 @@ export function consumeApproval(
   options: { store: EmitterStore; threadId: string; interruptId?: string },
 ): Promise<ConsumedApproval>;
 
-/** Loads the server (sender) engine that effectKey needs; idempotent. createStateEmitter and consumeApproval load it too. */
-export function initServerEngine(options?: { wasmBinary?: ArrayBuffer | Uint8Array; locateFile?: (file: string, prefix: string) => string }): Promise<void>;
 /**
  * A stable idempotency key (64 hex digits) for the effect `approval` authorizes, the same in Python.
  * Needs the server engine (await initServerEngine(), or a StateEmitter created); 'not-loaded' otherwise.
@@ -180,7 +179,7 @@ export interface PromptMessage {
 
 /**
  * The state as a lower-trust message: use it instead of pasting the state into a
- * system prompt. Synchronous; needs a loaded engine (await initEngine()).
+ * system prompt. Synchronous; needs the server engine (await initServerEngine()).
  * Throws what renderStateForPrompt throws.
  */
 export function promptMessage(state: unknown, options?: PromptRenderOptions): PromptMessage;

@@ -155,6 +155,31 @@ describe('every thrown error is an AguiSyncError with a listed code', () => {
     assert.deepEqual(JSON.parse(r.stdout), Array(3).fill([true, 'not-loaded']));
   });
 
+  test('the browser engine has no renderer or effect key: not-loaded until the server engine is (fresh realm)', () => {
+    const entry = pathToFileURL(join(jsDir, 'src', 'index.js')).href;
+    const server = pathToFileURL(join(jsDir, 'src', 'server.js')).href;
+    const script = `
+      const p = await import(${JSON.stringify(entry)});
+      const s = await import(${JSON.stringify(server)});
+      const approval = { path: '/a', seq: 1, digest: 'sha256:00', epoch: 'e' };
+      const calls = [() => p.renderStateForPrompt({ a: 1 }).text, () => s.promptMessage({}).role, () => s.effectKey(approval).length];
+      const seen = [];
+      const look = () => calls.map((call) => { try { return call(); } catch (e) { return [e instanceof p.AguiSyncError, e.code]; } });
+      await p.initEngine();
+      seen.push(look(), p.canonicalJson({ b: 1 }));
+      await p.initServerEngine();
+      seen.push(look());
+      console.log(JSON.stringify(seen));
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const [before, canonical, after] = JSON.parse(r.stdout);
+    assert.deepEqual(before, Array(3).fill([true, 'not-loaded']));
+    assert.equal(canonical, '{"b":1}', 'what a browser calls works with the browser engine');
+    assert.deepEqual(after.slice(1), ['user', 64]);
+    assert.match(after[0], /"a":1/);
+  });
+
   test('StateEmitter: options, arguments, refusals (code + opIndex), seq exhaustion, disposed', async () => {
     for (const options of ['nope', { epoch: 7 }, { startSeq: -1 }, { bogus: 1 }, { guardedPaths: '/a' }, { initialState: 1n }, { maxDepth: 0 }]) {
       await rejectionOf(createStateEmitter(options), 'invalid-options', `createStateEmitter(${inspect(options)})`);

@@ -89,13 +89,14 @@ describe('npm package', () => {
 
   // 100 KB while the browser engine only received (88.3 KiB measured). It now
   // also carries the write path (user edits, 16.7 KB), reloads (checkpoints)
-  // and the prompt renderer (~9 KB with its walk built -Os): 113.2 KiB measured
-  // with the per-event path still -O3 (cmake/wasm.cmake). The budget moved to
-  // 120 KB, once, on purpose; any growth past it needs the same conversation.
-  test('size budget: the browser engine (agui_sync wasm + glue) is at most 120 KB gzipped', () => {
+  // and activities, with the per-event path still -O3 (cmake/wasm.cmake). The
+  // prompt renderer left it for the server engine (issue 27: no browser
+  // renders prompts): 122,339 -> 110,754 B measured. The budget is 112 KiB;
+  // the goal, with the page's JS, stays 100 KB (README, Performance).
+  test('size budget: the browser engine (agui_sync wasm + glue) is at most 112 KiB gzipped', () => {
     const files = ['agui_sync.mjs', ...(separateWasm ? ['agui_sync.wasm'] : [])];
     const bytes = files.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, 'wasm', f)), { level: 9 }).length, 0);
-    assert.ok(bytes <= 120 * 1024, `${bytes} bytes gzipped`);
+    assert.ok(bytes <= 112 * 1024, `${bytes} bytes gzipped`);
   });
 
   test('installed tarball: import from Node with no options', () => {

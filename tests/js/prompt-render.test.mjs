@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { jsDir, pkg, repoRoot, rng } from './support.mjs';
 
-const { AguiSyncError, initEngine, renderStateForPrompt } = pkg;
+const { AguiSyncError, initServerEngine, renderStateForPrompt } = pkg;
 const { promptMessage } = await import(join(jsDir, 'src', 'server.js'));
-const { readyEngine } = await import(join(jsDir, 'src', 'engine', 'loader.js'));
+const { readyEngineWith } = await import(join(jsDir, 'src', 'engine', 'loader.js'));
 
 const corpus = JSON.parse(readFileSync(join(repoRoot, 'tests', 'vectors', 'prompt_injection.json'), 'utf8'));
 const nativeCli = join(repoRoot, 'build', 'native', 'agui-sync-render');
@@ -26,7 +26,7 @@ const MIN_BYTES = 94; // minRenderBytes for the default tag (docs/prompt-renderi
 const CUT_SUFFIX = /\.\.\.\[truncated \d+ bytes\]$/;
 const WHITE_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
 
-before(() => initEngine());
+before(() => initServerEngine()); // the renderer is the server engine's only
 
 // --- cases -------------------------------------------------------------------
 
@@ -280,7 +280,7 @@ describe('renderStateForPrompt: options and errors', () => {
 
 describe('renderStateForPrompt: memory', () => {
   test("the binding's buffers are reused, and a large state's are freed", () => {
-    const engine = readyEngine();
+    const engine = readyEngineWith('renderPromptInput');
     const small = corpus.cases[0].state;
     const large = { text: 'x'.repeat(3 << 20), items: Array.from({ length: 2000 }, (_, i) => ({ i })) };
     const renderSmall = () => renderStateForPrompt(small, { untrusted: [''], datamark: '^' });

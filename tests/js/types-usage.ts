@@ -8,6 +8,7 @@ import {
   createStateSync,
   indexedDbStorage,
   initEngine,
+  initServerEngine,
   memoryStorage,
   renderStateForPrompt,
   stateDigest,
@@ -265,6 +266,7 @@ interface Shared {
 export async function approvals(): Promise<void> {
   await initEngine();
   await initEngine({ wasmBinary: new Uint8Array(0), locateFile: (p) => p });
+  await initServerEngine();
   const text: string = canonicalJson({ b: 1, a: [1, 'x'] });
   const digest: `sha256:${string}` = stateDigest(text);
   void digest;

@@ -13,8 +13,8 @@
 // the two share one store's records and keys. This file checks arguments and
 // does the store's I/O.
 import { EngineLink } from '../engine/engine-link.js';
-import { failureCode, syncError, syncTypeError } from '../engine/errors.js';
-import { readyEngineWith } from '../engine/loader.js';
+import { failureCode, syncTypeError } from '../engine/errors.js';
+import { serverEngineLink } from '../engine/init-engine.js';
 import { loadEmitterEngine } from './emitter.js';
 import { checkKey, checkStore } from './store/contract.js';
 
@@ -48,14 +48,6 @@ function requestText(known, approval, state) {
 }
 
 /**
- * Loads the sender engine that effectKey() needs (once; idempotent). Creating
- * a StateEmitter or awaiting consumeApproval() loads it too.
- */
-export async function initServerEngine(options) {
-  EngineLink.assertUsable(await loadEmitterEngine(options));
-}
-
-/**
  * A stable idempotency key (64 hex digits) for the effect an approval
  * authorizes: the SHA-256 of the canonical JSON of threadId, interruptId
  * (default approval.interruptId), the approval's path, seq, epoch and digest.
@@ -63,10 +55,9 @@ export async function initServerEngine(options) {
  * Needs the sender engine (initServerEngine()). Throws 'invalid-argument' for a malformed approval.
  */
 export function effectKey(approval, { threadId, interruptId } = {}) {
-  const engine = readyEngineWith('effectKey');
-  if (!engine) throw syncError('not-loaded', 'effectKey() needs the server engine: call await initServerEngine() (or create a StateEmitter) first');
+  const link = serverEngineLink('effectKey', 'effectKey()');
   const known = { threadId: optionalId(threadId, 'effectKey() threadId'), interruptId: optionalId(interruptId, 'effectKey() interruptId') };
-  const answer = EngineLink.forEngine(engine).callJson((e) => e.module.effectKey(requestText(known, approvalText(approval))));
+  const answer = link.callJson((e) => e.module.effectKey(requestText(known, approvalText(approval))));
   if (!answer.ok) throw misuse(answer, 'invalid-argument', `effectKey(): ${answer.message}`);
   return answer.effectKey;
 }

@@ -279,6 +279,16 @@ export function loadEmitterEngine(options) {
   return loadModule(EMITTER_MODULE, options ?? {});
 }
 
+/**
+ * Loads the sender engine (once; idempotent) for what only a server calls
+ * synchronously: renderStateForPrompt, promptMessage, effectKey. Creating a
+ * StateEmitter or awaiting consumeApproval() loads it too. Options: wasmBinary,
+ * locateFile (of the emitter module).
+ */
+export async function initServerEngine(options) {
+  EngineLink.assertUsable(await loadEmitterEngine(options));
+}
+
 // The emitter over its own C++ facade (what createStateEmitter gives without a store).
 async function createLocalEmitter(options) {
   const json = emitterOptions(options);

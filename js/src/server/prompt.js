@@ -4,7 +4,7 @@
 // agent produce the same bytes. Synchronous: it needs a loaded engine
 // (init-engine.js). docs/prompt-rendering.md has the format.
 import { failureError, syncError, syncTypeError } from '../engine/errors.js';
-import { loadedEngineLink } from '../engine/init-engine.js';
+import { serverEngineLink } from '../engine/init-engine.js';
 
 // userWritten: the pointers client edits wrote (emitter.provenance()), read with untrusted: 'auto'.
 const POINTER_LISTS = ['include', 'exclude', 'userWritten'];
@@ -106,7 +106,7 @@ const ENGINE_PREFIX = /^(?:renderStateForPrompt|renderPromptJson): /;
  * promptOptionsJson (the proxy checks its options once, at creation).
  */
 export function renderPromptText(state, optionsJson, what = 'renderStateForPrompt') {
-  const link = loadedEngineLink();
+  const link = serverEngineLink('renderPromptInput', what);
   const stateText = stateJson(state, what);
   const parts = link.invoke((engine) => engine.renderPrompt(stateText, optionsJson));
   const newline = parts.indexOf('\n'); // the text follows the result's one line of JSON
@@ -123,8 +123,9 @@ export function renderPromptText(state, optionsJson, what = 'renderStateForPromp
 
 /**
  * The state as one prompt-safe data block: { text, bytes, truncated:
- * [{ path, reason, droppedBytes }], untrustedPaths }. Synchronous; needs a
- * loaded engine (await initEngine() first). Throws an AguiSyncError:
+ * [{ path, reason, droppedBytes }], untrustedPaths }. Synchronous; needs the
+ * server engine (await initServerEngine(), or a StateEmitter created first):
+ * no browser renders prompts, so the browser engine does not carry it. Throws an AguiSyncError:
  * 'invalid-options' (a TypeError) for a bad option, 'invalid-argument' for a
  * state JSON cannot represent, 'limit-exceeded' for one nested deeper than 512
  * (or too deep for JSON.stringify's stack).
