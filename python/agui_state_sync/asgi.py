@@ -58,8 +58,26 @@ class StateSyncMiddleware:
         self.sequencer = sequencer or StateSequencer(store=store)
         self.heartbeat_s = heartbeat_s
         self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
+        self.store = store
+        # True once the server said it shuts down (ASGI lifespan): readiness fails (operate.py), runs go on.
+        self.draining = False
+        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "approvals": {}, "resyncs": {}}
+
+    def stats(self) -> Dict[str, Any]:
+        """Counters since creation, for operate.ops_app's /metrics: runsStarted, liveRuns,
+        clientBytes, approvals {verdict: n}, resyncs {client reason: n}, and the
+        sequencer's threads, events sent by type and catch-ups by mode."""
+        counts = self._counts
+        return {"runsStarted": counts["runs"], "liveRuns": counts["live"], "clientBytes": counts["bytes"],
+                "approvals": dict(counts["approvals"]), "resyncs": dict(counts["resyncs"]), **self.sequencer.stats()}
+
+    def _count(self, family: str, key: str) -> None:
+        self._counts[family][key] = self._counts[family].get(key, 0) + 1
 
     async def __call__(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "lifespan":
+            await self.app(scope, self._lifespan(receive), send)
+            return
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in self.paths:
             await self.app(scope, receive, send)
             return
@@ -72,9 +90,26 @@ class StateSyncMiddleware:
             await self.app(scope, replay(body, receive), send)
             return
         run_input = _with_header_position(scope, run_input)
+        reason = read_resync_request(run_input)["reason"]
+        if reason is not None:
+            self._count("resyncs", reason)
         verdict, done = await self._approvals(send, run_input)
         if verdict == "forward":
-            await self._sequenced(scope, receive, send, run_input, done)
+            self._counts["runs"] += 1
+            self._counts["live"] += 1
+            try:
+                await self._sequenced(scope, receive, send, run_input, done)
+            finally:
+                self._counts["live"] -= 1
+
+    def _lifespan(self, receive: Any) -> Any:
+        """The server's lifespan messages, passed on; a shutdown marks the middleware draining."""
+        async def watched() -> Dict[str, Any]:
+            message = await receive()
+            if message.get("type") == "lifespan.shutdown":
+                self.draining = True
+            return message
+        return watched
 
     async def _approvals(self, send: Any, run_input: Dict[str, Any]) -> Any:
         """The resume entries' approvals, judged before the endpoint runs (_asgi_approvals.py):
@@ -83,6 +118,8 @@ class StateSyncMiddleware:
             return "forward", None
         thread_id = str(run_input.get("threadId") or "")
         verdict, value = await self.approvals.judge(self.sequencer.emitter_for(thread_id), thread_id, run_input)
+        if verdict != "forward" or value is not None:  # a resume that carried one of our approvals
+            self._count("approvals", {"forward": "forwarded", "refuse": "refused"}.get(verdict, verdict))
         if verdict == "forward":
             return verdict, value
         if verdict == "replayed" and value is not None:
@@ -114,6 +151,7 @@ class StateSyncMiddleware:
                 if not started:
                     started = True
                     await send(_start(tap.start, modes))
+                self._counts["bytes"] += len(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except AguiSyncError as error:
             _cancel(app_task)

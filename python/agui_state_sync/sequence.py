@@ -71,6 +71,8 @@ class StateSequencer:
                                        _positive(idle_ttl_ms, "idle_ttl_ms"), store=store)
         self._edits = check_edit_policy(edits, "StateSequencer() edits")
         self._on_inconsistent = on_inconsistent
+        self._sent: Dict[str, int] = {}  # events sent, by type: the snapshot tax, measured here
+        self._catch_ups: Dict[str, int] = {}
 
     def emitter_for(self, thread_id: str) -> Any:
         """The thread's StateEmitter (a DurableStateEmitter with a store), or None."""
@@ -79,6 +81,10 @@ class StateSequencer:
     @property
     def threads(self) -> int:
         return len(self._threads)
+
+    def stats(self) -> Dict[str, Any]:
+        """Counters since creation: {threads, sent: {event type: n}, catchUps: {mode: n}}."""
+        return {"threads": len(self._threads), "sent": dict(self._sent), "catchUps": dict(self._catch_ups)}
 
     async def run(self, agent: Agent, run_input: Any, *, sse: bool = False,
                   on_catch_up: Optional[Callable[[str], None]] = None) -> AsyncIterator[Any]:
@@ -95,17 +101,23 @@ class StateSequencer:
             prepared = await self._with_edits(given, entry.emitter, fresh)
             upstream = agent(prepared) if callable(agent) else agent
             stamper = RunStamper(entry.emitter, prepared, self._reporter(given))
+            caught_up = False
             async for event in events_of(upstream):
                 outs = await stamper.handle(event)
                 beat = None
-                if on_catch_up is not None and stamper.catch_up_mode is not None:
-                    on_catch_up(stamper.catch_up_mode)
-                    on_catch_up = None
-                    beat = stamper.current_heartbeat if sse else None
+                if not caught_up and stamper.catch_up_mode is not None:
+                    caught_up = True
+                    self._catch_ups[stamper.catch_up_mode] = self._catch_ups.get(stamper.catch_up_mode, 0) + 1
+                    if on_catch_up is not None:
+                        on_catch_up(stamper.catch_up_mode)
+                        beat = stamper.current_heartbeat if sse else None
                 if beat is not None:  # where the catch-up goes: after RUN_STARTED, else first
                     at = 1 if outs and outs[0].get("type") == "RUN_STARTED" else 0
                     outs = [*outs[:at], beat, *outs[at:]]
                 for out in outs:
+                    if not isinstance(out, bytes):
+                        kind = str(out.get("type"))
+                        self._sent[kind] = self._sent.get(kind, 0) + 1
                     yield out if isinstance(out, bytes) else entry.emitter.encode(out) if sse else out
         finally:
             self._threads.release(entry)
