@@ -25,6 +25,7 @@ from .resync import catch_up
 Event = Dict[str, Any]
 Report = Callable[[Event, Optional[BaseException]], None]
 _STAMP_FIELDS = ("type", "snapshot", "delta", "metadata", "seq", "base_seq")
+_MAX_SAFE = 2 ** 53 - 1  # AG-UI 1.0's timestamp: an integer a JavaScript client holds exactly
 # A patch the emitter refuses as not applicable: the plan's next try.
 _NOT_APPLICABLE = frozenset(("patch-failed", "precondition-failed", "invalid-patch"))
 _PAYLOAD = {"STATE_SNAPSHOT": "snapshot", "STATE_DELTA": "delta"}
@@ -156,9 +157,18 @@ async def _settled(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _safe_integer(value: Any) -> bool:
+    # 7.0 is written "7.0", which a JavaScript client reads as the integer 7.
+    number = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
+    return number and abs(value) <= _MAX_SAFE
+
+
 def _carry(event: Event, stamped: List[Event]) -> List[Event]:
     """The emitter's events, carrying the agent's other fields (its payload and
-    top-level seq fields give way to the emitter's)."""
-    rest = {k: v for k, v in event.items() if k not in _STAMP_FIELDS}
+    top-level seq fields give way to the emitter's), but never one AG-UI 1.0
+    ends a run on: a null where a field is optional, a timestamp that is not an
+    integer."""
+    rest = {k: v for k, v in event.items() if k not in _STAMP_FIELDS and v is not None
+            and (k != "timestamp" or _safe_integer(v))}
     own = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
     return [{**rest, **e, "metadata": {**own, **e["metadata"]}} for e in stamped]

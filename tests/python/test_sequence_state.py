@@ -174,3 +174,21 @@ async def test_sdk_delta_events_carry_their_ops_as_data():
     sequencer, client = StateSequencer(), SyncEngine()
     await collect(sequencer, agent, run_input(thread="d", state_sync={}), client)
     assert client.status == "synced" and client.state == {"a": None, "c": {"x": 1}, "pad": "p" * 500}
+
+
+async def test_stamped_state_events_never_carry_what_ag_ui_1_0_ends_a_run_on():
+    # An agent's state event with metadata: null, rawEvent: null, a fractional
+    # timestamp: the stamped event drops them; well-formed fields ride along.
+    async def agent(_):
+        yield {"type": "RUN_STARTED", "threadId": "w", "runId": "r"}
+        yield {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}, "metadata": None, "rawEvent": None, "timestamp": 1.5,
+               "subagentRunId": None}
+        yield {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}], "metadata": {},
+               "rawEvent": {"kept": True}, "timestamp": 7}
+        yield {"type": "RUN_FINISHED", "threadId": "w", "runId": "r"}
+    sequencer = StateSequencer()
+    out = [e async for e in sequencer.run(agent, run_input(thread="w", state_sync={}))]
+    first, second = [e for e in out if e["type"].startswith("STATE_")][-2:]  # after the catch-up
+    assert not {"rawEvent", "timestamp", "subagentRunId"} & first.keys()
+    assert isinstance(first["metadata"], dict)
+    assert (second["rawEvent"], second["timestamp"]) == ({"kept": True}, 7)

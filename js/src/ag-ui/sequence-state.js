@@ -249,10 +249,13 @@ class RunStamper {
   }
 
   #carry(event, stamped) {
-    // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along.
+    // The agent's payload and any top-level seq fields give way to the emitter's; its other fields ride along,
+    // but never one AG-UI 1.0 ends a run on: a null where a field is optional, a timestamp that is not an integer.
     const { type, snapshot, delta, metadata, seq, base_seq: baseSeq, ...rest } = event;
     const own = metadata !== null && typeof metadata === 'object' ? metadata : {};
-    return stamped.map((e) => ({ ...rest, ...e, metadata: { ...own, ...e.metadata } }));
+    const fields = Object.fromEntries(Object.entries(rest).filter(([name, value]) => value !== null
+      && (name !== 'timestamp' || Number.isSafeInteger(value))));
+    return stamped.map((e) => ({ ...fields, ...e, metadata: { ...own, ...e.metadata } }));
   }
 }
 

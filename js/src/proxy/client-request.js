@@ -1,8 +1,9 @@
 // A client's request to the proxy, read defensively and classified:
 //  - { kind: 'abort', runId, fingerprint }: POST with X-AGUI-Abort: <runId>;
-//  - { kind: 'stream', input, edits, eventId, position, fingerprint }: a
+//  - { kind: 'stream', input, edits, eventId, position, plain, fingerprint }: a
 //    RunAgentInput (POST) and/or a Last-Event-ID of ours (a GET must have one);
-//    edits: its forwardedProps.stateSync.edits, checked (null: none);
+//    edits: its forwardedProps.stateSync.edits, checked (null: none); plain:
+//    the client said nothing of a position (a plain AG-UI client);
 //  - { kind: 'attach', threadId, eventId, position, fingerprint }: GET with
 //    X-AGUI-Attach: <threadId> (and the catch-up headers; Last-Event-ID when
 //    it resumes the stream it attached to).
@@ -88,13 +89,20 @@ function parseInput(req, body) {
   return input;
 }
 
+const hasStateHeaders = (req) => STATE_HEADERS.some((name) => req.headers[name] !== undefined);
+
 /**
  * Where the client's state is (readResyncRequest): from the X-AGUI-State-*
  * headers when it sent any, else from forwardedProps.stateSync.
  */
 function clientPosition(req, input) {
-  if (STATE_HEADERS.some((name) => req.headers[name] !== undefined)) return readResyncRequest(req);
-  return readResyncRequest(input);
+  return readResyncRequest(hasStateHeaders(req) ? req : input);
+}
+
+// No X-AGUI-State-* header and no forwardedProps.stateSync: a client that does not sequence.
+function isPlain(req, input) {
+  const stateSync = input?.forwardedProps?.stateSync;
+  return !hasStateHeaders(req) && (stateSync === null || typeof stateSync !== 'object');
 }
 
 /** Reads and classifies `req` (see the top of this file). */
@@ -123,7 +131,7 @@ export async function readClientRequest(req, config) {
   }
   // Checked before anything is set up: a hostile edit list is a 400 with nothing applied.
   const edits = input === null ? null : readRunEdits(input, { maxDepth: config.emitter.maxDepth });
-  return { kind: 'stream', input, edits, eventId, position: clientPosition(req, input), fingerprint: fingerprint(req) };
+  return { kind: 'stream', input, edits, eventId, position: clientPosition(req, input), plain: isPlain(req, input), fingerprint: fingerprint(req) };
 }
 
 /**

@@ -145,7 +145,7 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
     forwarded = withPromptContext(config.promptContext, forwarded, upstream.base); // throws for one it cannot add
     run = new Run({
-      key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, config,
+      key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, plain: request.plain, config,
       hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
     });
     registry.addRun(run);

@@ -87,10 +87,21 @@ export class Relay {
       run.send(event);
       return run.writeCatchUp();
     }
-    return after(run.writeCatchUp(), () => {
+    return after(run.writeCatchUp(), () => after(this.#interruptBoundary(event), () => {
       run.send(event);
       if (TERMINAL_TYPES.has(event.type)) run.sawTerminal = true;
-    });
+    }));
+  }
+
+  // AG-UI asks for the state as a STATE_SNAPSHOT before a RUN_FINISHED that
+  // carries an interrupt, and the upstream's snapshot may have gone out as a
+  // delta: a plain client's stream gets the thread's state whole there. A
+  // sequenced client's seqs already prove its state (docs/wire.md section 8).
+  #interruptBoundary(event) {
+    const run = this.#run;
+    if (event.type !== 'RUN_FINISHED' || event.outcome?.type !== 'interrupt') return undefined;
+    if (!run.plain || this.#held || run.lastStateType !== 'STATE_DELTA' || !run.thread.vouched) return undefined;
+    return after(run.thread.emitter.snapshot(), (snapshot) => this.#sendStates([snapshot]));
   }
 
   #applied(outcome) {

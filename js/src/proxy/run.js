@@ -21,6 +21,8 @@ export class Run {
   seq = null; // the seq a client holds after the last event sent; null: no position yet
   finished = false;
   sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
+  plain; // started by a client that does not sequence (no position given): relay.js gives it AG-UI's interrupt boundary
+  lastStateType = null; // the type of the last state event sent
   #config;
   #hooks; // registry: charge(run, bytes), finished(run); counters
   #clients = new Set(); // attached connections: { res, timer }
@@ -29,8 +31,9 @@ export class Run {
   #teardown = null; // aborts the upstream request and frees the relay
   #pendingPosition; // where the client said it was, until its catch-up is written
 
-  constructor({ key, runId, thread, fingerprint, position, config, hooks }) {
+  constructor({ key, runId, thread, fingerprint, position, plain = false, config, hooks }) {
     this.key = key;
+    this.plain = plain;
     this.runId = runId;
     this.thread = thread;
     this.fingerprint = fingerprint;
@@ -51,7 +54,10 @@ export class Run {
   /** Frames `event` with the next id, logs it, and writes it to the attached client. */
   send(event, isState = false) {
     if (this.finished) return;
-    if (isState) this.seq = wireSeq(event);
+    if (isState) {
+      this.seq = wireSeq(event);
+      this.lastStateType = event.type;
+    }
     const n = this.log.lastN + 1;
     const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
     if (event.type === 'RUN_STARTED' && this.startedN === 0) {
