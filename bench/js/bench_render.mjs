@@ -16,12 +16,15 @@
 //   full        nothing cut (caps far above the state): every byte escaped,
 //               canonical key order, ECMAScript numbers
 //   marked      full, the whole state untrusted with a datamark
+//   em-default, em-full  default and full rendered by a StateEmitter holding the
+//               state (emitter.renderStateForPrompt): where the state already is,
+//               so no JSON text of it crosses (issue 27, item 4)
 // A render is the whole call: JSON.stringify(state) in JS, the UTF-8 copy
 // into WebAssembly memory, the parse, the render, and the text back.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initServerEngine, renderStateForPrompt } from '../../js/src/index.js';
+import { createStateEmitter, initServerEngine, renderStateForPrompt } from '../../js/src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dump = join(here, '..', '..', 'build', 'native', 'workload_dump');
@@ -34,6 +37,8 @@ const CASES = {
   default: (state) => renderStateForPrompt(state, { untrusted: ['/proposal'] }).text,
   full: (state) => renderStateForPrompt(state, FULL).text,
   marked: (state) => renderStateForPrompt(state, { ...FULL, untrusted: [''], datamark: '^' }).text,
+  emDefault: (state, emitter) => emitter.renderStateForPrompt({ untrusted: ['/proposal'] }).text,
+  emFull: (state, emitter) => emitter.renderStateForPrompt(FULL).text,
 };
 
 /** The state of the native benchmark: the snapshot of workload_dump <bytes> 0 42. */
@@ -60,10 +65,11 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 await initServerEngine();
 console.log(`bench_render: renderStateForPrompt (WASM) vs JSON.stringify(state, null, 2), median of ${runs} interleaved rounds, us per call`);
-console.log('state   bytes    | stringify | compact |  default  ratio |     full  ratio |   marked  ratio | out(default/full/stringify)');
+console.log('state   bytes    | stringify | compact |  default  ratio |     full  ratio |   marked  ratio | em-default ratio |  em-full  ratio | out(default/full/stringify)');
 for (const [name, bytes] of [['5KB', 5000], ['50KB', 50000], ['500KB', 500000]]) {
   const state = workloadState(bytes);
-  const calls = Object.fromEntries(Object.entries(CASES).map(([k, f]) => [k, () => f(state)]));
+  const emitter = await createStateEmitter({ initialState: state });
+  const calls = Object.fromEntries(Object.entries(CASES).map(([k, f]) => [k, () => f(state, emitter)]));
   const batches = Object.fromEntries(Object.entries(calls).map(([k, f]) => [k, calibrate(f)]));
   const samples = Object.fromEntries(Object.keys(calls).map((k) => [k, []]));
   for (let r = 0; r < runs; r++) for (const k of Object.keys(calls)) samples[k].push(round(calls[k], batches[k]));
@@ -72,6 +78,8 @@ for (const [name, bytes] of [['5KB', 5000], ['50KB', 50000], ['500KB', 500000]])
   const out = ['default', 'full', 'stringify'].map((k) => Buffer.byteLength(calls[k]())).join('/');
   console.log(`${name.padEnd(6)} ${String(JSON.stringify(state).length).padStart(8)} | ${t.stringify.toFixed(1).padStart(9)} | ${t.compact.toFixed(1).padStart(7)} | ` +
     `${t.default.toFixed(1).padStart(8)} ${ratio('default')} | ${t.full.toFixed(1).padStart(8)} ${ratio('full')} | ` +
-    `${t.marked.toFixed(1).padStart(8)} ${ratio('marked')} | ${out}`);
+    `${t.marked.toFixed(1).padStart(8)} ${ratio('marked')} | ${t.emDefault.toFixed(1).padStart(9)} ${ratio('emDefault')} | ` +
+    `${t.emFull.toFixed(1).padStart(8)} ${ratio('emFull')} | ${out}`);
+  emitter.dispose();
 }
 console.log('ratio = render / JSON.stringify(state, null, 2); out = bytes of text (UTF-8)');

@@ -188,6 +188,7 @@ void bindEmitter(nb::module_& m) {
       .def("snapshot", &EmitterFacade::snapshot)
       .def("replay", &EmitterFacade::replay, nb::arg("request_json"))
       .def("catch_up", &EmitterFacade::catchUp, nb::arg("position_json"))
+      .def("render_prompt", &EmitterFacade::renderPrompt, nb::arg("options_json"))
       .def("heartbeat", &EmitterFacade::heartbeat)
       .def("state_json", &EmitterFacade::stateJson)
       .def("seq", &EmitterFacade::seq)

@@ -103,6 +103,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("snapshot", &EmitterFacade::snapshot)
       .function("replay", &EmitterFacade::replay)
       .function("catchUp", &EmitterFacade::catchUp)
+      .function("renderPrompt", &EmitterFacade::renderPrompt)
       .function("heartbeat", &EmitterFacade::heartbeat)
       .function("stateJson", &EmitterFacade::stateJson)
       .function("seq", &EmitterFacade::seq)

@@ -18,6 +18,7 @@ from .errors import failure_code, failure_error, sync_type_error, sync_value_err
 from .resync import catch_up as _catch_up
 from .resync import check_edit_policy
 from ._wire import wire_seq
+from .prompt import message_of, render_options_json, rendered_parts
 
 Event = Dict[str, Any]
 
@@ -179,6 +180,22 @@ class StateEmitter:
         seq = wire_seq(data)
         id_line = b"id: %d\n" % seq if id and _is_seq(seq) else b""
         return id_line + b"data: " + text + b"\n\n"
+
+    def render_state_for_prompt(self, **options: Any) -> Dict[str, Any]:
+        """render_state_for_prompt of this emitter's state, rendered in the core
+        where the state is (no JSON text of it is written or read): {text,
+        bytes, truncated, untrustedPaths}. With untrusted='auto', user_written
+        defaults to provenance()'s paths. Raises as render_state_for_prompt."""
+        rendered = self._render_prompt("render_state_for_prompt()", options)
+        del rendered["preamble"]
+        return rendered
+
+    def prompt_message(self, **options: Any) -> Dict[str, str]:
+        """prompt_message of this emitter's state, rendered where the state is."""
+        return message_of(self._render_prompt("prompt_message()", options))
+
+    def _render_prompt(self, what: str, options: Dict[str, Any]) -> Dict[str, Any]:
+        return rendered_parts(self._facade.render_prompt(render_options_json(what, **options)), what)
 
     def heartbeat(self) -> bytes:
         """The SSE heartbeat comment b": hb <seq>\\n\\n"."""

@@ -45,7 +45,13 @@ def _state_bytes(state: Any, what: str) -> bytes:
 
 
 def _render(state: Any, picked: Mapping[str, Any], what: str) -> Dict[str, Any]:
-    parts = _core.render_prompt(_state_bytes(state, what), _options_json(picked, what))
+    return rendered_parts(_core.render_prompt(_state_bytes(state, what), _options_json(picked, what)), what)
+
+
+def rendered_parts(parts: str, what: str) -> Dict[str, Any]:
+    """The core's render answer (its result's one line of JSON, a newline, then
+    the text as it is): {text, bytes, truncated, untrustedPaths, preamble}, or
+    the refusal raised."""
     head, _, text = parts.partition("\n")  # the text follows the result's one line of JSON
     result = parse(head)
     if result.get("ok"):
@@ -88,12 +94,24 @@ def _rendered_with_preamble(state: Any, *, include: Optional[Sequence[str]] = No
                             max_array_items: Optional[int] = None, max_depth: Optional[int] = None,
                             datamark: Optional[str] = None, tag: Optional[str] = None) -> Dict[str, Any]:
     """The core's render of ``state`` with its preamble (one call for prompt_message)."""
-    picked = _options("render_state_for_prompt", include=_list(include), exclude=_list(exclude),
-                      untrusted=untrusted if isinstance(untrusted, str) else _list(untrusted),
-                      ownership=ownership, userWritten=_list(user_written), maxBytes=max_bytes,
-                      maxStringBytes=max_string_bytes, maxArrayItems=max_array_items, maxDepth=max_depth,
-                      datamark=datamark, tag=tag)
+    picked = _picked("render_state_for_prompt", include=include, exclude=exclude, untrusted=untrusted,
+                     ownership=ownership, user_written=user_written, max_bytes=max_bytes,
+                     max_string_bytes=max_string_bytes, max_array_items=max_array_items, max_depth=max_depth,
+                     datamark=datamark, tag=tag)
     return _render(state, picked, "render_state_for_prompt")
+
+
+def _picked(what: str, *, include: Optional[Sequence[str]] = None, exclude: Optional[Sequence[str]] = None,
+            untrusted: Union[Sequence[str], str, None] = None, ownership: Optional[Mapping[str, str]] = None,
+            user_written: Optional[Sequence[str]] = None, max_bytes: Optional[int] = None,
+            max_string_bytes: Optional[int] = None, max_array_items: Optional[int] = None,
+            max_depth: Optional[int] = None, datamark: Optional[str] = None, tag: Optional[str] = None) -> Dict[str, Any]:
+    """The snake_case options as the core's names, checked."""
+    return _options(what, include=_list(include), exclude=_list(exclude),
+                    untrusted=untrusted if isinstance(untrusted, str) else _list(untrusted),
+                    ownership=ownership, userWritten=_list(user_written), maxBytes=max_bytes,
+                    maxStringBytes=max_string_bytes, maxArrayItems=max_array_items, maxDepth=max_depth,
+                    datamark=datamark, tag=tag)
 
 
 def prompt_preamble(tag: Optional[str] = None, datamark: Optional[str] = None) -> str:
@@ -109,8 +127,17 @@ def prompt_message(state: Any, **options: Any) -> Dict[str, str]:
     'user', content}: a one-line preamble saying the block is data, then the
     block. Put it in a LangChain HumanMessage(content=...) or return its
     content from a PydanticAI @agent.instructions function."""
-    rendered = _rendered_with_preamble(state, **options)  # one render: the block and its preamble
+    return message_of(_rendered_with_preamble(state, **options))  # one render: the block and its preamble
+
+
+def message_of(rendered: Mapping[str, Any]) -> Dict[str, str]:
+    """The message of a render: its preamble line, then the block (both the core's)."""
     return {"role": "user", "content": f"{rendered['preamble']}\n{rendered['text']}"}
+
+
+def render_options_json(what: str, **options: Any) -> str:
+    """The options of render_state_for_prompt (snake_case) as the core's JSON text."""
+    return _options_json(_picked(what, **options), what)
 
 
 def _list(value: Optional[Sequence[str]]) -> Optional[List[str]]:

@@ -4,6 +4,7 @@
 
 #include "facade/edit_json.h"
 #include "facade/facade_json.h"
+#include "facade/prompt_facade.h"
 #include "wire/wire.h"
 
 namespace agui_sync {
@@ -182,6 +183,12 @@ std::string EmitterFacade::provenanceJson() const {
 }
 
 std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }
+
+std::string EmitterFacade::renderPrompt(const std::string& optionsJson) const {
+  std::vector<std::string> userWritten;
+  for (const ClientWrite& w : emitter_->provenance()) userWritten.push_back(w.path);
+  return renderPromptPartsOf(emitter_->state(), optionsJson, userWritten);
+}
 
 namespace {
 

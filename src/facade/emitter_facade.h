@@ -36,6 +36,9 @@
 //                               snapshot for no seq, another epoch (null counts as ""), or a reason
 //                               whose cure is a snapshot; else the replay (which may still be a
 //                               snapshot when cheaper or too old). invalid-request for a bad position.
+//   renderPrompt(optionsJson)   the prompt render of the emitter's own state (renderPromptPartsOf,
+//                               facade/prompt_facade.h: no JSON text of the state is written or
+//                               read); the options' userWritten defaults to provenance()
 //   heartbeat()                 ": hb <seq>\n\n"
 //   stateJson(), seq(), epoch(), statsJson()
 #include <memory>
@@ -67,6 +70,7 @@ class EmitterFacade {
   std::string snapshot() const;
   std::string replay(const std::string& requestJson) const;
   std::string catchUp(const std::string& positionJson) const;
+  std::string renderPrompt(const std::string& optionsJson) const;
   std::string heartbeat() const;
   std::string stateJson() const;
   double seq() const;

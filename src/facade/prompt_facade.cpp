@@ -138,20 +138,30 @@ std::string resultJson(const RenderResult& r, const std::string& textMember) {
   return out;
 }
 
-// The render both entry points share: false with the failure's JSON in `failed`.
-bool renderFromJson(std::string_view stateJson, const std::string& optionsJson, RenderResult& result,
-                    std::string& failed) {
+// The render every entry point shares: false with the failure's JSON in `failed`.
+bool renderFromJson(std::string_view stateJson, const json* parsed, const std::string& optionsJson,
+                    const std::vector<std::string>* userWritten, RenderResult& result, std::string& failed) {
   RenderOptions options;
   json state;
   std::optional<Failure> failure = readRenderOptions(optionsJson, options);
-  if (!failure) failure = parseBounded(stateJson, kPromptStateDepth, state);
+  if (!failure && userWritten != nullptr && options.userWritten.empty()) options.userWritten = *userWritten;
+  if (!failure && parsed == nullptr) failure = parseBounded(stateJson, kPromptStateDepth, state);
   if (!failure) {
     Failure refused;
-    if (renderStateForPrompt(state, options, result, &refused)) return true;
+    if (renderStateForPrompt(parsed ? *parsed : state, options, result, &refused)) return true;
     failure = refused;
   }
   failed = failureJson(*failure);
   return false;
+}
+
+// The success object without "text", a '\n', then the text as it is.
+std::string partsOf(const RenderResult& result) {
+  std::string out = resultJson(result, std::string());
+  out.reserve(out.size() + 1 + result.text.size());
+  out += '\n';
+  out += result.text;
+  return out;
 }
 
 // The binding's buffers (one set per WebAssembly instance, which is
@@ -177,7 +187,7 @@ constexpr size_t kKeptScratchBytes = 1 << 20;
 std::string renderPromptJson(const std::string& stateJson, const std::string& optionsJson) {
   RenderResult result;
   std::string failed;
-  if (!renderFromJson(stateJson, optionsJson, result, failed)) return failed;
+  if (!renderFromJson(stateJson, nullptr, optionsJson, nullptr, result, failed)) return failed;
   std::string text = ",\"text\":";
   appendJsonString(text, result.text);
   return resultJson(result, text);
@@ -186,12 +196,16 @@ std::string renderPromptJson(const std::string& stateJson, const std::string& op
 std::string renderPromptParts(std::string_view stateJson, const std::string& optionsJson) {
   RenderResult result;
   std::string failed;
-  if (!renderFromJson(stateJson, optionsJson, result, failed)) return failed;
-  std::string out = resultJson(result, std::string());
-  out.reserve(out.size() + 1 + result.text.size());
-  out += '\n';
-  out += result.text;
-  return out;
+  if (!renderFromJson(stateJson, nullptr, optionsJson, nullptr, result, failed)) return failed;
+  return partsOf(result);
+}
+
+std::string renderPromptPartsOf(const json& state, const std::string& optionsJson,
+                                const std::vector<std::string>& userWritten) {
+  RenderResult result;
+  std::string failed;
+  if (!renderFromJson({}, &state, optionsJson, &userWritten, result, failed)) return failed;
+  return partsOf(result);
 }
 
 char* promptInputBuffer(size_t n) {

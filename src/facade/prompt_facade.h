@@ -22,6 +22,11 @@
 //     escaped nor parsed again: the success object without "text", a '\n', then
 //     the text as it is; a failure is the same failure object.
 //
+//   renderPromptPartsOf(state, optionsJson, userWritten)
+//     renderPromptParts of a state the caller already holds parsed (an emitter's:
+//     no JSON text is written or read for it). `userWritten` (the emitter's
+//     provenance) stands in for the options' userWritten when they have none.
+//
 //   promptInputBuffer(n), renderPromptInput(n, optionsJson)
 //     for the WebAssembly binding, which copies bytes in and out instead of
 //     converting strings (embind converts a std::string parameter one character
@@ -35,6 +40,9 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace agui_sync {
 
@@ -43,6 +51,8 @@ constexpr size_t kPromptStateDepth = 512;
 
 std::string renderPromptJson(const std::string& stateJson, const std::string& optionsJson);
 std::string renderPromptParts(std::string_view stateJson, const std::string& optionsJson);
+std::string renderPromptPartsOf(const nlohmann::json& state, const std::string& optionsJson,
+                                const std::vector<std::string>& userWritten);
 
 char* promptInputBuffer(size_t n);
 const char* renderPromptInput(size_t n, const std::string& optionsJson);

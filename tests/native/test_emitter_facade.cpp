@@ -4,12 +4,15 @@
 
 #include "wire/wire.h"
 #include "facade/emitter_facade.h"
+#include "facade/prompt_facade.h"
 #include "facade/sync_facade.h"
+#include "random_state.h"
 
 #include <nlohmann/json.hpp>
 
 using agui_sync::EmitterFacade;
 using agui_sync::kWireKey;
+using agui_sync::renderPromptParts;
 using agui_sync::SyncFacade;
 using nlohmann::json;
 
@@ -167,4 +170,34 @@ TEST_CASE("emitter facade: catchUp decides current, replay or snapshot from the 
   CHECK(json::parse(em.catchUp("[1]"))["code"] == "invalid-request");
   EmitterFacade bare(R"({"epoch":""})");
   CHECK(json::parse(bare.catchUp(R"({"lastSeq":0,"epoch":null})"))["mode"] == "current");
+}
+
+TEST_CASE("emitter facade: renderPrompt renders the emitter's own state, byte for byte as from its JSON", "[emitter][facade][prompt]") {
+  const char* optionSets[] = {"", R"({"datamark":"^","maxBytes":400})", R"({"untrusted":["/a"],"tag":"s"})",
+                              R"({"include":["/b"],"maxStringBytes":16,"maxArrayItems":2})"};
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    agui_test::RandomState rnd(seed);
+    json state = json::object();
+    for (const char* key : {"a", "b", "c"}) state[key] = rnd.value(4);
+    EmitterFacade f(json{{"initialState", state}}.dump());
+    for (const char* options : optionSets) {
+      INFO("seed " << seed << " options " << options);
+      CHECK(f.renderPrompt(options) == renderPromptParts(state.dump(), options));
+    }
+  }
+  EmitterFacade f("{}");
+  CHECK(json::parse(f.renderPrompt(R"({"maxDepth":0})"))["code"] == "invalid-options");
+}
+
+TEST_CASE("emitter facade: renderPrompt marks what client edits wrote under untrusted auto", "[emitter][facade][prompt]") {
+  EmitterFacade f(R"({"initialState":{"form":{"note":"hi"},"plan":"p"}})");
+  const std::string edit = R"([{"editId":"tab:1","baseSeq":0,"ops":[{"op":"replace","path":"/form/note","value":"mine"}]}])";
+  REQUIRE(json::parse(f.applyEdits(edit, "{}", ""))["results"][0]["status"] == "applied");
+  const json state = json::parse(f.stateJson());
+  // The emitter's provenance stands in for userWritten; given ones win.
+  CHECK(f.renderPrompt(R"({"untrusted":"auto"})") ==
+        renderPromptParts(state.dump(), R"({"untrusted":"auto","userWritten":["/form/note"]})"));
+  CHECK(f.renderPrompt(R"({"untrusted":"auto","userWritten":["/plan"]})") ==
+        renderPromptParts(state.dump(), R"({"untrusted":"auto","userWritten":["/plan"]})"));
+  CHECK(f.renderPrompt(R"({"untrusted":"auto"})") != renderPromptParts(state.dump(), R"({"untrusted":"auto"})"));
 }

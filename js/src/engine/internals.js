@@ -9,6 +9,8 @@ export const kLocalEdit = Symbol('agui-state-sync.localEdit');
 // StateEmitter: a write into its facade made by another facade (the upstream
 // cursor's planWrite, server/upstream-cursor.js), which drops its parsed state.
 export const kWriteThrough = Symbol('agui-state-sync.writeThrough');
+// StateEmitter: the prompt render of its own state from options already as JSON text (the proxy's promptContext).
+export const kRenderPrompt = Symbol('agui-state-sync.renderPrompt');
 // StateEmitter's state JSON text, for store-bound emitters (store/durable-emitter.js).
 export const kStateText = Symbol('agui-state-sync.stateText');
 // A store-bound emitter's catch-up (a promise), for catchUp() in server.js.

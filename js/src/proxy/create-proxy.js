@@ -143,7 +143,7 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
     forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
     upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
-    forwarded = withPromptContext(config.promptContext, forwarded, upstream.base); // throws for one it cannot add
+    forwarded = withPromptContext(config.promptContext, forwarded, upstream.base, upstream.own ? thread.emitter : null); // throws for one it cannot add
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, plain: request.plain, config,
       hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },

@@ -5,6 +5,7 @@
 // pastes raw state today gets the escaped, size-capped, user-marked block
 // without a change to it.
 import { syncError, syncTypeError } from '../engine/errors.js';
+import { kRenderPrompt } from '../engine/internals.js';
 import { promptOptionsJson, renderPromptText } from '../server/prompt.js';
 
 const WHAT = 'createStateSyncProxy() option promptContext';
@@ -31,11 +32,12 @@ export function promptContextOption(value) {
 
 /**
  * `input` (the RunAgentInput forwarded upstream) with the rendered `state`
- * appended to its context. Throws an AguiSyncError carrying the HTTP status to
+ * appended to its context. `emitter`: the thread's, when `state` is its state;
+ * a plain one renders it where it is (no JSON text of it crosses). Throws an AguiSyncError carrying the HTTP status to
  * answer: 400 for a context that is not an array or a state nested too deep to
  * render, 500 for render options the engine refuses (a proxy misconfiguration).
  */
-export function withPromptContext(option, input, state) {
+export function withPromptContext(option, input, state, emitter = null) {
   if (option === null) return input;
   const context = input.context ?? [];
   if (!Array.isArray(context)) {
@@ -43,7 +45,9 @@ export function withPromptContext(option, input, state) {
   }
   let text, preamble;
   try {
-    ({ text, preamble } = renderPromptText(state ?? null, option.optionsJson, WHAT));
+    ({ text, preamble } = typeof emitter?.[kRenderPrompt] === 'function'
+      ? emitter[kRenderPrompt](option.optionsJson, WHAT)
+      : renderPromptText(state ?? null, option.optionsJson, WHAT));
   } catch (error) {
     // Only a state too deep to render is the client's doing; anything else (options
     // the engine refuses, an engine failure) is the proxy's: a 500, reported.

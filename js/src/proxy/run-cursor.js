@@ -30,7 +30,8 @@ export function upstreamStart(thread, input) {
   const seq = thread.emitter.seq;
   const view = thread.state;
   const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
-  if (same) return { base: input.state ?? view, start: (cursor) => (cursor.begin(view, false, seq), BEGUN) };
+  // own: the base is the thread emitter's state (what its prompt render reads where it is).
+  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq), BEGUN) };
   return { base: input.state, start: (cursor) => (cursor.beginApart(view), APART) };
 }
 

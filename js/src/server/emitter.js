@@ -7,9 +7,10 @@
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kCatchUp, kCatchUpSnapshot, kInternals, kStateText, kWriteThrough } from '../engine/internals.js';
+import { kCatchUp, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
 import { emitterOptions } from './emitter-options.js';
+import { messageOf, promptOptionsJson, renderedParts } from './prompt.js';
 import { jsonText } from '../engine/options.js';
 import { wireSeq } from '../engine/wire-meta.js';
 
@@ -157,6 +158,30 @@ export class StateEmitter {
     const seq = wireSeq(event);
     const idLine = id && Number.isSafeInteger(seq) && seq >= 0 ? `id: ${seq}\n` : '';
     return `${idLine}data: ${data}\n\n`;
+  }
+
+  /**
+   * renderStateForPrompt of this emitter's state, rendered in the engine where
+   * the state is: no JSON text of it is written or read. { text, bytes,
+   * truncated, untrustedPaths }. With untrusted: 'auto', userWritten defaults
+   * to provenance()'s paths. Throws as renderStateForPrompt does.
+   */
+  renderStateForPrompt(options) {
+    const what = 'emitter.renderStateForPrompt()';
+    const { preamble, ...rendered } = this[kRenderPrompt](promptOptionsJson(options, what), what);
+    return rendered;
+  }
+
+  /** promptMessage of this emitter's state, rendered where the state is (as renderStateForPrompt above). */
+  promptMessage(options) {
+    const what = 'emitter.promptMessage()';
+    return messageOf(this[kRenderPrompt](promptOptionsJson(options, what), what));
+  }
+
+  /** @internal the render with options already as JSON text (promptOptionsJson): with its preamble. */
+  [kRenderPrompt](optionsJson, what) {
+    this.#check();
+    return renderedParts(this.#link, this.#invoke((f) => f.renderPrompt(optionsJson)), what);
   }
 
   /** The SSE heartbeat comment ": hb <seq>\n\n". */

@@ -108,7 +108,15 @@ const ENGINE_PREFIX = /^(?:renderStateForPrompt|renderPromptJson): /;
 export function renderPromptText(state, optionsJson, what = 'renderStateForPrompt') {
   const link = serverEngineLink('renderPromptInput', what);
   const stateText = stateJson(state, what);
-  const parts = link.invoke((engine) => engine.renderPrompt(stateText, optionsJson));
+  return renderedParts(link, link.invoke((engine) => engine.renderPrompt(stateText, optionsJson)), what);
+}
+
+/**
+ * The core's render answer (its result's one line of JSON, '\n', then the
+ * text as it is: prompt_facade.h renderPromptParts), read through `link`:
+ * { text, bytes, truncated, untrustedPaths, preamble }, or the refusal thrown.
+ */
+export function renderedParts(link, parts, what) {
   const newline = parts.indexOf('\n'); // the text follows the result's one line of JSON
   const result = link.parse(newline < 0 ? parts : parts.slice(0, newline));
   if (result.ok) {
@@ -140,11 +148,14 @@ export function renderStateForPrompt(state, options) {
  * 'user', content }, a one-line preamble that says the block is data, then the
  * block of renderStateForPrompt(state, options). Use it instead of pasting
  * JSON.stringify(state) into a system prompt. (An AG-UI Message also needs an
- * id.) Synchronous; needs a loaded engine (await initEngine()). Throws what
- * renderStateForPrompt throws.
+ * id.) Synchronous; needs the server engine (await initServerEngine()).
+ * Throws what renderStateForPrompt throws.
  */
 export function promptMessage(state, options) {
-  // The preamble (what the block is, that it is data, what its markers mean) is the core's, as the block is.
-  const { text, preamble } = renderPromptText(state, promptOptionsJson(options, 'promptMessage'), 'promptMessage');
+  return messageOf(renderPromptText(state, promptOptionsJson(options, 'promptMessage'), 'promptMessage'));
+}
+
+/** The message of a render: the preamble (what the block is, that it is data, what its markers mean), then the block; both the core's. */
+export function messageOf({ text, preamble }) {
   return { role: 'user', content: `${preamble}\n${text}` };
 }
