@@ -80,21 +80,25 @@ test('demo: a reload mid-run restores the right pane from IndexedDB, catches up 
   const before = await pageView(page); // (it goes on receiving until the reload)
   assert.equal(before.pending.length, 1);
   assert.notEqual(before.confirmedLimit, MINE);
-  // The reloaded page's first request waits until the agent has moved on by
-  // two state events: a page that missed nothing gets 'current' and a
-  // heartbeat, and one that missed much may get a snapshot because it is
-  // cheaper (the emitter's snapshotRatio), which is not what this test is about.
-  // It also waits for `looked`: the test reads the restored page before any catch-up.
+  // The agent holds (POST /clock) while the page goes away, so however long
+  // the reload takes on a loaded machine, it cannot run far ahead: one that
+  // missed much may get a snapshot because it is cheaper (the emitter's
+  // snapshotRatio), which is not what this test is about. The reloaded page's
+  // first request then waits for `looked` (the test reads the restored page
+  // before any catch-up), lets the agent move on by two state events and holds
+  // it again: a page that missed nothing would get 'current' and a heartbeat;
+  // this one gets those few events, a replay.
   let letThrough;
   const looked = new Promise((resolve) => { letThrough = resolve; });
   const setClock = (paused) => fetch(new URL('/clock', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paused }) });
   const agentSeq = async () => (await (await fetch(new URL(`/truth?threadId=${before.threadId}`, url))).json()).seq;
+  await setClock(true);
+  const heldAt = await agentSeq();
   await page.route('**/agent', async (route) => {
     await looked;
     try {
-      await until(async () => (await agentSeq()) >= before.lastSeq + 2, 'the agent to move on during the reload');
-      // Then it holds (POST /clock), so however long the reload and the looks
-      // take on a loaded machine, the catch-up is these few events: a replay.
+      await setClock(false);
+      await until(async () => (await agentSeq()) >= heldAt + 2, 'the agent to move on during the reload');
       await setClock(true);
     } finally {
       await route.continue();
