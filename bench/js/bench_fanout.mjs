@@ -1,6 +1,6 @@
 // Fan-out and reconnect storm (issue 17, section 4). Not a test: it prints.
 //
-//   node --expose-gc bench/js/bench_fanout.mjs [clients=1000] [seconds=60] [stores=memory,redis]
+//   node --expose-gc bench/js/bench_fanout.mjs [clients=1000] [seconds=60] [stores=bare,memory,redis]
 //
 // One Node server instance (a child process of this one, so its CPU time and
 // memory are its own) serves `clients` SSE clients on 127.0.0.1. Each client
@@ -18,7 +18,10 @@
 //  - the storm: catch-up time per client (request to caught up), p50/p99,
 //    the whole storm's duration, the bytes sent, and the catch-up modes.
 // Goals (issue 17): memory per idle client <= 20 KB; fan-out p99 <= 50 ms;
-// the storm served entirely by replays, in <= 2 s.
+// the storm served entirely by replays, in <= 2 s. Store 'bare' (issue 27,
+// item 5) is a plain Node http SSE server holding the same idle connections,
+// measured side by side: its memory per idle client is the physical limit
+// (goal: ours <= 1.1x of it); it has no run and no storm.
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -35,7 +38,7 @@ else await main();
 async function main() {
   const clients = Number(process.argv[2] ?? 1000);
   const seconds = Number(process.argv[3] ?? 60);
-  const stores = (process.argv[4] ?? 'memory,redis').split(',');
+  const stores = (process.argv[4] ?? 'bare,memory,redis').split(',');
   const { RedisServer } = await import(join(root, 'tests', 'js', 'redis-support.mjs'));
   const results = [];
   for (const store of stores) {
@@ -59,6 +62,16 @@ async function runOne({ store, redisUrl, clients, seconds }) {
   for (let i = 0; i < clients; i++) fleet.push({ sync: await createStateSync(), latencies: null });
   await Promise.all(fleet.map((c) => connect(server.port, c, {})));
   const idleAfter = await server.call({ cmd: 'memory' });
+  const idle = {
+    store,
+    'heap+ext/client (KB)': round((idleAfter.heap - idleBefore.heap) / clients / 1024, 1),
+    'rss/client (KB)': round((idleAfter.rss - idleBefore.rss) / clients / 1024, 1),
+  };
+  if (store === 'bare') {
+    for (const c of fleet) { c.req?.destroy(); c.sync.dispose(); }
+    await server.stop();
+    return idle;
+  }
   const arrivals = new Map(); // t (update time) -> latest feed time
   for (const c of fleet) c.onState = (t) => arrivals.set(t, Math.max(arrivals.get(t) ?? 0, now()));
   const run = await server.call({ cmd: 'run', seconds, intervalMs: INTERVAL_MS });
@@ -68,11 +81,9 @@ async function runOne({ store, redisUrl, clients, seconds }) {
   for (const c of fleet) { c.req?.destroy(); c.sync.dispose(); }
   await server.stop();
   return {
-    store,
+    ...idle,
     events: run.events,
     'server CPU/event (ms)': round(run.cpuMs / run.events, 3),
-    'heap+ext/client (KB)': round((idleAfter.heap - idleBefore.heap) / clients / 1024, 1),
-    'rss/client (KB)': round((idleAfter.rss - idleBefore.rss) / clients / 1024, 1),
     'fan-out p50 (ms)': round(percentile(latencies, 0.5), 1),
     'fan-out p99 (ms)': round(percentile(latencies, 0.99), 1),
     ...storm,
