@@ -9,7 +9,9 @@
 // connectStateSync client reads through it. Reported:
 //  - bytes the client received vs bytes the agent sent (goal: <= 10%);
 //  - the proxy process's CPU time per upstream event (process.cpuUsage() of
-//    its process around one run; a warm-up run, then the median of ROUNDS);
+//    its process around one run; a warm-up run, then the median of ROUNDS),
+//    against one JSON.parse of such an event in the same process (issue 27,
+//    item 3: goal <= 2x);
 //  - memory per thread: `threads` more threads, each after one short run of
 //    the same state, measured once their runs' event logs were dropped (what a
 //    thread costs while idle: its emitter's state and replay buffer, and the
@@ -42,6 +44,15 @@ async function proxyChild(upstreamUrl) {
   const emitterEngine = (await createStateEmitter())[kInternals]().engine;
   const syncEngine = (await createStateSync())[kInternals]().engine;
   process.on('message', (message) => {
+    if (message.cmd === 'parse') {
+      // One parse of an upstream event's data, as the proxy's process does it: CPU µs per parse.
+      for (let i = 0; i < 20; i++) JSON.parse(message.text); // warm
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < message.times; i++) JSON.parse(message.text);
+      const used = process.cpuUsage(cpu);
+      process.send({ us: (used.user + used.system) / message.times });
+      return;
+    }
     if (message.cmd === 'upstream') {
       proxy.close();
       upstream = message.url;
@@ -108,13 +119,15 @@ async function main() {
   const { port } = await new Promise((resolve) => child.once('message', resolve));
   const url = `http://127.0.0.1:${port}/agent`;
   const rounds = await measureRounds(child, upstream, url);
+  const eventText = JSON.stringify({ type: 'STATE_SNAPSHOT', snapshot: initialState });
+  const parse = await ask(child, { cmd: 'parse', text: eventText, times: 200 });
   const memory = await perThread(child, threads, initialState, startUpstream, buildScript, url);
   child.kill();
   await upstream.close();
   const measured = rounds.slice(1).sort((a, b) => a.cpuUs - b.cpuUs);
   const median = measured[Math.floor(measured.length / 2)];
   console.log(`bench_proxy: snapshot-only agent, ${Math.round(JSON.stringify(initialState).length / 1024)} KB state, ${updates} updates (${median.events} upstream events), proxy in its own process, median of ${ROUNDS} runs`);
-  printFigures(median, memory, threads);
+  printFigures(median, memory, threads, parse.us);
   if (rounds.some((r) => !r.matches || r.run.status !== 'synced')) process.exitCode = 1;
 }
 
@@ -141,7 +154,7 @@ async function measureRounds(child, upstream, url) {
   return rounds;
 }
 
-function printFigures({ run, elapsed, matches, events, cpuUs, upBytes, logBytes }, memory, threads) {
+function printFigures({ run, elapsed, matches, events, cpuUs, upBytes, logBytes }, memory, threads, parseUs) {
   const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
   console.table([{
     'upstream sent': kb(upBytes),
@@ -153,6 +166,8 @@ function printFigures({ run, elapsed, matches, events, cpuUs, upBytes, logBytes 
   console.table([{
     'proxy CPU total': `${(cpuUs / 1000).toFixed(0)} ms`,
     'per upstream event': `${(cpuUs / events).toFixed(0)} µs`,
+    'one JSON.parse of a snapshot event': `${parseUs.toFixed(0)} µs`,
+    'per event / one parse (goal <= 2x)': `${(cpuUs / events / parseUs).toFixed(2)}x`,
     'per KB from upstream': `${(cpuUs / (upBytes / 1024)).toFixed(1)} µs`,
     'run wall time': `${elapsed.toFixed(0)} ms`,
   }]);
