@@ -17,19 +17,17 @@
 //    pays nothing; the right one pays once (once()), the value the person
 //    approved, however often its resume was re-sent.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { startFaultLink } from '../../support/fault-link.mjs';
-import { until } from '../../support/until.mjs';
-import { jsDir, plain, repoRoot } from '../../js/support.mjs';
+import { startPythonServer } from './python-server.mjs';
+import { jsDir, plain } from '../../js/support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
 
 process.env.SUPPRESS_TRANSFORMATION_WARNINGS = 'true';
 
-const PYTHON = process.env.AGUI_PYTHON ?? join(repoRoot, 'build', 'venv', 'bin', 'python');
 const SEEDS = Array.from({ length: 12 }, (_, i) => i + 1);
 const DRAFT_RUNS = 3;
 const BACKOFF = { initialMs: 5, maxMs: 50 };
@@ -56,31 +54,13 @@ after(async () => {
 
 /** The Python server as a child process: { port, view(threadId), close() }. */
 async function startServer() {
-  const child = spawn(PYTHON, ['-u', join(repoRoot, 'tests', 'python', 'live', 'server.py')],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let exited = null;
-  child.stdout.on('data', (chunk) => { out += chunk; });
-  child.stderr.on('data', (chunk) => { err += chunk; });
-  child.on('exit', (code, signal) => { exited = { code, signal }; });
-  const match = await until(() => {
-    if (exited) throw new Error(`the Python server exited (${JSON.stringify(exited)}): ${err}`);
-    return /listening (\d+)/.exec(out);
-  }, () => `the Python server to listen (stdout: ${out}, stderr: ${err})`);
-  const port = Number(match[1]);
+  const server = await startPythonServer('server.py');
   return {
-    port,
-    stderr: () => err,
+    ...server,
     async view(threadId) {
-      const response = await fetch(`http://127.0.0.1:${port}/threads/${encodeURIComponent(threadId)}`);
+      const response = await fetch(`http://127.0.0.1:${server.port}/threads/${encodeURIComponent(threadId)}`);
       assert.equal(response.status, 200);
       return response.json();
-    },
-    async close() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      await until(() => exited, 'the Python server to exit');
     },
   };
 }
