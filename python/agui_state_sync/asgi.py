@@ -34,11 +34,15 @@ from typing import Any, Dict, Iterable, Optional
 
 from ._asgi_approvals import ApprovalGate, answer_events, carries_resume, detached, run_finished
 from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
+from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
 from .errors import AguiSyncError, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
 from .sequence import StateSequencer
 
 DEFAULT_HEARTBEAT_S = 15.0
+# forwardedProps.stateSync.connection: the browser's effective connection type (docs/wire.md section 3).
+CONNECTION_TYPES = ("slow-2g", "2g", "3g", "4g")
+_KNOWN_REASONS = frozenset((*RESYNC_REASONS, *REPLAY_REASONS, *SNAPSHOT_REASONS))
 _STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD))
 
 
@@ -61,15 +65,18 @@ class StateSyncMiddleware:
         self.store = store
         # True once the server said it shuts down (ASGI lifespan): readiness fails (operate.py), runs go on.
         self.draining = False
-        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "approvals": {}, "resyncs": {}}
+        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "approvals": {}, "resyncs": {},
+                                        "connections": {}}
 
     def stats(self) -> Dict[str, Any]:
         """Counters since creation, for operate.ops_app's /metrics: runsStarted, liveRuns,
-        clientBytes, approvals {verdict: n}, resyncs {client reason: n}, and the
-        sequencer's threads, events sent by type and catch-ups by mode."""
+        clientBytes, approvals {verdict: n}, runsByConnection {connection type: n},
+        resyncs {client reason: {connection type: n}}, and the sequencer's threads,
+        events sent by type and catch-ups by mode."""
         counts = self._counts
         return {"runsStarted": counts["runs"], "liveRuns": counts["live"], "clientBytes": counts["bytes"],
-                "approvals": dict(counts["approvals"]), "resyncs": dict(counts["resyncs"]), **self.sequencer.stats()}
+                "approvals": dict(counts["approvals"]), "runsByConnection": dict(counts["connections"]),
+                "resyncs": {reason: dict(by) for reason, by in counts["resyncs"].items()}, **self.sequencer.stats()}
 
     def _count(self, family: str, key: str) -> None:
         self._counts[family][key] = self._counts[family].get(key, 0) + 1
@@ -90,17 +97,27 @@ class StateSyncMiddleware:
             await self.app(scope, replay(body, receive), send)
             return
         run_input = _with_header_position(scope, run_input)
-        reason = read_resync_request(run_input)["reason"]
-        if reason is not None:
-            self._count("resyncs", reason)
         verdict, done = await self._approvals(send, run_input)
         if verdict == "forward":
+            self._count_client(run_input)
             self._counts["runs"] += 1
             self._counts["live"] += 1
             try:
                 await self._sequenced(scope, receive, send, run_input, done)
             finally:
                 self._counts["live"] -= 1
+
+    def _count_client(self, run_input: Dict[str, Any]) -> None:
+        """The run's client, labelled by its connection type (forwardedProps.stateSync.connection)
+        and, when it came back resyncing, its reason: both bounded, a client cannot mint labels."""
+        state_sync = (run_input.get("forwardedProps") or {}).get("stateSync")
+        said = state_sync.get("connection") if isinstance(state_sync, dict) else None
+        connection = said if said in CONNECTION_TYPES else "unknown"
+        self._count("connections", connection)
+        reason = read_resync_request(run_input)["reason"]
+        if reason is not None:
+            by = self._counts["resyncs"].setdefault(reason if reason in _KNOWN_REASONS else "other", {})
+            by[connection] = by.get(connection, 0) + 1
 
     def _lifespan(self, receive: Any) -> Any:
         """The server's lifespan messages, passed on; a shutdown marks the middleware draining."""

@@ -8,8 +8,8 @@ mount beside the agent's routes), as Node's proxy has (js/src/proxy/operate.js):
     GET /metrics  Prometheus text (prometheus_client, the ``metrics`` extra):
                   runs, threads, events sent by type (deltas vs snapshots: the
                   snapshot tax measured on the server), bytes out, catch-ups
-                  by mode, client resyncs by reason, approvals by verdict,
-                  store latency
+                  by mode, client resyncs by reason and connection type,
+                  runs by connection type, approvals by verdict, store latency
 
 Counters are read from middleware.stats() at scrape time, so the middleware's
 own bookkeeping stays the one source. Metric names follow the proxy's, with
@@ -34,8 +34,9 @@ _COUNTERS = (
 _LABELLED = (
     ("events_sent", "Events sent to clients, by type", "type", lambda s: s["sent"]),
     ("catch_ups", "Catch-ups answered, by mode", "mode", lambda s: s["catchUps"]),
-    ("resyncs", "Runs whose client said it resyncs, by reason", "reason", lambda s: s["resyncs"]),
     ("approvals", "Resumes carrying an approval, by verdict", "verdict", lambda s: s["approvals"]),
+    ("runs_by_connection", "Runs started, by the client's connection type", "connection",
+     lambda s: s["runsByConnection"]),
 )
 _GAUGES = (
     ("threads", "Threads held", lambda s: s["threads"]),
@@ -69,6 +70,12 @@ class _Collector:
             for key, count in sorted(read(stats).items()):
                 family.add_metric([key], count)
             yield family
+        resyncs = core.CounterMetricFamily(PREFIX + "resyncs", "Runs whose client came back resyncing, by reason and "
+                                           "connection type: the snapshot tax by segment", labels=["reason", "connection"])
+        for reason, by in sorted(stats["resyncs"].items()):
+            for connection, count in sorted(by.items()):
+                resyncs.add_metric([reason, connection], count)
+        yield resyncs
         for name, doc, read in _GAUGES:
             yield core.GaugeMetricFamily(PREFIX + name, doc, value=read(stats))
         yield core.GaugeMetricFamily(PREFIX + "draining", "1 while the server shuts down",

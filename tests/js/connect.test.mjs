@@ -315,6 +315,29 @@ describe('connectStateSync', () => {
     emitter.dispose();
   });
 
+  test('the browser\'s effective connection type rides in forwardedProps.stateSync.connection, when it is a known one', T, async () => {
+    for (const [effectiveType, sent] of [['3g', '3g'], ['slow-2g', 'slow-2g'], ['warp-9', undefined], [undefined, undefined]]) {
+      const saved = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+      Object.defineProperty(globalThis, 'navigator', { value: { connection: effectiveType ? { effectiveType } : undefined }, configurable: true });
+      try {
+        const { emitter, sync } = await scenario();
+        handlers.push((req, res, body) => {
+          sseHead(res);
+          writeCatchUp(res, emitter, JSON.parse(body));
+          res.end(emitter.encode(RUN_FINISHED));
+        });
+        requests.length = 0;
+        await connectStateSync(sync, { url: base, backoff: FAST, body: () => ({ threadId: 't', runId: 'r', messages: [] }) }).done;
+        assert.equal(JSON.parse(requests[0].body).forwardedProps.stateSync.connection, sent, String(effectiveType));
+        sync.dispose();
+        emitter.dispose();
+      } finally {
+        if (saved) Object.defineProperty(globalThis, 'navigator', saved);
+        else delete globalThis.navigator;
+      }
+    }
+  });
+
   test('HTTP 503 is retried with backoff; a 4xx ends the loop with an Error', T, async () => {
     const { emitter, sync, statuses, listen } = await scenario();
     handlers.push((req, res) => res.writeHead(503).end());

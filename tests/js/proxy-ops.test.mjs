@@ -105,6 +105,31 @@ describe('proxy operations', () => {
     assert.ok(metric(scraped, 'agui_proxy_store_latency_seconds_count') >= 1, 'readyz probed the store');
   });
 
+  test('runs are counted by the client\'s connection type, and client resyncs by reason and connection type', async () => {
+    const upstream = await gatedUpstream();
+    closers.push(upstream.close);
+    upstream.open();
+    const proxy = createStateSyncProxy({ upstream: upstream.url });
+    closers.push(async () => proxy.close());
+    const agent = await serve(proxy);
+    closers.push(agent.close);
+    const ops = await serve(await createOpsHandler(proxy));
+    closers.push(ops.close);
+    // What StateSyncHttpAgent sends (forwardedProps.stateSync.connection), and hostile values, bounded to 'unknown' / 'other'.
+    const clients = [['3g', 'gap'], ['3g', null], ['4g', 'digest-mismatch'], ['5g-turbo', 'made-up'], [undefined, 'gap']];
+    for (const [i, [connection, reason]] of clients.entries()) {
+      const input = runInput(`C${i}`, `r${i}`);
+      input.forwardedProps = { stateSync: { lastSeq: null, epoch: null, reason, held: [], ...(connection ? { connection } : {}) } };
+      await readStream(agent.url(), { input });
+    }
+    const scraped = await (await fetch(ops.url('/metrics'))).text();
+    const runs = (connection) => metric(scraped, `agui_proxy_runs_by_connection_total{connection="${connection}"}`);
+    assert.deepEqual(['3g', '4g', 'unknown'].map(runs), [2, 1, 2]);
+    const resyncs = (reason, connection) => metric(scraped, `agui_proxy_resyncs_total{reason="${reason}",connection="${connection}"}`);
+    assert.deepEqual([resyncs('gap', '3g'), resyncs('digest-mismatch', '4g'), resyncs('other', 'unknown'), resyncs('gap', 'unknown')], [1, 1, 1, 1]);
+    assert.ok(!scraped.includes('5g-turbo') && !scraped.includes('made-up'), 'a client cannot mint labels');
+  });
+
   test('readyz is 503 while the store does not answer', async () => {
     const proxy = createStateSyncProxy({ upstream: 'http://127.0.0.1:9/agent' });
     closers.push(async () => proxy.close());

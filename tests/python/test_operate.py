@@ -61,7 +61,7 @@ async def test_counters_match_what_the_clients_received(seed):
     runs = {}
     middleware = StateSyncMiddleware(agent_app(runs), paths=["/agent"], store=memory_store(), heartbeat_s=None)
     ops = ops_app(middleware)
-    received, reasons = b"", {}
+    received, reasons, connections = b"", {}, {}
     clients = {}
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=middleware), base_url="http://agent") as http:
         for n in range(rnd.randrange(3, 8)):
@@ -70,10 +70,16 @@ async def test_counters_match_what_the_clients_received(seed):
             runs[f"r{n}"] = [state := {**state, "step": i} for i in range(rnd.randrange(1, 6))]
             client = clients.setdefault(thread, SyncEngine())
             state_sync = {"lastSeq": client.last_seq, "epoch": client.epoch}
+            said = rnd.choice(["3g", "4g", "warp-9", None])  # what a browser reports, or a made-up value
+            connection = said if said in ("3g", "4g") else "unknown"
+            if said is not None:
+                state_sync["connection"] = said
+            connections[connection] = connections.get(connection, 0) + 1
             if rnd.random() < 0.4:
-                reason = rnd.choice(["gap", "digest-mismatch"])
+                reason = rnd.choice(["gap", "digest-mismatch", "made-up"])
                 state_sync["reason"] = reason
-                reasons[reason] = reasons.get(reason, 0) + 1
+                key = (reason if reason != "made-up" else "other", connection)
+                reasons[key] = reasons.get(key, 0) + 1
             response = await http.post("/agent", json=run_body(thread, f"r{n}", state_sync))
             client.feed(response.content)
             assert client.status == "synced" and client.state == runs[f"r{n}"][-1]
@@ -88,8 +94,12 @@ async def test_counters_match_what_the_clients_received(seed):
         assert sent == received.count(f'"type":"{kind}"'.encode()), kind
     modes = {dict(labels)["mode"]: v for (name, labels), v in seen.items() if name == "agui_middleware_catch_ups_total"}
     assert sum(modes.values()) == len(runs)
-    for reason, count in reasons.items():
-        assert seen[("agui_middleware_resyncs_total", frozenset({("reason", reason)}))] == count
+    for (reason, connection), count in reasons.items():
+        labels = frozenset({("reason", reason), ("connection", connection)})
+        assert seen[("agui_middleware_resyncs_total", labels)] == count
+    for connection, count in connections.items():
+        assert seen[("agui_middleware_runs_by_connection_total", frozenset({("connection", connection)}))] == count
+    assert "warp-9" not in page.text and "made-up" not in page.text  # a client cannot mint labels
     assert seen[("agui_middleware_threads", frozenset())] == len(clients)
     assert seen[("agui_middleware_live_runs", frozenset())] == 0
 

@@ -7,6 +7,7 @@
 // optionally, how bytes reach the engine (`feed`).
 import { AguiSyncError, reportListenerError, syncError, syncTypeError } from '../engine/errors.js';
 import {
+  connectionTypeOf,
   formatHeld,
   HEADER_CATCH_UP,
   HEADER_EPOCH,
@@ -95,9 +96,15 @@ export function setCatchUpHeaders(headers, position) {
   return headers;
 }
 
-/** RunAgentInput.forwardedProps.stateSync for `position`. */
+/**
+ * RunAgentInput.forwardedProps.stateSync for `position`, with the browser's
+ * effective connection type when it reports one (servers label metrics by it).
+ */
 export function stateSyncProps(position) {
-  return { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
+  const props = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
+  const connection = connectionTypeOf(globalThis.navigator?.connection?.effectiveType);
+  if (connection !== null) props.connection = connection;
+  return props;
 }
 
 // A connection that silently stops delivering (a dead TCP path, a stuck proxy)

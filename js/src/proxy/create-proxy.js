@@ -14,6 +14,7 @@
 // resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
 // sse-out, events, approvals (resume entries' approvals checked and consumed once),
 // attach (X-AGUI-Attach: a client joins the thread's running run, or catches up).
+import { REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS } from '../engine/codes.js';
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
 import { createStateSync } from '../client/sync.js';
 import { forwardedInput, HEADER_ABORT, HEADER_ATTACH, readClientRequest } from './client-request.js';
@@ -29,12 +30,16 @@ import { Run } from './run.js';
 import { RunCursor, upstreamStart } from './run-cursor.js';
 import { after } from '../server/emitter-writes.js';
 import { newStreamKey, SSE_HEAD } from './sse-out.js';
+import { connectionTypeOf } from '../shared/resync-wire.js';
 import { openUpstream } from './upstream.js';
 
 export { EVENTS_LOST, HEADER_ABORT, HEADER_ATTACH, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
 
 /** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (proxy/resume.js). */
 export const HEADER_RESUME = 'X-AGUI-Resume';
+
+// What a client may say it resyncs for; anything else is counted as 'other'.
+const RESYNC_REASON_SET = new Set([...RESYNC_REASONS, ...REPLAY_REASONS, ...SNAPSHOT_REASONS]);
 
 function newCounters() {
   return {
@@ -44,7 +49,19 @@ function newCounters() {
     resumes: { exact: 0, 'caught-up': 0, lost: 0 },
     attaches: { run: 0, idle: 0 },
     aborts: { client: 0, abandoned: 0 },
+    runsByConnection: {}, // connection type (forwardedProps.stateSync.connection, else 'unknown') -> runs
+    resyncs: {}, // reason -> connection type -> runs whose client came back resyncing
   };
+}
+
+// The run's client, labelled: a known resync reason ('other' for a made-up one: labels are bounded) and connection type.
+function countClient(counters, input, position) {
+  const connection = connectionTypeOf(input.forwardedProps?.stateSync?.connection) ?? 'unknown';
+  counters.runsByConnection[connection] = (counters.runsByConnection[connection] ?? 0) + 1;
+  if (position.reason === null) return;
+  const reason = RESYNC_REASON_SET.has(position.reason) ? position.reason : 'other';
+  const byConnection = (counters.resyncs[reason] ??= {});
+  byConnection[connection] = (byConnection[connection] ?? 0) + 1;
 }
 
 /**
@@ -154,6 +171,7 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     thread.pins--;
   }
   counters.runsStarted++;
+  countClient(counters, input, request.position);
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');

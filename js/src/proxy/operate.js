@@ -6,7 +6,9 @@
 //   GET /metrics  Prometheus text (prom-client, an optional peer): runs,
 //                 threads, events and bytes in and out, deltas vs snapshots
 //                 sent (the snapshot tax measured on the server), resumes by
-//                 mode, aborts, edits, upstream inconsistencies, store latency
+//                 mode, aborts, edits, upstream inconsistencies, store latency,
+//                 runs by the client's connection type and client resyncs by
+//                 reason and connection type
 import { syncError } from '../engine/errors.js';
 
 const PREFIX = 'agui_proxy_';
@@ -28,6 +30,12 @@ const LABELLED = [
   ['attaches_total', 'Clients attached to a thread (X-AGUI-Attach), by what they found', 'found', (s) => s.attaches],
   ['aborts_total', 'Runs aborted, by cause', 'cause', (s) => s.aborts],
   ['edits_total', 'Client edits judged, by verdict', 'status', (s) => s.edits],
+  ['runs_by_connection_total', 'Runs started, by the client\'s connection type (forwardedProps.stateSync.connection)', 'connection', (s) => s.runsByConnection],
+];
+// [name, help, [outer, inner] labels, read(stats) -> { outer: { inner: n } }]
+const LABELLED_TWICE = [
+  ['resyncs_total', 'Runs whose client came back resyncing, by reason and connection type: the snapshot tax by segment',
+    ['reason', 'connection'], (s) => s.resyncs],
 ];
 const GAUGES = [
   ['threads', 'Threads held', (s) => s.threads],
@@ -57,6 +65,17 @@ function registerMetrics(prom, registry, proxy) {
       collect() {
         this.reset();
         for (const [value, count] of Object.entries(read(proxy.stats()))) this.inc({ [label]: value }, count);
+      },
+    }));
+  }
+  for (const [name, help, labels, read] of LABELLED_TWICE) {
+    new prom.Counter(opts(name, help, {
+      labelNames: labels,
+      collect() {
+        this.reset();
+        for (const [outer, inner] of Object.entries(read(proxy.stats()))) {
+          for (const [value, count] of Object.entries(inner)) this.inc({ [labels[0]]: outer, [labels[1]]: value }, count);
+        }
       },
     }));
   }

@@ -31,6 +31,20 @@ export const HEADER_ATTACH = 'X-AGUI-Attach';
 export const HEADER_CATCH_UP = 'X-AGUI-State-Sync';
 
 /**
+ * forwardedProps.stateSync.connection: the browser's effective connection type
+ * (the Network Information API's effectiveType), when it reports one, for
+ * servers to label their metrics by (docs/wire.md section 3). In the body, not
+ * a header: a new request header would fail the CORS preflight of deployments
+ * that list the ones they allow.
+ */
+export const CONNECTION_TYPES = Object.freeze(['slow-2g', '2g', '3g', '4g']);
+
+/** One of CONNECTION_TYPES, or null for anything else (a server reads hostile input). */
+export function connectionTypeOf(value) {
+  return CONNECTION_TYPES.includes(value) ? value : null;
+}
+
+/**
  * Reasons that mean the client's state is wrong, not just behind: replaying
  * from a wrong base cannot heal it, so the server must answer with a snapshot.
  * From the code table (codes.js).
