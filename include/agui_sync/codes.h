@@ -79,6 +79,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
     "the run was aborted: by the client's explicit abort, or no client came back within the grace period")     \
   X(UpstreamFailed, "upstream-failed", kError, Cure::None,                                                     \
     "the upstream agent could not be reached, answered an error, or ended its stream early")                   \
+  X(RunLost, "run-lost", kError, Cure::None,                                                                   \
+    "the proxy instance holding the run's upstream connection is gone (or lost its store): the run cannot go on") \
   X(StoreUnavailable, "store-unavailable", kError, Cure::None,                                                 \
     "the emitter's store (e.g. Redis) could not be reached, or lost the key in the middle of an operation")     \
   X(StoreConflict, "store-conflict", kError, Cure::None,                                                       \

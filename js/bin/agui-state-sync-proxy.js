@@ -22,8 +22,11 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
   --redis URL             keep each thread's emitter in Redis (redis:// or rediss://; needs the npm
                           package \`redis\`): a restarted proxy, or another one on the same Redis,
-                          continues the thread's epoch and seq, and clients catch up by replay
+                          continues the thread's epoch and seq, and clients catch up by replay;
+                          each run's events are kept there too: any instance resumes it
   --redis-prefix PREFIX   the key prefix in Redis (default agui:)
+  --run-lease-ms MS       with --redis: a run whose instance has not renewed its lease for this
+                          long is lost (its clients get RUN_ERROR run-lost; default ${PROXY_DEFAULTS.runLeaseMs})
   --ops-port PORT         serve GET /healthz, /readyz and /metrics (Prometheus; needs the npm
                           package \`prom-client\`) on this port of --host (0 picks a free one)
   --drain-ms MS           on SIGTERM: stop taking runs, let running ones end for at most this
@@ -60,6 +63,7 @@ function readArgs() {
         'prompt-context': { type: 'boolean', default: false },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
+        'run-lease-ms': { type: 'string' },
         'ops-port': { type: 'string' },
         'drain-ms': { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -148,6 +152,7 @@ function main() {
       ...(store && { store }),
       upstream: args.upstream,
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
+      ...(args['run-lease-ms'] !== undefined && { runLeaseMs: integer('run-lease-ms', args['run-lease-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
       edits: editPolicy(args),
       ...(args['prompt-context'] && { promptContext: true }),

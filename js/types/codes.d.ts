@@ -48,6 +48,7 @@ export type ErrorCode =
   | 'run-active'
   | 'run-aborted'
   | 'upstream-failed'
+  | 'run-lost'
   | 'store-unavailable'
   | 'store-conflict'
   | 'agent-owned'

@@ -36,6 +36,13 @@ export interface StateSyncProxyOptions {
   maxRunBufferBytes?: number;
   /** The same, all runs together (default 64 MiB). */
   maxBufferedBytes?: number;
+  /** With a Redis store: events kept per run in its stored log (default 100000; maxRunBufferBytes bounds its bytes). */
+  maxRunEvents?: number;
+  /**
+   * With a Redis store: the lease the instance holding a run renews every runLeaseMs / 3; once it has
+   * expired on a live run (the instance died), the run ends with RUN_ERROR 'run-lost' (default 5000).
+   */
+  runLeaseMs?: number;
   /** Largest RunAgentInput accepted (default 4 MiB; beyond: 413). */
   maxBodyBytes?: number;
   /** Time to receive a request body (default 10000; beyond: 408). */
@@ -80,10 +87,13 @@ export interface StateSyncProxyStats {
   threads: number;
   /** Runs held (live, or finished and kept for resumption). */
   runs: number;
+  /** Runs this instance holds that are still streaming from their upstream (copies of other instances' runs not counted). */
   liveRuns: number;
   /** Bytes of sent events kept for resumption. */
   bufferedBytes: number;
   runsStarted: number;
+  /** Runs this instance ended as 'run-lost' (a Redis store: their holder died or could not write their log). */
+  runsLost: number;
   /** Upstream non-state events passed on. */
   passed: number;
   deltasSent: number;

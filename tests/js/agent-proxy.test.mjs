@@ -22,7 +22,7 @@ import { after, describe, test } from 'node:test';
 import { startFaultLink } from '../support/fault-link.mjs';
 import { buildScript, INITIAL_STATE, messageTexts, SHAPES } from '../support/upstreams.mjs';
 import { jsDir, plain } from './support.mjs';
-import { FAULTS, isOneOf, parseSse, proxyModule, stack, until } from './proxy-support.mjs';
+import { FAULTS, isOneOf, keepBody, parseSse, proxyModule, stack, until } from './proxy-support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
 const { HEADER_RESUME } = proxyModule;
@@ -71,22 +71,7 @@ function recordingFetch(log, { dropAfterHead = () => false } = {}) {
       entry.dropped = true;
       throw new TypeError('terminated (the test dropped this connection after its response head)');
     }
-    if (!response.body) return response;
-    const [mine, theirs] = response.body.tee();
-    (async () => {
-      const reader = mine.getReader();
-      const decoder = new TextDecoder();
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          entry.text += decoder.decode(value, { stream: true });
-        }
-      } catch {
-        // the connection was cut or aborted: what arrived is kept
-      }
-    })();
-    return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return keepBody(response, entry);
   };
 }
 

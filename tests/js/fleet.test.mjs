@@ -10,10 +10,10 @@
 // snapshot; each approval is consumed once and paid once.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
+import { startBalancer } from '../support/balancer.mjs';
 import { startFaultLink } from '../support/fault-link.mjs';
 import { until } from '../support/until.mjs';
 import { freePort, RedisServer } from './redis-support.mjs';
@@ -59,31 +59,6 @@ async function startInstance(name, port) {
   child.once('exit', () => { instance.alive = false; });
   await ready;
   return instance;
-}
-
-// Round robin over the instances; one that refuses the connection is skipped (as a health-checked balancer does).
-async function startBalancer(ports) {
-  let next = 0;
-  const balancer = net.createServer((client) => {
-    client.pause();
-    const tryBackend = (attempt) => {
-      if (attempt >= ports.length) return client.destroy();
-      const backend = net.connect(ports[(next + attempt) % ports.length], '127.0.0.1');
-      backend.once('error', () => tryBackend(attempt + 1));
-      backend.once('connect', () => {
-        next = (next + attempt + 1) % ports.length;
-        backend.removeAllListeners('error');
-        client.pipe(backend).pipe(client);
-        client.resume();
-        const close = () => { client.destroy(); backend.destroy(); };
-        client.on('error', close).on('close', close);
-        backend.on('error', close).on('close', close);
-      });
-    };
-    tryBackend(0);
-  });
-  await new Promise((resolve) => balancer.listen(0, '127.0.0.1', resolve));
-  return balancer;
 }
 
 async function post(port, path, body) {

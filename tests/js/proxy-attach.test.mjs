@@ -24,7 +24,7 @@ import { verifyEvents } from '@ag-ui/client';
 import { startFaultLink } from '../support/fault-link.mjs';
 import { buildScript, INITIAL_STATE, messageTexts, SHAPES } from '../support/upstreams.mjs';
 import { jsDir, plain } from './support.mjs';
-import { FAULTS, proxyModule, readStream, runInput, stack, stackOn, until } from './proxy-support.mjs';
+import { eventWatcher, FAULTS, proxyModule, readStream, runInput, stack, stackOn, until } from './proxy-support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
 const { HEADER_ATTACH, HEADER_RESUME } = proxyModule;
@@ -62,23 +62,6 @@ function recordingFetch(log) {
     entry.resume = response.headers.get(HEADER_RESUME);
     entry.catchUp = response.headers.get('x-agui-state-sync');
     return response;
-  };
-}
-
-/** A subscriber recording the events one runAgent() / connectAgent() call shows it. */
-function watcher() {
-  const seen = { types: [], events: [], errors: [] };
-  return {
-    seen,
-    subscriber: {
-      onEvent: ({ event }) => {
-        seen.types.push(event.type);
-        seen.events.push(plain(event));
-      },
-      onRunFailed: ({ error }) => {
-        seen.errors.push(error);
-      },
-    },
   };
 }
 
@@ -127,10 +110,10 @@ describe('connectAgent() -> faulty link -> proxy: a second client attached mid-r
         const second = agentOn(link.url('/agent'), threadId, log);
         await Promise.all([starter.ready, second.ready]);
 
-        const a = watcher();
+        const a = eventWatcher();
         const running = starter.runAgent({ runId: `run-${seed}` }, a.subscriber);
         await until(() => sawText(a.seen), 'the starter to see chat text');
-        const b = watcher();
+        const b = eventWatcher();
         const attached = second.connectAgent({}, b.subscriber);
         await until(() => b.seen.types.includes('RUN_STARTED'), 'the attached client to see the run start');
         assert.equal(s.upstream.requests[0].completed, false, 'the upstream run is still going');
@@ -175,7 +158,7 @@ describe('connectAgent() -> faulty link -> proxy: a page reloaded mid-run', () =
       const log = [];
       const page = agentOn(link.url('/agent'), threadId, log, { stateSync: { persist } });
       await page.ready;
-      const before = watcher();
+      const before = eventWatcher();
       const running = page.runAgent({ runId: `run-${seed}` }, before.subscriber);
       await until(() => sawText(before.seen) && page.stateSync.lastSeq !== null, 'the page to see chat text and a state');
       await page.stateSync.flush();
@@ -186,7 +169,7 @@ describe('connectAgent() -> faulty link -> proxy: a page reloaded mid-run', () =
       await reloaded.ready;
       assert.equal(reloaded.stateSync.persistence.restore, 'restored');
       const restoredSeq = reloaded.stateSync.lastSeq;
-      const after = watcher();
+      const after = eventWatcher();
       const attached = reloaded.connectAgent({}, after.subscriber);
       await until(() => after.seen.types.includes('RUN_STARTED'), 'the reloaded page to attach');
       hold.release();
@@ -229,7 +212,7 @@ describe('connectAgent() -> proxy: a thread with no running run', () => {
 
     const fresh = agentOn(s.url('/agent'), threadId, log);
     await fresh.ready;
-    const seen = watcher();
+    const seen = eventWatcher();
     await fresh.connectAgent({}, seen.subscriber);
     assert.deepEqual(seen.seen.errors, []);
     assert.deepEqual(seen.seen.types, ['RUN_STARTED', 'STATE_SNAPSHOT', 'RUN_FINISHED'], 'a complete run of its own: the catch-up');
@@ -240,7 +223,7 @@ describe('connectAgent() -> proxy: a thread with no running run', () => {
     const answered = log.at(-1);
     assert.deepEqual([answered.method, answered.attach, answered.answer, answered.catchUp], ['GET', threadId, 'idle', 'snapshot']);
 
-    const again = watcher();
+    const again = eventWatcher();
     await starter.connectAgent({}, again.subscriber);
     assert.deepEqual(again.seen.types, ['RUN_STARTED', 'RUN_FINISHED'], 'nothing to send a current client');
     assert.equal(log.at(-1).catchUp, 'current');
@@ -257,7 +240,7 @@ describe('connectAgent() -> proxy: a thread with no running run', () => {
     const log = [];
     const agent = agentOn(s.url('/agent'), 't-unknown', log);
     await agent.ready;
-    const seen = watcher();
+    const seen = eventWatcher();
     await agent.connectAgent({}, seen.subscriber);
     assert.deepEqual(seen.seen.types, ['RUN_STARTED', 'RUN_FINISHED']);
     assert.equal(agent.stateSync.lastSeq, null);
@@ -363,11 +346,11 @@ describe('what an attached client may do', () => {
     const other = agentOn(s.url('/agent'), threadId, log, { headers: { authorization: 'Bearer someone-else' }, stateSync: { abortUrl: s.url('/agent') } });
     const same = agentOn(s.url('/agent'), threadId, log, { headers: { authorization: 'Bearer owner' }, stateSync: { abortUrl: s.url('/agent') } });
     await Promise.all([starter.ready, other.ready, same.ready]);
-    const a = watcher();
+    const a = eventWatcher();
     const running = starter.runAgent({ runId: 'run-owned' }, a.subscriber);
     await until(() => a.seen.types.includes('RUN_STARTED'), 'the run');
 
-    const o = watcher();
+    const o = eventWatcher();
     const otherAttached = other.connectAgent({}, o.subscriber);
     await until(() => o.seen.types.includes('RUN_STARTED'), 'the other user to attach');
     other.abortRun(); // stops its own listening; the proxy refuses to abort another user's run
@@ -376,7 +359,7 @@ describe('what an attached client may do', () => {
     assert.equal(s.proxy.stats().aborts.client, 0);
     assert.equal(s.upstream.requests[0].aborted, false);
 
-    const m = watcher();
+    const m = eventWatcher();
     const sameAttached = same.connectAgent({}, m.subscriber);
     await until(() => m.seen.types.includes('RUN_STARTED'), 'the same user to attach');
     same.abortRun();

@@ -159,6 +159,56 @@ export async function readStream(url, { input, headers = {}, method = 'POST', st
   return { status: response.status, headers: response.headers, text, events: parseSse(text).filter((e) => e.data !== undefined) };
 }
 
+/**
+ * The response with its body teed: what arrives is appended to `entry.text`
+ * (kept when the connection is cut), the caller reads the returned copy.
+ */
+export function keepBody(response, entry) {
+  if (!response.body) return response;
+  const [mine, theirs] = response.body.tee();
+  (async () => {
+    const reader = mine.getReader();
+    const decoder = new TextDecoder();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        entry.text += decoder.decode(value, { stream: true });
+      }
+    } catch {
+      // the connection was cut or aborted: what arrived is kept
+    }
+  })();
+  return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/**
+ * A subscriber recording what one runAgent() / connectAgent() call shows it:
+ * { seen: { types, events, errors, violations }, subscriber }. With
+ * `history()` (the states the upstream held), every state agent.state takes
+ * while 'synced' that is not one of them is a violation.
+ */
+export function eventWatcher(agent, history = null) {
+  const seen = { types: [], events: [], errors: [], violations: [] };
+  const subscriber = {
+    onEvent: ({ event }) => {
+      seen.types.push(event.type);
+      seen.events.push(plain(event));
+    },
+    onRunFailed: ({ error }) => {
+      seen.errors.push(error);
+    },
+  };
+  if (history !== null) {
+    subscriber.onStateChanged = () => {
+      if (agent.stateSync.status !== 'synced') return;
+      const state = plain(agent.state);
+      if (!isOneOf(state, history())) seen.violations.push(state);
+    };
+  }
+  return { seen, subscriber };
+}
+
 /** Non-state events of an event list, without the proxy's own CUSTOM notices. */
 export function upstreamLike(events) {
   return events.filter((e) => e.type !== 'STATE_SNAPSHOT' && e.type !== 'STATE_DELTA' && !(e.type === 'CUSTOM' && String(e.name).startsWith('agui-state-sync.')));

@@ -15,6 +15,10 @@ export const kRenderPrompt = Symbol('agui-state-sync.renderPrompt');
 export const kStateText = Symbol('agui-state-sync.stateText');
 // A store-bound emitter's catch-up (a promise), for catchUp() in server.js.
 export const kStoreCatchUp = Symbol('agui-state-sync.storeCatchUp');
+// redisStore(): runs a Lua script of another module's (the proxy's run logs) on its connection.
+export const kStoreScript = Symbol('agui-state-sync.storeScript');
+// redisStore(): one plain command on its connection (GET, SET ... PX), with its timeout and errors.
+export const kStoreCommand = Symbol('agui-state-sync.storeCommand');
 // StateSync's persistence hooks (persist.js): install the checkpoint sink, restore from a checkpoint, read its meta.
 export const kPersist = Symbol('agui-state-sync.persist');
 export const kRestore = Symbol('agui-state-sync.restore');

@@ -3,7 +3,8 @@
 // (docs/wire.md section 8):
 //  - a Last-Event-ID of a run of that thread the proxy holds: that stream is
 //    resumed, as any resume (the client was cut from the stream it attached to);
-//  - else the thread's running run (the one started last): its RUN_STARTED,
+//  - else the thread's running run (the one started last; with a Redis store,
+//    also one another instance holds, from its stored log): its RUN_STARTED,
 //    the client's own catch-up right after it, the run's other events so far,
 //    then live, on one more connection of the run ('run'). An attach that
 //    comes before the run's RUN_STARTED waits for it;
@@ -24,12 +25,12 @@ import { frameEvent, heartbeatLine, SSE_HEAD } from './sse-out.js';
 export async function serveAttach(ctx, res, request, resume) {
   const { registry } = ctx;
   const { threadId, eventId, position } = request;
-  const held = eventId === null ? null : registry.lookup(eventId.key)?.run;
+  const held = eventId === null ? null : registry.lookup(eventId.key)?.run ?? (await ctx.remote?.byKey(eventId.key)) ?? null;
   if (held && held.thread.id === threadId && eventId.n <= held.log.lastN) return resume(held, eventId.n);
   const thread = await registry.thread(threadId);
   let live;
   try {
-    live = runningRun(thread);
+    live = runningRun(thread) ?? (await ctx.remote?.runningOn(threadId)) ?? null;
     if (live === null) {
       ctx.counters.attaches.idle++;
       return await answerIdle(res, thread, position);

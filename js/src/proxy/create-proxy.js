@@ -13,7 +13,10 @@
 // abort), relay (upstream outcomes -> events), upstream (the HTTP request),
 // resume (Last-Event-ID), prompt-context (the promptContext option), event-log,
 // sse-out, events, approvals (resume entries' approvals checked and consumed once),
-// attach (X-AGUI-Attach: a client joins the thread's running run, or catches up).
+// attach (X-AGUI-Attach: a client joins the thread's running run, or catches up),
+// run-stream (a run's log and connections), and with a Redis store the runs'
+// logs there: run-store (I/O), stored-run-log (the holder's writes),
+// remote-run / remote-runs (another instance's runs, served here).
 import { REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS } from '../engine/codes.js';
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
 import { createStateSync } from '../client/sync.js';
@@ -27,6 +30,10 @@ import { Relay } from './relay.js';
 import { approvalBook, carriesResume, judgeApprovals } from './approvals.js';
 import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
+import { RemoteRuns } from './remote-runs.js';
+import { runStoreFor } from './run-store.js';
+import { StoredRunLog } from './stored-run-log.js';
+import { randomUUID } from 'node:crypto';
 import { RunCursor, upstreamStart } from './run-cursor.js';
 import { after } from '../server/emitter-writes.js';
 import { newStreamKey, SSE_HEAD } from './sse-out.js';
@@ -43,7 +50,7 @@ const RESYNC_REASON_SET = new Set([...RESYNC_REASONS, ...REPLAY_REASONS, ...SNAP
 
 function newCounters() {
   return {
-    runsStarted: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
+    runsStarted: 0, runsLost: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
     upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0,
     edits: { applied: 0, rejected: 0 },
     resumes: { exact: 0, 'caught-up': 0, lost: 0 },
@@ -74,6 +81,17 @@ export function createStateSyncProxy(options) {
   const counters = newCounters();
   const ctx = { config, counters, registry: new Registry(config, counters), approvals: approvalBook(config.store) };
   ctx.report = (error) => report(config, error);
+  const { registry } = ctx;
+  ctx.runHooks = {
+    charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), forget: (r) => registry.removeRun(r),
+    counters, report: ctx.report,
+  };
+  // With a Redis store, every run's log is kept there too: any instance serves it (proxy/run-store.js).
+  ctx.runStore = runStoreFor(config.store, {
+    owner: randomUUID(), leaseMs: config.runLeaseMs, keepMs: config.graceMs + 2 * config.runLeaseMs, endedMs: config.graceMs,
+    maxEvents: config.maxRunEvents, maxBytes: config.maxRunBufferBytes,
+  });
+  ctx.remote = ctx.runStore === null ? null : new RemoteRuns(ctx, ctx.runStore);
   const handler = (req, res) => {
     serve(ctx, req, res).catch((error) => answerFailure(ctx, res, error));
   };
@@ -90,7 +108,7 @@ async function serve(ctx, req, res) {
   const request = await readClientRequest(req, ctx.config);
   if (request.kind === 'abort') return answerAbort(ctx, res, request);
   if (request.kind === 'attach') return serveAttach(ctx, res, request, (run, n) => resume(ctx, res, { run, n }, request.position, true));
-  const target = resumeTarget(ctx.registry, request);
+  const target = await resumeTarget(ctx, request);
   if (target) return resume(ctx, res, target, request.position);
   if (ctx.registry.draining) {
     return respondJson(res, 503, { error: { code: 'disposed', message: 'the proxy is shutting down: start the run on another instance' } },
@@ -119,9 +137,11 @@ async function judgeRequest(ctx, { input }) {
  * POST of a runId that is live on its thread resumes it from the start rather
  * than starting the agent twice.
  */
-function resumeTarget(registry, { input, eventId }) {
+async function resumeTarget(ctx, { input, eventId }) {
+  const { registry, remote } = ctx;
   if (eventId !== null) {
-    const found = registry.lookup(eventId.key);
+    let found = registry.lookup(eventId.key);
+    if (found === null && remote !== null) found = { run: await remote.byKey(eventId.key) };
     const run = found?.run;
     if (run && (input === null || (input.threadId === run.thread.id && (input.runId === run.runId || !run.finished)))) {
       if (eventId.n > run.log.lastN) {
@@ -134,11 +154,15 @@ function resumeTarget(registry, { input, eventId }) {
     }
   }
   const [live] = registry.liveRuns(input.runId, input.threadId);
-  return live ? { run: live, n: 0 } : null;
+  if (live) return { run: live, n: 0 };
+  const elsewhere = remote === null ? null : await remote.runningOn(input.threadId);
+  return elsewhere !== null && elsewhere.runId === input.runId ? { run: elsewhere, n: 0 } : null;
 }
 
 // attach: an X-AGUI-Attach request (n = 0: the client joins the run; counted as an attach, not a resume).
-function resume(ctx, res, { run, n }, position, attach = false) {
+async function resume(ctx, res, { run, n }, position, attach = false) {
+  // Another instance's run is resumed once its RUN_STARTED is in the stored log (its catch-up follows that).
+  if (run.remote && !run.started) await new Promise((resolve) => run.whenStarted(resolve));
   // The preamble and the attach in one step: no event may fall between them.
   return run.thread.withCatchUp((catchUpEvents) => {
     const { text, mode } = resumePreamble(run, n, position, catchUpEvents, attach);
@@ -161,9 +185,10 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
     upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
     forwarded = withPromptContext(config.promptContext, forwarded, upstream.base, upstream.own ? thread.emitter : null); // throws for one it cannot add
+    const stored = ctx.runStore === null ? null : new StoredRunLog(ctx.runStore, { leaseMs: config.runLeaseMs, counters, report: ctx.report });
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, plain: request.plain, config,
-      hooks: { charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), counters },
+      hooks: ctx.runHooks, stored,
     });
     registry.addRun(run);
     noteRun(run);
@@ -220,7 +245,7 @@ function applyEdits(ctx, thread, { edits, position }) {
     if (outcome === null) return undefined;
     for (const result of outcome.results) ctx.counters.edits[result.status]++;
     for (const run of thread.runs) {
-      if (run.finished || run.seq !== before) continue;
+      if (run.finished || run.remote || run.seq !== before) continue;
       for (const event of outcome.events) {
         run.send(event, true);
         ctx.counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;

@@ -3,15 +3,16 @@
 // it has received that event. Bounded by the proxy (registry.js trims the
 // oldest entries); a resume from before the oldest one is told so.
 
-/** One sent event: n (its number in the stream), text (framed), bytes, seq, state, terminal. */
+/** One sent event: n (its number in the stream), text (framed), bytes, seq, state, terminal, started. */
 export class LogEntry {
-  constructor(n, text, seq, state, terminal) {
+  constructor(n, text, seq, state, terminal, started = false) {
     this.n = n;
     this.text = text;
     this.bytes = Buffer.byteLength(text);
     this.seq = seq; // the seq a client holds after this event (null: no position yet)
     this.state = state; // a STATE_SNAPSHOT / STATE_DELTA the proxy stamped
     this.terminal = terminal; // RUN_FINISHED / RUN_ERROR
+    this.started = started; // the run's first RUN_STARTED
   }
 }
 
@@ -40,6 +41,16 @@ export class EventLog {
   /** Entries held. */
   get size() {
     return this.#entries.length - this.#head;
+  }
+
+  /**
+   * A log that begins after event n: the seq a client held after it was `seq`
+   * (a run's log read from the store after its oldest events were trimmed there).
+   */
+  startAfter(n, seq) {
+    if (this.size > 0 || this.#lastN > 0) return;
+    this.#lastN = n;
+    this.#trimmedSeq = seq;
   }
 
   append(entry) {

@@ -16,6 +16,7 @@ const PREFIX = 'agui_proxy_';
 // [name, help, read(stats)] for each counter, and labelled ones by their label.
 const COUNTERS = [
   ['runs_started_total', 'Runs started upstream', (s) => s.runsStarted],
+  ['runs_lost_total', 'Runs this instance ended as run-lost (their holder died or lost the store)', (s) => s.runsLost],
   ['events_passed_total', 'Upstream events relayed', (s) => s.passed],
   ['deltas_sent_total', 'STATE_DELTA events sent to clients', (s) => s.deltasSent],
   ['snapshots_sent_total', 'STATE_SNAPSHOT events sent to clients', (s) => s.snapshotsSent],

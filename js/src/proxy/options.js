@@ -16,6 +16,8 @@ export const PROXY_DEFAULTS = Object.freeze({
   maxRuns: 512, // live runs and finished ones still kept for resumption
   maxRunBufferBytes: 4 * MiB, // sent events kept per run for Last-Event-ID
   maxBufferedBytes: 64 * MiB, // the same, all runs together
+  maxRunEvents: 100000, // with a Redis store: events kept per run in its stored log (and maxRunBufferBytes)
+  runLeaseMs: 5000, // with a Redis store: a run whose holder has not renewed its lease for this long is lost
   maxBodyBytes: 4 * MiB, // a RunAgentInput
   bodyTimeoutMs: 10000,
   maxClientQueueBytes: 16 * MiB, // unsent bytes before a slow client is cut (it resumes)

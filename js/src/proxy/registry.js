@@ -41,7 +41,7 @@ export class Registry {
 
   get liveRunCount() {
     let live = 0;
-    for (const run of this.#runs.values()) if (!run.finished) live++;
+    for (const run of this.#runs.values()) if (!run.finished && !run.remote) live++; // another instance's run does not hold a drain
     return live;
   }
 
@@ -183,6 +183,7 @@ export class Registry {
     run.thread.runs.delete(run);
     run.thread.lastActive = Date.now();
     this.bufferedBytes -= run.log.clear();
+    if (run.remote) return; // a copy of another instance's run: the store still answers for it
     this.#gone.set(run.key, run.runId);
     if (this.#gone.size > this.#config.maxRuns * TOMBSTONE_FACTOR) this.#gone.delete(this.#gone.keys().next().value);
   }

@@ -39,9 +39,12 @@ export class Thread {
     return typeof this.emitter.refresh === 'function';
   }
 
-  /** True once the upstream has described a state of this thread. */
+  /**
+   * True once the upstream has described a state of this thread (for a
+   * store-bound thread, once any instance wrote one: its emitter refreshes).
+   */
   get vouched() {
-    return this.#vouched;
+    return this.#vouched || (this.durable && this.emitter.seq > 0);
   }
 
   /** The vouched state (undefined before any): the emitter's, parsed once per change. Read-only. */

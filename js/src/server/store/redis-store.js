@@ -9,6 +9,7 @@
 import { syncError, syncTypeError } from '../../engine/errors.js';
 import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, loggerOption, positiveOption } from './contract.js';
 import { scriptText } from './redis-scripts.js';
+import { kStoreCommand, kStoreScript } from '../../engine/internals.js';
 
 const MAX_ID_LENGTH = 1024;
 
@@ -33,7 +34,7 @@ class RedisStore {
   #client = null; // connected lazily
   #connecting = null;
   #reachable = true; // what was last logged
-  #shas = {}; // script name -> SHA1, as SCRIPT LOAD answered
+  #shas = new Map(); // script text -> SHA1, as SCRIPT LOAD answered
   #subscriber = null; // a second connection, for watch() (pub/sub), made on first use
   #subscriberStart = null; // its connect, once
   #watchers = new Map(); // channel (a thread's meta key) -> Set<onChange>
@@ -188,15 +189,32 @@ class RedisStore {
     return [`${base}:meta`, `${base}:state`, `${base}:log`];
   }
 
-  // EVALSHA (the script loaded once), and EVAL when Redis forgot it (a restart without persistence).
+  /**
+   * Runs the Lua script `text` (assembled: redis-scripts.js) on this store's
+   * connection, as the store's own scripts run: for the proxy's run logs.
+   */
+  [kStoreScript](text, keys, args) {
+    return this.#runScript(text, keys, args);
+  }
+
+  /** One command on this store's connection, with its timeout (store-unavailable when unreachable). */
+  [kStoreCommand](args) {
+    return this.#command(args);
+  }
+
   async #script(name, keys, args) {
+    return this.#runScript(await scriptText(name), keys, args);
+  }
+
+  // EVALSHA (the script loaded once), and EVAL when Redis forgot it (a restart without persistence).
+  async #runScript(text, keys, args) {
     const tail = [String(keys.length), ...keys, ...args];
-    this.#shas[name] ??= await this.#command(['SCRIPT', 'LOAD', await scriptText(name)]);
+    if (!this.#shas.has(text)) this.#shas.set(text, await this.#command(['SCRIPT', 'LOAD', text]));
     try {
-      return await this.#command(['EVALSHA', this.#shas[name], ...tail]);
+      return await this.#command(['EVALSHA', this.#shas.get(text), ...tail]);
     } catch (error) {
       if (!String(error?.message).startsWith('NOSCRIPT')) throw error;
-      return this.#command(['EVAL', await scriptText(name), ...tail]);
+      return this.#command(['EVAL', text, ...tail]);
     }
   }
 

@@ -1,0 +1,301 @@
+// Run logs in the store (issue 26, item 1), with real processes: two
+// agui-state-sync-proxy CLI instances (--redis) on one real redis-server,
+// behind a round-robin TCP balancer (tests/support/balancer.mjs), in front of
+// one plain AG-UI backend (tests/support/upstreams.mjs) whose runs end only
+// when the test releases them (faults.hold): "mid-run" is a fact, not a race.
+// The run is always started on instance A (its holder); clients reach the
+// fleet through the balancer with StateSyncHttpAgent.
+//  - a resume on the instance that does not hold the run is exact: the events
+//    after Last-Event-ID, byte for byte as the holder sent them, then live;
+//  - B is killed (SIGKILL) while clients stream through it: every client
+//    resumes on A, chat text once, state synced, the upstream ran once;
+//  - A, the holder, is killed (SIGKILL): every client, wherever it was, gets
+//    one RUN_ERROR 'run-lost' from B; every event any client received is in
+//    the stored log, byte for byte (nothing was sent that was not committed);
+//    every state a client held was one the upstream held, and a connect()
+//    afterwards brings each client to the thread's committed state.
+// And with two proxies in this process (short grace periods and heartbeats):
+// a run whose clients all moved to the other instance is not abandoned by its
+// holder; an abort asked at the other instance aborts it; a POST of the same
+// runId at the other instance joins the run instead of starting the agent again.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startBalancer } from '../support/balancer.mjs';
+import { buildScript, INITIAL_STATE, messageTexts, startUpstream } from '../support/upstreams.mjs';
+import { RedisServer } from './redis-support.mjs';
+import { jsDir, plain } from './support.mjs';
+import { createStateSyncProxy, eventWatcher, isOneOf, keepBody, runInput, readStream, serve, startProxyCli, until } from './proxy-support.mjs';
+
+const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
+const { redisStore } = await import(join(jsDir, 'src', 'server.js'));
+
+process.env.SUPPRESS_TRANSFORMATION_WARNINGS = 'true';
+
+const T = { timeout: 90000 };
+const BACKOFF = { initialMs: 5, maxMs: 100 };
+const LEASE_MS = 600;
+const BRIEF = 'Plan the team offsite: venue, flights, dinner, budget. '.repeat(200);
+const INITIAL = { ...INITIAL_STATE, brief: BRIEF };
+
+let redis;
+before(async () => { redis = await RedisServer.start(); });
+after(async () => { await redis?.close(); });
+
+function gate() {
+  let release;
+  const promise = new Promise((resolve) => { release = resolve; });
+  return { promise, release };
+}
+
+/** Upstream, proxies A and B (CLI processes on one Redis, one prefix per test), a balancer over them. */
+async function fleet(t, prefix, upstreamOptions) {
+  const upstream = await startUpstream(upstreamOptions);
+  const args = ['--upstream', upstream.url, '--port', '0', '--redis', redis.url, '--redis-prefix', prefix,
+    '--run-lease-ms', String(LEASE_MS), '--grace-ms', '20000'];
+  const [a, b] = await Promise.all([startProxyCli(args), startProxyCli(args)]);
+  const ports = [a, b].map((p) => Number(new URL(p.url).port));
+  const balancer = await startBalancer(ports);
+  const lb = `http://127.0.0.1:${balancer.address().port}/agent`;
+  t.after(async () => {
+    for (const p of [a, b]) p.child.kill('SIGKILL');
+    balancer.close();
+    await upstream.close();
+  });
+  return { upstream, a, b, lb };
+}
+
+/** The platform fetch, keeping every response's bytes (tee) to compare with the stored log. */
+function recordingFetch(log, route = (url) => url) {
+  return async (url, init = {}) => {
+    const entry = { url: route(String(url), log.length), text: '', status: null };
+    log.push(entry);
+    const response = await fetch(entry.url, init);
+    entry.status = response.status;
+    entry.resume = response.headers.get('x-agui-resume');
+    return keepBody(response, entry);
+  };
+}
+
+const count = (types, type) => types.filter((x) => x === type).length;
+
+/** Every complete SSE frame with an id in a recorded response: [{ id, text }]. */
+function framesOf(entry) {
+  const complete = entry.text.slice(0, entry.text.lastIndexOf('\n\n') + 2);
+  return complete.split('\n\n').filter((block) => block.startsWith('id: ')).map((block) => ({ id: block.slice(4, block.indexOf('\n')), text: `${block}\n\n` }));
+}
+
+/** The stored log of run `key` under `prefix`, read with a plain Redis client: Map n -> framed text. */
+async function storedLog(prefix, key) {
+  const { createClient } = await import('redis');
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  try {
+    const entries = await client.sendCommand(['XRANGE', `${prefix}{run:${key}}:log`, '-', '+']);
+    const text = (fields) => fields.find((_, i) => i % 2 === 1 && fields[i - 1] === 't');
+    return new Map(entries.map(([id, fields]) => [Number(id.split('-')[0]), text(fields)]));
+  } finally {
+    await client.close();
+  }
+}
+
+describe('run logs in Redis: two proxy processes', () => {
+  test('a resume on the instance that does not hold the run is exact, byte for byte, then live', T, async (t) => {
+    const hold = gate();
+    const f = await fleet(t, 'exact:', { shape: 'docs', script: buildScript({ seed: 3, steps: 12 }), stepMs: 2, initialState: INITIAL, faults: { hold: hold.promise } });
+    const threadId = 't-exact';
+    // The starter reads the first events from A, then its connection is gone.
+    const first = await readStream(f.a.url, { input: runInput(threadId, 'run-exact'), stop: (events) => events.some((e) => e.data.type === 'TEXT_MESSAGE_CONTENT') });
+    const last = first.events.at(-1).id;
+    const n = Number(last.split(':')[1]);
+    // The same point resumed on B (no state position: the events as they were), while A's run goes on.
+    const onB = readStream(f.b.url, { method: 'GET', headers: { 'last-event-id': last }, onText: (text) => text.includes('"TOOL_CALL_END"') && hold.release() });
+    const resumedB = await onB;
+    assert.equal(resumedB.status, 200);
+    assert.equal(resumedB.headers.get('x-agui-resume'), 'exact');
+    assert.equal(resumedB.events.at(-1).data.type, 'RUN_FINISHED', 'B followed the run live to its end');
+    // A, the holder, answers the same resume after the run: the same bytes.
+    const onA = await readStream(f.a.url, { method: 'GET', headers: { 'last-event-id': last } });
+    assert.equal(onA.headers.get('x-agui-resume'), 'exact');
+    const framed = (r) => r.events.map((e) => `${e.id}\n${JSON.stringify(e.data)}`);
+    assert.deepEqual(framed(resumedB), framed(onA), 'every event after the id, the same on both instances');
+    const key = last.split(':')[0];
+    const stored = await storedLog('exact:', key);
+    for (const e of resumedB.events) assert.equal(stored.get(Number(e.id.split(':')[1])), `id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
+    assert.equal(resumedB.events[0].id, `${key}:${n + 1}`, 'from the event right after the resumed one');
+    assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
+  });
+
+  test('the instance that does not hold the run is killed: every client resumes on the holder, text once, state synced', T, async (t) => {
+    const hold = gate();
+    const f = await fleet(t, 'killb:', { shape: 'docs', script: buildScript({ seed: 5, steps: 16 }), stepMs: 2, initialState: INITIAL, faults: { hold: hold.promise } });
+    const threadId = 't-kill-b';
+    const history = () => f.upstream.history(threadId);
+    const logs = [[], [], []];
+    // The starter's first request goes to A (the holder); everything after through the balancer.
+    const starter = new StateSyncHttpAgent({ url: f.lb, threadId, fetch: recordingFetch(logs[0], (url, i) => (i === 0 ? f.a.url : url)), stateSync: { backoff: BACKOFF } });
+    // Two attached clients on B (their first request), then the balancer.
+    const attached = [1, 2].map((i) => new StateSyncHttpAgent({ url: f.lb, threadId, fetch: recordingFetch(logs[i], (url, k) => (k === 0 ? f.b.url : url)), stateSync: { backoff: BACKOFF } }));
+    const agents = [starter, ...attached];
+    await Promise.all(agents.map((agent) => agent.ready));
+    const watchers = agents.map((agent) => eventWatcher(agent, history));
+    const runs = [starter.runAgent({ runId: 'run-kill-b' }, watchers[0].subscriber)];
+    await until(() => watchers[0].seen.types.includes('TEXT_MESSAGE_CONTENT'), 'chat text at the starter');
+    attached.forEach((agent, i) => runs.push(agent.connectAgent({}, watchers[i + 1].subscriber)));
+    await until(() => watchers.every((w) => w.seen.types.includes('TEXT_MESSAGE_CONTENT')), 'chat text at every client');
+    f.b.child.kill('SIGKILL');
+    await until(() => logs.slice(1).every((log) => log.length >= 2 && log.at(-1).status === 200 && log.at(-1).url === f.lb), 'the attached clients to resume through the balancer');
+    hold.release();
+    await Promise.all(runs);
+
+    const [request] = f.upstream.requests;
+    assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
+    assert.equal(request.completed, true);
+    const final = f.upstream.state(threadId);
+    for (const [i, { seen }] of watchers.entries()) {
+      assert.deepEqual(seen.errors, [], `client ${i}`);
+      assert.equal(count(seen.types, 'RUN_STARTED'), 1, `client ${i}: one RUN_STARTED`);
+      assert.equal(count(seen.types, 'RUN_FINISHED'), 1, `client ${i}: one RUN_FINISHED`);
+      assert.deepEqual(messageTexts(seen.events), messageTexts(request.events), `client ${i}: the text, once`);
+      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+      assert.deepEqual(plain(agents[i].state), final, `client ${i}: converged`);
+      assert.equal(agents[i].stateSync.status, 'synced');
+    }
+    for (const log of logs.slice(1)) assert.ok(log.slice(1).some((e) => e.resume === 'exact' || e.resume === 'caught-up'), 'resumed on A');
+    for (const agent of agents) agent.dispose();
+  });
+
+  test('the holder is killed: every client gets RUN_ERROR run-lost from the other instance; nothing it got was uncommitted; state consistent', T, async (t) => {
+    const never = new Promise(() => {});
+    const f = await fleet(t, 'killa:', { shape: 'docs', script: buildScript({ seed: 8, steps: 16 }), stepMs: 2, initialState: INITIAL, faults: { hold: never } });
+    const threadId = 't-kill-a';
+    const history = () => f.upstream.history(threadId);
+    const logs = [[], [], [], []];
+    const starter = new StateSyncHttpAgent({ url: f.lb, threadId, fetch: recordingFetch(logs[0], (url, i) => (i === 0 ? f.a.url : url)), stateSync: { backoff: BACKOFF } });
+    // Attached clients: one on A, one on B, one through the balancer.
+    const firstUrl = [f.a.url, f.b.url, f.lb];
+    const attached = firstUrl.map((first, i) => new StateSyncHttpAgent({ url: f.lb, threadId, fetch: recordingFetch(logs[i + 1], (url, k) => (k === 0 ? first : url)), stateSync: { backoff: BACKOFF } }));
+    const agents = [starter, ...attached];
+    await Promise.all(agents.map((agent) => agent.ready));
+    const watchers = agents.map((agent) => eventWatcher(agent, history));
+    const runs = [starter.runAgent({ runId: 'run-kill-a' }, watchers[0].subscriber)];
+    await until(() => watchers[0].seen.types.includes('TEXT_MESSAGE_CONTENT'), 'chat text at the starter');
+    attached.forEach((agent, i) => runs.push(agent.connectAgent({}, watchers[i + 1].subscriber)));
+    await until(() => watchers.every((w) => w.seen.types.includes('TEXT_MESSAGE_CONTENT')), 'chat text at every client');
+    f.a.child.kill('SIGKILL');
+    await Promise.all(runs);
+
+    const key = framesOf(logs[0][0])[0].id.split(':')[0];
+    const stored = await storedLog('killa:', key);
+    const finalN = Math.max(...stored.keys());
+    const lost = JSON.parse(stored.get(finalN).split('\ndata: ')[1]);
+    assert.equal(lost.type, 'RUN_ERROR');
+    assert.equal(lost.code, 'run-lost', 'the stored log ends with run-lost');
+    for (const [i, { seen }] of watchers.entries()) {
+      const errors = seen.events.filter((e) => e.type === 'RUN_ERROR');
+      assert.deepEqual(errors.map((e) => e.code), ['run-lost'], `client ${i}: one RUN_ERROR run-lost`);
+      assert.equal(count(seen.types, 'RUN_FINISHED'), 0);
+      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+      // Every framed event this client received is the stored one, byte for byte.
+      for (const entry of logs[i]) {
+        for (const frame of framesOf(entry)) {
+          const [frameKey, n] = frame.id.split(':');
+          if (frameKey !== key || stored.get(Number(n)) === frame.text) continue;
+          // Otherwise it was written for that connection only: a catch-up (from the thread's committed state).
+          const event = JSON.parse(frame.text.split('\ndata: ')[1]);
+          assert.ok(event.type === 'STATE_SNAPSHOT' || event.type === 'STATE_DELTA' || event.name === 'agui-state-sync.events-lost',
+            `client ${i}: event ${n} is the committed one or a catch-up, not ${frame.text}`);
+        }
+      }
+    }
+    assert.ok(logs.some((log) => log.some((e) => e.url === f.lb && e.status === 200)), 'clients came back through the balancer');
+    // The thread's state stays where the last committed event left it: connect() brings every client there.
+    const states = [];
+    for (const agent of agents) {
+      await agent.connectAgent({});
+      assert.equal(agent.stateSync.status, 'synced');
+      states.push(plain(agent.state));
+    }
+    for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
+    assert.ok(isOneOf(states[0], history()), 'a state the upstream held');
+    for (const agent of agents) agent.dispose();
+  });
+});
+
+/** Two proxies in this process on one Redis prefix: { a, b } each { proxy, url, store }. */
+async function twoProxies(t, prefix, upstream, options = {}) {
+  const made = [];
+  for (let i = 0; i < 2; i++) {
+    const store = redisStore({ url: redis.url, prefix, logger: { warn: () => {}, info: () => {} } });
+    const proxy = createStateSyncProxy({ upstream: upstream.url, store, runLeaseMs: LEASE_MS, ...options });
+    const server = await serve(proxy);
+    made.push({ proxy, store, url: server.url(), server });
+  }
+  t.after(async () => {
+    for (const { proxy, server, store } of made) {
+      proxy.close();
+      await server.close();
+      await store.close();
+    }
+    await upstream.close();
+  });
+  return { a: made[0], b: made[1] };
+}
+
+describe('run logs in Redis: two proxies in one process', () => {
+  test('a run whose clients all moved to the other instance outlives its holder\'s grace period', T, async (t) => {
+    const hold = gate();
+    const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 2, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } });
+    const { a, b } = await twoProxies(t, 'grace:', upstream, { graceMs: 150, heartbeatMs: 25 });
+    const first = await readStream(a.url, { input: runInput('t-grace', 'run-grace'), stop: (events) => events.some((e) => e.data.type === 'TEXT_MESSAGE_CONTENT') });
+    let heartbeats = 0;
+    let seen = '';
+    let resumed = null;
+    readStream(b.url, {
+      method: 'GET', headers: { 'last-event-id': first.events.at(-1).id },
+      onText: (text) => {
+        seen = text;
+        heartbeats = text.split(': hb').length - 1;
+        if (heartbeats >= 40) hold.release(); // 40 heartbeats of 25 ms: A's grace period (150 ms) passed several times
+      },
+    }).then((r) => { resumed = r; });
+    await until(() => resumed, () => `the resumed stream to end: ${heartbeats} heartbeats, ${JSON.stringify(seen.slice(-300))}, A ${JSON.stringify(a.proxy.stats())}, B ${JSON.stringify(b.proxy.stats())}`, 60000);
+    assert.ok(heartbeats >= 40, `${heartbeats} heartbeats, then ${JSON.stringify(resumed.events.at(-1).data)} ${JSON.stringify(a.proxy.stats().aborts)}`);
+    assert.equal(resumed.events.at(-1).data.type, 'RUN_FINISHED', 'the run ran to its end');
+    assert.deepEqual(a.proxy.stats().aborts, { client: 0, abandoned: 0 }, 'the holder did not abandon it');
+    assert.equal(upstream.requests[0].completed, true);
+  });
+
+  test('an abort asked at the other instance, with the starter\'s credentials, aborts the run; others are refused', T, async (t) => {
+    const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 4, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: new Promise(() => {}) } });
+    const { a, b } = await twoProxies(t, 'abort:', upstream);
+    const owner = { authorization: 'Bearer owner' };
+    const onA = readStream(a.url, { input: runInput('t-abort', 'run-abort'), headers: owner });
+    await until(() => upstream.requests.length === 1, 'the run');
+    const attached = readStream(b.url, { method: 'GET', headers: { 'x-agui-attach': 't-abort', ...owner } });
+    await until(() => b.proxy.stats().attaches.run === 1, 'the attach on B');
+    const refused = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': 'run-abort', authorization: 'Bearer other' } });
+    assert.equal(refused.status, 404);
+    const asked = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': 'run-abort', ...owner } });
+    assert.equal(asked.status, 202);
+    const [mine, theirs] = await Promise.all([onA, attached]);
+    for (const r of [mine, theirs]) assert.equal(r.events.at(-1).data.code, 'run-aborted');
+    assert.equal(a.proxy.stats().aborts.client, 1, 'the holder aborted it');
+    await until(() => upstream.requests[0].aborted, 'the upstream request to close');
+  });
+
+  test('a POST of the same runId at the other instance joins the run instead of starting the agent again', T, async (t) => {
+    const hold = gate();
+    const upstream = await startUpstream({ shape: 'snapshots', script: buildScript({ seed: 6, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } });
+    const { a, b } = await twoProxies(t, 'retry:', upstream);
+    let started = false; // A's RUN_STARTED reached its client: committed, so the run is in the store
+    const onA = readStream(a.url, { input: runInput('t-retry', 'run-retry'), onText: (text) => { started = text.includes('RUN_STARTED'); } });
+    await until(() => started, 'the run on A');
+    const again = readStream(b.url, { input: runInput('t-retry', 'run-retry'), onText: (text) => text.includes('RUN_STARTED') && hold.release() });
+    const [mine, theirs] = await Promise.all([onA, again]);
+    assert.equal(upstream.requests.length, 1, 'the agent ran once');
+    assert.equal(theirs.headers.get('x-agui-resume'), 'exact');
+    assert.deepEqual(theirs.events.map((e) => e.id), mine.events.map((e) => e.id), 'the same stream');
+    assert.equal(b.proxy.stats().runsStarted, 0);
+  });
+});
