@@ -249,6 +249,62 @@ describe('connectAgent() -> proxy: a thread with no running run', () => {
   });
 });
 
+describe('connectAgent() against a server that cannot attach', () => {
+  test('a 405, a 404 or a page (no X-AGUI-Attach in the answer): connectAgent() resolves with nothing, as HttpAgent\'s', T, async () => {
+    const answers = [
+      (res) => res.writeHead(405, { allow: 'POST' }).end(),
+      (res) => res.writeHead(404).end('not found'),
+      (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>app</title>'),
+    ];
+    for (const answer of answers) {
+      let requests = 0;
+      const server = createServer((req, res) => {
+        requests++;
+        answer(res);
+      });
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const agent = new StateSyncHttpAgent({ url: `http://127.0.0.1:${server.address().port}/agent`, threadId: 't-plain', initialState: { a: 1 }, stateSync: { backoff: BACKOFF } });
+      await agent.ready;
+      const seen = eventWatcher();
+      const result = await agent.connectAgent({}, seen.subscriber);
+      assert.deepEqual(plain(result.newMessages), []);
+      assert.deepEqual(seen.seen.types, [], 'no event');
+      assert.deepEqual(seen.seen.errors, []);
+      assert.equal(requests, 1, 'asked once, not retried');
+      assert.equal(agent.isRunning, false);
+      assert.deepEqual(plain(agent.state), { a: 1 });
+      agent.dispose();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test('a controller set on the agent before connectAgent() (as CopilotKit does) stops it', T, async () => {
+    const hold = gate();
+    const s = await stack({ upstream: { shape: 'docs', script: buildScript({ seed: 3, steps: 4 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } } });
+    closers.push(() => s.close());
+    const log = [];
+    const starter = agentOn(s.url('/agent'), 't-controller', log);
+    const viewer = agentOn(s.url('/agent'), 't-controller', log);
+    await Promise.all([starter.ready, viewer.ready]);
+    const running = starter.runAgent({ runId: 'run-controller' });
+    await until(() => s.proxy.stats().runsStarted === 1, 'the run');
+    const controller = new AbortController();
+    viewer.abortController = controller;
+    const seen = eventWatcher();
+    const attached = viewer.connectAgent({}, seen.subscriber);
+    await until(() => seen.seen.types.includes('RUN_STARTED'), 'the attach');
+    controller.abort();
+    await attached;
+    assert.equal(viewer.isRunning, false, 'stopped by the caller\'s controller');
+    assert.equal(s.upstream.requests[0].aborted, false, 'stopping to listen is not an abort');
+    hold.release();
+    await running;
+    starter.dispose();
+    viewer.dispose();
+  });
+});
+
 /** verifyEvents (@ag-ui/client) over a list of events: resolves with them, rejects with its error. */
 function verified(events) {
   return lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));

@@ -99,8 +99,9 @@ export class StateSyncHttpAgent extends HttpAgent {
    * (the run's starter's); detachActiveRun() only stops listening.
    */
   async connectAgent(parameters, subscriber) {
-    const abortController = parameters?.abortController ?? new AbortController();
-    this.abortController = abortController;
+    // A controller the caller set (CopilotKit sets agent.abortController before connecting) stays the one that stops it.
+    if (parameters?.abortController) this.abortController = parameters.abortController;
+    else if (this.abortController.signal.aborted) this.abortController = new AbortController();
     await this.#ready;
     return super.connectAgent(parameters, subscriber);
   }
@@ -245,10 +246,16 @@ export class StateSyncHttpAgent extends HttpAgent {
   #loop(sync, input, delivery, signal, attach) {
     const ids = new SseEventIds();
     let resumable = false; // an event of this call carried an id: an attach's reconnect resumes that stream
+    let attached = !attach; // a response said it attached (X-AGUI-Attach): the server can
     const { backoff, idleTimeoutMs, onStatus, onOutcome } = this.#options;
     const loop = new ReconnectLoop(sync, {
       url: this.url,
-      fetch: (url, init) => this.fetch(String(url), init),
+      fetch: async (url, init) => {
+        const response = await this.fetch(String(url), init);
+        if (attached) return response;
+        attached = this.#canAttach(response);
+        return response;
+      },
       backoff, idleTimeoutMs, signal, onStatus,
       feed: (bytes) => ids.feed(sync, bytes),
       request: (position, requestSignal) => {
@@ -288,6 +295,29 @@ export class StateSyncHttpAgent extends HttpAgent {
     }
     const init = this.requestInit(checked);
     return { ...init, headers: setCatchUpHeaders(new Headers(init.headers), position), signal };
+  }
+
+  // Whether the first answer to an attach comes from a server that attaches
+  // (it says so in X-AGUI-Attach). One that does not (a plain AG-UI server, a
+  // sequenceState() app: 404, 405, a page, ...) cannot: connect() then throws
+  // what HttpAgent's does, AGUIConnectNotImplementedError, which connectAgent()
+  // takes as "nothing to connect to" (it resolves). A 408 / 429 / 5xx is a
+  // passing failure: the loop tries again.
+  #canAttach(response) {
+    if (response?.headers?.get?.(HEADER_ATTACH)) return true;
+    const status = response?.status ?? 0;
+    if (status === 408 || status === 429 || status >= 500) return false;
+    response?.body?.cancel?.().catch?.(() => {});
+    throw new Fatal(this.#notAttachable());
+  }
+
+  // HttpAgent's own answer to connect(): AGUIConnectNotImplementedError (from @ag-ui/core, as it throws it).
+  #notAttachable() {
+    try {
+      return super.connect(undefined);
+    } catch (error) {
+      return error;
+    }
   }
 
   // An attach: GET with X-AGUI-Attach: <threadId> and the catch-up headers
