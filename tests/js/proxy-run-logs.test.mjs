@@ -17,7 +17,8 @@
 // And with two proxies in this process (short grace periods and heartbeats):
 // a run whose clients all moved to the other instance is not abandoned by its
 // holder; an abort asked at the other instance aborts it; a POST of the same
-// runId at the other instance joins the run instead of starting the agent again.
+// runId at the other instance joins the run instead of starting the agent again;
+// the stored log is trimmed by count and bytes and expires graceMs after the run.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -282,6 +283,29 @@ describe('run logs in Redis: two proxies in one process', () => {
     for (const r of [mine, theirs]) assert.equal(r.events.at(-1).data.code, 'run-aborted');
     assert.equal(a.proxy.stats().aborts.client, 1, 'the holder aborted it');
     await until(() => upstream.requests[0].aborted, 'the upstream request to close');
+  });
+
+  test('the stored log is trimmed by count and by bytes, and expires graceMs after the run; a resume from a trimmed id is \'lost\'', T, async (t) => {
+    const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 7, steps: 30 }), stepMs: 0, initialState: INITIAL_STATE });
+    const { a, b } = await twoProxies(t, 'trim:', upstream, { maxRunEvents: 20, maxRunBufferBytes: 3000, graceMs: 60000 });
+    const run = await readStream(a.url, { input: runInput('t-trim', 'run-trim') });
+    assert.ok(run.events.length > 40);
+    const key = run.events[0].id.split(':')[0];
+    const stored = await storedLog('trim:', key);
+    const bytes = [...stored.values()].reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    assert.ok(stored.size <= 20 && stored.size > 0, `${stored.size} events kept`);
+    assert.ok(bytes <= 3000, `${bytes} bytes kept`);
+    assert.equal(Math.max(...stored.keys()), run.events.length, 'the newest events are kept');
+    const { createClient } = await import('redis');
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    const ttl = Number(await client.sendCommand(['PTTL', `trim:{run:${key}}:log`]));
+    await client.close();
+    assert.ok(ttl > 0 && ttl <= 60000, `expires ${ttl} ms after the run`);
+    const resumed = await readStream(b.url, { method: 'GET', headers: { 'last-event-id': run.events[2].id } });
+    assert.equal(resumed.headers.get('x-agui-resume'), 'lost');
+    assert.ok(resumed.events.some((e) => e.data.name === 'agui-state-sync.events-lost'));
+    assert.equal(resumed.events.at(-1).data.type, 'RUN_FINISHED');
   });
 
   test('a POST of the same runId at the other instance joins the run instead of starting the agent again', T, async (t) => {
