@@ -17,7 +17,7 @@ from ._codes import (
     SNAPSHOT_REASONS,
 )
 from .asgi import StateSyncMiddleware
-from .operate import ops_app
+from .operate import JsonLogFormatter, ops_app
 from .approvals import consume_approval, effect_key
 from .canonical import canonical_json, state_digest, verify_approval
 from .durable import DurableStateEmitter
@@ -42,5 +42,5 @@ __all__ = [
     "render_state_for_prompt", "prompt_message", "prompt_preamble",
     "memory_store", "redis_store", "consume_approval", "effect_key", "once",
     "catch_up", "read_resync_request", "HEADER_CATCH_UP", "StateSequencer", "sequence_state",
-    "StateSyncMiddleware", "ops_app", "WIRE_KEY", "wire_fields",
+    "StateSyncMiddleware", "ops_app", "JsonLogFormatter", "WIRE_KEY", "wire_fields",
 ]

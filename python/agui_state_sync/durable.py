@@ -376,7 +376,7 @@ class DurableStateEmitter:
         if callable(store_log):
             store_log("warn" if level == "warning" else level, text)
         else:
-            getattr(log, level)("agui-state-sync: %s", text)
+            getattr(log, level)("agui-state-sync: %s", text, extra={"agui": {"event": "store", "key": self._key}})
 
 
 async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any]) -> DurableStateEmitter:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any, Dict, Iterator, Optional
 
@@ -139,3 +140,28 @@ async def _send(send: Any, status: int, body: bytes, headers: list) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [*headers, (b"cache-control", b"no-store")]})
     await send({"type": "http.response.body", "body": body})
+
+
+class JsonLogFormatter(logging.Formatter):
+    """Structured logs: one JSON object per line, {time, level, logger,
+    message}, plus the fields the package puts on its records (``extra=
+    {"agui": {...}}``: event, threadId, runId, code, key, ...), as the proxy
+    CLI writes its own. Use it on the handler of the "agui_state_sync" logger
+    (or the root's):
+
+        handler = logging.StreamHandler()
+        handler.setFormatter(JsonLogFormatter())
+        logging.getLogger("agui_state_sync").addHandler(handler)
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: Dict[str, Any] = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                               "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
+        fields = getattr(record, "agui", None)
+        if isinstance(fields, dict):
+            out.update({k: v for k, v in fields.items() if k not in out})
+        if record.exc_info:
+            out["error"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str, ensure_ascii=False)
+
+    converter = time.gmtime  # UTC, as the Z says

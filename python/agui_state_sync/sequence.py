@@ -155,7 +155,10 @@ class StateSequencer:
                 warned.append(True)
                 log.warning("sequence_state: run %s of thread %s sent a %s that does not apply (%s); its deltas are "
                             "dropped until its next STATE_SNAPSHOT", info["runId"], info["threadId"], event.get("type"),
-                            error or "after an earlier one")
+                            error or "after an earlier one",
+                            extra={"agui": {"event": "upstream-inconsistent", "threadId": info["threadId"],
+                                            "runId": info["runId"], "type": event.get("type"), "reason": info["reason"],
+                                            "code": getattr(error, "code", None)}})
         return report
 
 

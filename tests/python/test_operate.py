@@ -140,3 +140,35 @@ async def test_a_store_that_does_not_answer_is_not_ready():
         assert (ready.status_code, ready.json()) == (503, {"status": "store-unavailable"})
         probes = metrics((await get(ops, "/metrics")).text)
         assert probes[("agui_middleware_store_latency_seconds_count", frozenset())] == 1
+
+
+async def test_logs_are_one_json_object_per_line_with_the_packages_fields():
+    import json
+    import logging
+    from agui_state_sync import JsonLogFormatter, StateSequencer
+
+    lines = []
+
+    class Capture(logging.Handler):
+        def emit(self, record):
+            lines.append(self.format(record))
+    handler = Capture()
+    handler.setFormatter(JsonLogFormatter())
+    logger = logging.getLogger("agui_state_sync")
+    logger.addHandler(handler)
+    try:
+        async def agent(_):
+            yield {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+            yield {"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}}
+            yield {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/missing", "value": 2}]}
+        async for _ in StateSequencer().run(agent, {"threadId": "t", "runId": "r", "state": {}}):
+            pass
+    finally:
+        logger.removeHandler(handler)
+    [line] = lines
+    entry = json.loads(line)
+    assert entry["level"] == "warning" and entry["logger"] == "agui_state_sync" and entry["time"].endswith("Z")
+    assert {k: entry[k] for k in ("event", "threadId", "runId", "type", "reason", "code")} == {
+        "event": "upstream-inconsistent", "threadId": "t", "runId": "r", "type": "STATE_DELTA", "reason": "refused",
+        "code": "patch-failed"}
+    assert "does not apply" in entry["message"]
