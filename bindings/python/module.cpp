@@ -21,6 +21,7 @@
 
 #include <agui_sync/codes.h>
 
+#include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
@@ -196,6 +197,33 @@ void bindEmitter(nb::module_& m) {
       .def("stats_json", &EmitterFacade::statsJson);
 }
 
+// A thread's activities (src/facade/activity_facade.h): emitter.py's ActivityEmitter and the sequencers.
+void bindActivities(nb::module_& m) {
+  using agui_sync::ActivityFacade;
+  nb::class_<ActivityFacade>(m, "ActivityFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const ActivityFacade& f) { return f.initResult(); })
+      .def("write", [](ActivityFacade& f, const nb::bytes& e) { return f.write(text(e)); }, nb::arg("event_json"))
+      .def("write_content",
+           [](ActivityFacade& f, const nb::bytes& e, const nb::bytes& c) { return f.writeContent(text(e), text(c)); },
+           nb::arg("event_json"), nb::arg("content_json"))
+      .def("snapshot",
+           [](ActivityFacade& f, const std::string& id, const std::string& type, const nb::bytes& c, bool replace) {
+             return f.snapshot(id, type, text(c), replace);
+           },
+           nb::arg("message_id"), nb::arg("activity_type"), nb::arg("content_json"), nb::arg("replace"))
+      .def("patch",
+           [](ActivityFacade& f, const std::string& id, const std::string& type, const nb::bytes& ops) {
+             return f.patch(id, type, text(ops));
+           },
+           nb::arg("message_id"), nb::arg("activity_type"), nb::arg("ops_json"))
+      .def("catch_up", &ActivityFacade::catchUp, nb::arg("position_json"))
+      .def("content_json", &ActivityFacade::contentJson, nb::arg("message_id"))
+      .def("seq", &ActivityFacade::seq, nb::arg("message_id"))
+      .def("epoch", &ActivityFacade::epoch)
+      .def("size", &ActivityFacade::size);
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -205,6 +233,7 @@ NB_MODULE(_core, m) {
   bindFramer(m);
   bindCursor(m);
   bindStoreLine(m);
+  bindActivities(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
         nb::arg("approval_json"), nb::arg("state_json"));

@@ -2,8 +2,9 @@
 // (cmake/wasm.cmake) so that browsers never download the sender:
 //   agui_sync     (AGUI_BIND_SYNC)    the receiver SyncFacade (src/facade/sync_facade.h), browser + Node
 //   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), the
-//                 upstream CursorFacade (src/facade/cursor_facade.h) and a store-bound emitter's
-//                 StoreLineFacade (src/facade/store_line_facade.h), servers
+//                 upstream CursorFacade (src/facade/cursor_facade.h), a store-bound emitter's
+//                 StoreLineFacade (src/facade/store_line_facade.h) and a thread's activities'
+//                 ActivityFacade (src/facade/activity_facade.h), servers
 // Both export canonicalize/verify (SyncFacade's static helpers), so
 // canonicalJson, stateDigest and verifyApproval work with whichever module is
 // loaded. The prompt renderer (renderPromptInput, src/facade/prompt_facade.h)
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
 #include "facade/cursor_facade.h"
@@ -30,6 +32,7 @@
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 
+using agui_sync::ActivityFacade;
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
 using agui_sync::StoreLineFacade;
@@ -142,6 +145,19 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("committedStateJson", &StoreLineFacade::committedStateJson)
       .function("maxEvents", &StoreLineFacade::maxEvents)
       .function("maxBytes", &StoreLineFacade::maxBytes);
+  // A thread's activities (src/facade/activity_facade.h): the emitter, the stream's cursor and catch-ups.
+  emscripten::class_<ActivityFacade>("ActivityFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<ActivityFacade>)
+      .function("write", &ActivityFacade::write)
+      .function("writeContent", &ActivityFacade::writeContent)
+      .function("snapshot", &ActivityFacade::snapshot)
+      .function("patch", &ActivityFacade::patch)
+      .function("catchUp", &ActivityFacade::catchUp)
+      .function("contentJson", &ActivityFacade::contentJson)
+      .function("seq", &ActivityFacade::seq)
+      .function("epoch", &ActivityFacade::epoch)
+      .function("size", &ActivityFacade::size);
 }
 #endif
 

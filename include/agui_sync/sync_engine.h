@@ -49,6 +49,7 @@ struct ActivityView {
   const nlohmann::json* content = nullptr;
   SyncStatus status = SyncStatus::Unverified;  // synced: the sender's content at lastSeq
   std::optional<uint64_t> lastSeq;
+  const std::optional<std::string>* epoch = nullptr;  // the epoch lastSeq counts in (a catch-up position names it)
   const ResyncRequest* resync = nullptr;  // set while it resyncs
   size_t held = 0;                        // deltas waiting in its reorder window
 };

@@ -38,8 +38,11 @@ ActivityEmitter::Line& ActivityEmitter::lineFor(const std::string& messageId, co
   if (lines_.size() >= maxActivities_) {
     lines_.erase(recency_.front());
     recency_.pop_front();
+    if (created_ == 0) created_ = 1;  // from now on a new line may be a forgotten one again
   }
-  return lines_.emplace(messageId, Line{activityType, StateEmitter(options_, std::move(content))}).first->second;
+  EmitterOptions options = options_;
+  if (created_ > 0) options.epoch += "." + std::to_string(created_++);
+  return lines_.emplace(messageId, Line{activityType, StateEmitter(options, std::move(content))}).first->second;
 }
 
 std::vector<json> ActivityEmitter::shaped(const std::string& messageId, const Line& line, std::vector<json> events) const {
@@ -74,11 +77,11 @@ PatchOutcome ActivityEmitter::patch(const std::string& messageId, const std::str
 }
 
 std::vector<json> ActivityEmitter::catchUp(const std::string& messageId, std::optional<uint64_t> lastSeq,
-                                           const std::string* epoch) const {
+                                           const std::string* epoch, const std::vector<uint64_t>& held) const {
   auto it = lines_.find(messageId);
   if (it == lines_.end()) return {};
   const StateEmitter& e = it->second.emitter;
-  std::vector<json> events = lastSeq ? e.replaySince(*lastSeq, epoch, {}) : std::vector<json>{e.catchUpSnapshot()};
+  std::vector<json> events = lastSeq ? e.replaySince(*lastSeq, epoch, held) : std::vector<json>{e.catchUpSnapshot()};
   return shaped(messageId, it->second, std::move(events));
 }
 
@@ -91,6 +94,18 @@ std::vector<json> ActivityEmitter::snapshots() const {
 const json* ActivityEmitter::content(const std::string& messageId) const {
   auto it = lines_.find(messageId);
   return it == lines_.end() ? nullptr : &it->second.emitter.state();
+}
+
+const std::string* ActivityEmitter::epoch(const std::string& messageId) const {
+  auto it = lines_.find(messageId);
+  return it == lines_.end() ? nullptr : &it->second.emitter.options().epoch;
+}
+
+std::vector<std::string> ActivityEmitter::ids() const {
+  std::vector<std::string> out;
+  out.reserve(lines_.size());
+  for (const auto& entry : lines_) out.push_back(entry.first);
+  return out;
 }
 
 std::optional<uint64_t> ActivityEmitter::seq(const std::string& messageId) const {

@@ -11,6 +11,9 @@
 // state's seq (docs/wire.md section 5). At most `maxActivities`
 // are held; a new one past that forgets the least recently written (a client
 // that asks for it again gets nothing, and its own copy stays as it was).
+// Once one was forgotten, every activity created afterwards counts in an epoch
+// of its own, `<epoch>.<n>`: a forgotten messageId the agent sends again
+// starts over at seq 0, and (epoch, seq) must never name two contents.
 #include <cstddef>
 #include <list>
 #include <map>
@@ -36,14 +39,19 @@ class ActivityEmitter {
   // held, or ops that do not apply, are refused (ok() false, nothing sent).
   PatchOutcome patch(const std::string& messageId, const std::string& activityType, nlohmann::json ops);
   // What a client at `lastSeq` (nullopt: none) of `epoch` needs of one activity:
-  // nothing, the missed events, or its snapshot (replaySince's rules).
+  // nothing, the missed events, or its snapshot (replaySince's rules; `held`:
+  // the seqs it holds in that activity's reorder window).
   std::vector<nlohmann::json> catchUp(const std::string& messageId, std::optional<uint64_t> lastSeq,
-                                      const std::string* epoch) const;
+                                      const std::string* epoch, const std::vector<uint64_t>& held = {}) const;
   // Every activity held, as its snapshot (a client that knows none of them).
   std::vector<nlohmann::json> snapshots() const;
 
   const nlohmann::json* content(const std::string& messageId) const;
   std::optional<uint64_t> seq(const std::string& messageId) const;
+  // The epoch an activity counts in (see the top); nullptr when not held.
+  const std::string* epoch(const std::string& messageId) const;
+  // The messageIds held, in order.
+  std::vector<std::string> ids() const;
   size_t size() const { return lines_.size(); }
 
  private:
@@ -59,6 +67,7 @@ class ActivityEmitter {
   size_t maxActivities_;
   std::map<std::string, Line> lines_;
   std::list<std::string> recency_;  // least recently written first
+  uint64_t created_ = 0;             // activities created since the first one was forgotten (0: none was)
 };
 
 // A state event shaped as the activity event of `messageId` (see the top).

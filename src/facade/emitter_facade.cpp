@@ -3,6 +3,7 @@
 #include <agui_sync/state_emitter.h>
 
 #include "facade/edit_json.h"
+#include "facade/emitter_json.h"
 #include "facade/facade_json.h"
 #include "facade/prompt_facade.h"
 #include "wire/wire.h"
@@ -13,93 +14,11 @@ using nlohmann::json;
 
 namespace {
 
-// App-supplied JSON gets the emitter's depth limit plus a margin for the
-// envelope (an op object, the ops array).
-constexpr size_t kEnvelopeDepth = 4;
 constexpr size_t kOptionsDepth = 1024;
 constexpr size_t kRequestDepth = 4;
 
-// {"ok":true[,"mode":mode],"events":[...]}
-std::string eventsJson(const std::vector<json>& events, const char* mode = nullptr) {
-  std::string out = "{\"ok\":true,";
-  if (mode) out += std::string("\"mode\":\"") + mode + "\",";
-  out += "\"events\":[";
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (i) out.push_back(',');
-    out += events[i].dump();
-  }
-  return out + "]}";
-}
-
 std::string invalidRequest(const std::string& message) {
   return failureJson(Code::InvalidRequest, "replay request: " + message);
-}
-
-// An option of the wrong type is refused (invalid-options) rather than
-// ignored, so that every binding gets the same verdict from here instead of
-// checking types itself. Absent or null keeps the default.
-template <typename T>
-std::optional<std::string> readNumber(const json& o, const char* key, T& target, bool positive = false) {
-  auto it = o.find(key);
-  if (it == o.end() || it->is_null()) return std::nullopt;
-  if constexpr (std::is_floating_point<T>::value) {
-    if (!it->is_number()) return std::string("option '") + key + "' must be a number";
-    target = it->get<double>();
-  } else {
-    if (!it->is_number_unsigned() || (positive && it->get<uint64_t>() == 0))
-      return std::string("option '") + key + (positive ? "' must be a positive integer" : "' must be an integer >= 0");
-    target = static_cast<T>(it->get<uint64_t>());
-  }
-  return std::nullopt;
-}
-
-// App-supplied state or ops: the emitter's maxDepth (plus the envelope margin)
-// is checked while parsing.
-std::optional<Failure> parseValue(const std::string& text, size_t maxDepth, size_t margin, json& out) {
-  std::optional<Failure> failure = parseBounded(text, maxDepth + margin, out);
-  if (failure && failure->code == Code::LimitExceeded)
-    failure->message = "value nests deeper than maxDepth (" + std::to_string(maxDepth) + ")";
-  return failure;
-}
-
-std::optional<std::string> readEmitterNumbers(const json& opts, EmitterOptions& options) {
-  std::optional<std::string> problem;
-  auto check = [&](std::optional<std::string> p) {
-    if (!problem) problem = std::move(p);
-  };
-  check(readNumber(opts, "startSeq", options.startSeq));
-  check(readNumber(opts, "digestEvery", options.digestEvery));
-  check(readNumber(opts, "snapshotRatio", options.snapshotRatio));
-  check(readNumber(opts, "replayMaxEvents", options.replayMaxEvents));
-  check(readNumber(opts, "replayMaxBytes", options.replayMaxBytes));
-  check(readNumber(opts, "maxDepth", options.maxDepth, true));
-  check(readNumber(opts, "editHistory", options.editHistory));
-  check(readNumber(opts, "ackHistory", options.ackHistory));
-  return problem;
-}
-
-// The options; `problem` says which one was refused (the first found).
-EmitterOptions readEmitterOptions(const json& opts, std::string& problem) {
-  EmitterOptions options;
-  if (auto p = readEmitterNumbers(opts, options)) problem = *p;
-  auto epoch = opts.find("epoch");
-  if (epoch != opts.end() && epoch->is_string()) options.epoch = *epoch->get_ptr<const std::string*>();
-  else if (epoch != opts.end() && !epoch->is_null() && problem.empty()) problem = "option 'epoch' must be a string";
-  auto testAll = opts.find("testAll");
-  if (testAll != opts.end() && testAll->is_boolean()) options.testAll = testAll->get<bool>();
-  else if (testAll != opts.end() && !testAll->is_null() && problem.empty()) problem = "option 'testAll' must be a boolean";
-  auto guarded = opts.find("guardedPaths");
-  if (guarded != opts.end() && !guarded->is_null()) {
-    bool strings = guarded->is_array();
-    if (strings) {
-      for (const auto& p : *guarded) {
-        if (p.is_string()) options.guardedPaths.push_back(*p.get_ptr<const std::string*>());
-        else strings = false;
-      }
-    }
-    if (!strings && problem.empty()) problem = "option 'guardedPaths' must be an array of JSON Pointer strings";
-  }
-  return options;
 }
 
 }  // namespace
@@ -190,22 +109,6 @@ std::string EmitterFacade::renderPrompt(const std::string& optionsJson) const {
   return renderPromptPartsOf(emitter_->state(), optionsJson, userWritten);
 }
 
-namespace {
-
-// The `skip` member of a replay request: the seqs the client holds.
-bool readSkip(const json& request, const char* key, std::vector<uint64_t>& skip) {
-  auto held = request.find(key);
-  if (held == request.end() || held->is_null()) return true;
-  if (!held->is_array()) return false;
-  for (const json& s : *held) {
-    if (!s.is_number_unsigned() || s.get<uint64_t>() > kMaxSeq) return false;
-    skip.push_back(s.get<uint64_t>());
-  }
-  return true;
-}
-
-}  // namespace
-
 std::string EmitterFacade::replay(const std::string& requestJson) const {
   json request;
   if (auto failure = parseBounded(requestJson, kRequestDepth + kEnvelopeDepth, request))
@@ -225,32 +128,9 @@ std::string EmitterFacade::replay(const std::string& requestJson) const {
     check = epoch->get_ptr<const std::string*>();
   }
   std::vector<uint64_t> skip;
-  if (!readSkip(request, "skip", skip)) return invalidRequest("skip must be an array of seqs");
+  if (!readSeqList(request, "skip", skip)) return invalidRequest("skip must be an array of seqs");
   return eventsJson(emitter_->replaySince(seq->get<uint64_t>(), check, skip));
 }
-
-namespace {
-
-// The client's position says its state must be replaced, not caught up: it knows
-// no seq, is of another incarnation, or its resync reason's cure is a snapshot.
-bool needsSnapshot(const json& position, const std::string& ours) {
-  auto seq = position.find("lastSeq");
-  if (seq == position.end() || seq->is_null()) return true;
-  auto epoch = position.find("epoch");
-  const bool noEpoch = epoch == position.end() || epoch->is_null();
-  if (noEpoch ? !ours.empty() : *epoch != ours) return true;
-  auto reason = position.find("reason");
-  if (reason == position.end() || !reason->is_string()) return false;
-  auto code = codeFromName(reason->get<std::string>());
-  return code && inCategory(*code, kResync) && codeInfo(*code).cure == Cure::Snapshot;
-}
-
-const char* catchUpMode(const std::vector<json>& events) {
-  if (events.empty()) return "current";
-  return events.front().value("type", "") == "STATE_SNAPSHOT" ? "snapshot" : "replay";
-}
-
-}  // namespace
 
 std::string EmitterFacade::catchUp(const std::string& positionJson) const {
   json position;
@@ -263,7 +143,7 @@ std::string EmitterFacade::catchUp(const std::string& positionJson) const {
   auto epoch = position.find("epoch");
   if (epoch != position.end() && !epoch->is_null() && !epoch->is_string()) return invalidRequest("epoch must be a string or null");
   std::vector<uint64_t> held;
-  if (!readSkip(position, "held", held)) return invalidRequest("held must be an array of seqs");
+  if (!readSeqList(position, "held", held)) return invalidRequest("held must be an array of seqs");
   const std::string& ours = emitter_->options().epoch;
   std::vector<json> events;
   if (needsSnapshot(position, ours)) events.push_back(emitter_->catchUpSnapshot());

@@ -80,7 +80,7 @@ void appendResync(std::string& out, const ResyncRequest* r, const SyncEngine* he
 
 }  // namespace
 
-// "activities":[{"messageId","activityType","status","lastSeq","held","resync"}...],
+// "activities":[{"messageId","activityType","status","lastSeq","epoch","held","resync"}...],
 // every activity, when an outcome of this Result named one (omitted otherwise:
 // nothing about them changed). O(activities), at most maxActivities.
 void appendActivities(std::string& out, const SyncEngine& engine, const std::vector<Outcome>& outcomes) {
@@ -100,6 +100,8 @@ void appendActivities(std::string& out, const SyncEngine& engine, const std::vec
     out += statusName(a.status);
     out += "\",\"lastSeq\":";
     appendOptionalSeq(out, a.lastSeq);
+    out += ",\"epoch\":";
+    appendOptionalString(out, *a.epoch);
     out += ",\"held\":" + std::to_string(a.held) + ",\"resync\":";
     appendResync(out, a.resync, nullptr);
     out.push_back('}');

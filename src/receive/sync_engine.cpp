@@ -229,7 +229,7 @@ std::vector<ActivityView> SyncEngine::activities() const {
   views.reserve(impl_->activities.size());
   for (const auto& [id, line] : impl_->activities.lines()) {
     const Receiver& r = line.receiver;
-    views.push_back(ActivityView{&id, &line.activityType, &r.state(), r.status(), r.lastSeq(),
+    views.push_back(ActivityView{&id, &line.activityType, &r.state(), r.status(), r.lastSeq(), &r.epoch(),
                                  r.resyncRequest() ? &*r.resyncRequest() : nullptr, r.pendingCount()});
   }
   return views;

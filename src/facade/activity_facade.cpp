@@ -1,0 +1,201 @@
+#include "facade/activity_facade.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "emit/activity_cursor.h"
+#include "emit/activity_emitter.h"
+#include "facade/emitter_json.h"
+#include "facade/facade_json.h"
+#include "wire/wire.h"
+
+namespace agui_sync {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kOptionsDepth = 1024;
+constexpr size_t kEventDepth = 4;         // event > patch > op > value, above the content's nesting
+constexpr size_t kPositionDepth = 6;      // position > activities > entry > held
+constexpr size_t kMaxPositions = 256;     // entries read from one position (the receiver keeps 64)
+constexpr size_t kMaxHeaderBytes = 32768; // a longer X-AGUI-State-Activities value is ignored unread
+
+// {"ok":true,"kind":...,"messageId":...}
+std::string kindJson(const char* kind, const std::string& messageId) {
+  return std::string("{\"ok\":true,\"kind\":\"") + kind + "\",\"messageId\":" + json(messageId).dump();
+}
+
+std::string writeJson(const ActivityWrite& w) {
+  switch (w.kind) {
+    case ActivityWrite::Kind::Pass:
+      return R"({"ok":true,"kind":"pass"})";
+    case ActivityWrite::Kind::NeedContent:
+      return kindJson("content", w.messageId) + "}";
+    case ActivityWrite::Kind::Drop: {
+      std::string out = kindJson("drop", w.messageId) + ",\"reason\":\"" + w.reason + "\"";
+      if (w.failure) out += ",\"failure\":" + failureJson(*w.failure);
+      return out + "}";
+    }
+    case ActivityWrite::Kind::Write:
+      break;
+  }
+  std::string events = eventsJson(w.events);  // {"ok":true,"events":[...]}
+  return kindJson("write", w.messageId) + "," + events.substr(std::string("{\"ok\":true,").size());
+}
+
+bool validEntry(const json& e) {
+  if (!e.is_object()) return false;
+  auto id = e.find("messageId");
+  if (id == e.end() || !id->is_string()) return false;
+  auto seq = e.find("lastSeq");
+  if (seq != e.end() && !seq->is_null() && (!seq->is_number_unsigned() || seq->get<uint64_t>() > kMaxSeq)) return false;
+  auto epoch = e.find("epoch");
+  if (epoch != e.end() && !epoch->is_null() && !epoch->is_string()) return false;
+  std::vector<uint64_t> held;
+  return readSeqList(e, "held", held);
+}
+
+// The client's entries by messageId (the first of each), or nullopt when it keeps no activities.
+std::optional<std::map<std::string, const json*>> readEntries(const json& list) {
+  if (!list.is_array()) return std::nullopt;
+  std::map<std::string, const json*> out;
+  size_t read = 0;
+  for (const json& e : list) {
+    if (++read > kMaxPositions) break;
+    if (validEntry(e)) out.emplace(e["messageId"].get<std::string>(), &e);
+  }
+  return out;
+}
+
+// The position's `activities`: its array, or the header's value decoded into `storage`.
+const json* activityList(const json& position, json& storage) {
+  auto it = position.find("activities");
+  if (it == position.end() || it->is_null()) return nullptr;
+  if (it->is_array()) return &*it;
+  if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxHeaderBytes) return nullptr;
+  std::optional<std::string> text = percentDecode(it->get<std::string>());
+  if (!text || parseBounded(*text, kPositionDepth, storage) || !storage.is_array()) return nullptr;
+  return &storage;
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> percentDecode(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '%') {
+      out.push_back(value[i]);
+      continue;
+    }
+    if (i + 2 >= value.size()) return std::nullopt;
+    const int hi = hexDigit(value[i + 1]), lo = hexDigit(value[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+ActivityFacade::ActivityFacade(const std::string& optionsJson) {
+  json opts = json::object();
+  std::string problem;
+  if (!optionsJson.empty() && parseBounded(optionsJson, kOptionsDepth, opts)) opts = json();
+  if (!opts.is_object()) {
+    problem = "options must be a JSON object";
+    opts = json::object();
+  }
+  EmitterOptions options = readEmitterOptions(opts, problem);
+  size_t maxActivities = 64;
+  if (auto failure = readPositive(opts, "maxActivities", maxActivities); failure && problem.empty()) problem = failure->message;
+  auto verified = opts.find("verified");
+  const bool isVerified = verified != opts.end() && verified->is_boolean() && verified->get<bool>();
+  maxDepth_ = options.maxDepth;
+  epoch_ = options.epoch;
+  emitter_ = std::make_unique<ActivityEmitter>(std::move(options), maxActivities);
+  cursor_ = std::make_unique<ActivityCursor>(isVerified);
+  initResult_ = problem.empty() ? okJson() : failureJson(Code::InvalidOptions, problem);
+}
+
+ActivityFacade::~ActivityFacade() = default;
+
+std::string ActivityFacade::write(const std::string& eventJson) {
+  json event;
+  if (auto failure = parseValue(eventJson, maxDepth_, kEventDepth, event)) return failureJson(*failure);
+  return writeJson(cursor_->write(*emitter_, std::move(event)));
+}
+
+std::string ActivityFacade::writeContent(const std::string& eventJson, const std::string& contentJson) {
+  json event, content;
+  if (auto failure = parseValue(eventJson, maxDepth_, kEventDepth, event)) return failureJson(*failure);
+  if (auto failure = parseValue(contentJson, maxDepth_, 0, content)) return failureJson(*failure);
+  return writeJson(cursor_->writeContent(*emitter_, std::move(event), std::move(content)));
+}
+
+std::string ActivityFacade::snapshot(const std::string& messageId, const std::string& activityType,
+                                     const std::string& contentJson, bool replace) {
+  json content;
+  if (auto failure = parseValue(contentJson, maxDepth_, 0, content)) return failureJson(*failure);
+  return eventsJson(emitter_->snapshot(messageId, activityType, std::move(content), replace));
+}
+
+std::string ActivityFacade::patch(const std::string& messageId, const std::string& activityType,
+                                  const std::string& opsJson) {
+  json ops;
+  if (auto failure = parseValue(opsJson, maxDepth_, kEnvelopeDepth, ops)) return failureJson(*failure);
+  PatchOutcome r = emitter_->patch(messageId, activityType, std::move(ops));
+  if (!r.ok()) return failureJson(*r.failure);
+  return eventsJson(r.events);
+}
+
+std::string ActivityFacade::catchUp(const std::string& positionJson) const {
+  json position, decoded;
+  if (parseBounded(positionJson, kPositionDepth, position) || !position.is_object()) position = json::object();
+  const json* list = activityList(position, decoded);
+  std::optional<std::map<std::string, const json*>> entries;
+  if (list != nullptr) entries = readEntries(*list);
+  json modes(json::value_t::array);
+  std::vector<json> events;
+  if (entries) {
+    for (const std::string& id : emitter_->ids()) {
+      auto entry = entries->find(id);
+      const std::string& ours = *emitter_->epoch(id);
+      std::vector<json> answer;
+      if (entry == entries->end() || needsSnapshot(*entry->second, ours)) {
+        answer = emitter_->catchUp(id, std::nullopt, nullptr);
+      } else {
+        std::vector<uint64_t> held;
+        readSeqList(*entry->second, "held", held);
+        answer = emitter_->catchUp(id, (*entry->second)["lastSeq"].get<uint64_t>(), &ours, held);
+      }
+      modes.push_back({{"messageId", id}, {"mode", catchUpMode(answer)}});
+      for (json& e : answer) events.push_back(std::move(e));
+    }
+  }
+  std::string out = eventsJson(events);
+  out.pop_back();  // the closing brace: the modes go in the same object
+  return out + ",\"activities\":" + modes.dump() + "}";
+}
+
+std::string ActivityFacade::contentJson(const std::string& messageId) const {
+  const json* content = emitter_->content(messageId);
+  return content == nullptr ? "null" : content->dump();
+}
+
+double ActivityFacade::seq(const std::string& messageId) const {
+  std::optional<uint64_t> s = emitter_->seq(messageId);
+  return s ? static_cast<double>(*s) : -1.0;
+}
+
+double ActivityFacade::size() const { return static_cast<double>(emitter_->size()); }
+
+}  // namespace agui_sync

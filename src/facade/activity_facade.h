@@ -1,0 +1,77 @@
+#pragma once
+// String-in/string-out facade over a thread's activities (AG-UI 1.0
+// ACTIVITY_SNAPSHOT / ACTIVITY_DELTA; docs/wire.md section 11) for the
+// bindings: the ActivityEmitter (emit/activity_emitter.h) that stamps them and
+// the ActivityCursor (emit/activity_cursor.h) that decides how an agent's
+// activity events go on. Plain C++, exception-free.
+//
+//   ActivityFacade(optionsJson) the emitter options (epoch, digestEvery, snapshotRatio,
+//                               replayMaxEvents, replayMaxBytes, maxDepth), maxActivities (64),
+//                               verified (bool: the events written were applied by an engine,
+//                               the proxy's); initResult() says why options were refused.
+// A failure is always {"ok":false,"code","message"[,"opIndex"]}.
+//   write(eventJson)            an agent's (upstream's) event:
+//                               {"ok":true,"kind":"pass"} (not an activity event)
+//                               | {"ok":true,"kind":"write","messageId":s,"events":[...]}
+//                               | {"ok":true,"kind":"drop","messageId":s,"reason":code[,"failure":{...}]}
+//                               | {"ok":true,"kind":"content","messageId":s} (verified: a delta that
+//                                 does not fit; call writeContent with the engine's content)
+//                               | failure (invalid-json, limit-exceeded): nothing changed
+//   writeContent(eventJson, contentJson)
+//                               the verified content of the event's activity, as its snapshot: write()'s answer
+//   snapshot(messageId, activityType, contentJson, replace)
+//                               the app's own ACTIVITY_SNAPSHOT: {"ok":true,"events":[...]} | failure
+//   patch(messageId, activityType, opsJson)
+//                               the app's own ACTIVITY_DELTA: {"ok":true,"events":[...]} | failure with
+//                               opIndex (patch-failed also for an activity not held)
+//   catchUp(positionJson)       {"activities": [{messageId, lastSeq, epoch, reason, held}]
+//                               | the X-AGUI-State-Activities header's value | absent}:
+//                               {"ok":true,"activities":[{"messageId","mode"}],"events":[...]}.
+//                               Absent: the client keeps no activities, nothing is sent. Else every
+//                               activity held: the ones it does not list by their snapshot, the
+//                               others by section 3's rules on their own line. A bad entry is
+//                               ignored, a bad list as a whole (or header) is as if absent.
+//   contentJson(messageId)      "null" when not held; seq(messageId) -1 when not held; epoch(); size()
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <agui_sync/codes.h>
+
+namespace agui_sync {
+
+class ActivityEmitter;
+class ActivityCursor;
+
+class ActivityFacade {
+ public:
+  explicit ActivityFacade(const std::string& optionsJson);
+  ~ActivityFacade();
+  ActivityFacade(const ActivityFacade&) = delete;
+  ActivityFacade& operator=(const ActivityFacade&) = delete;
+
+  const std::string& initResult() const { return initResult_; }
+  std::string write(const std::string& eventJson);
+  std::string writeContent(const std::string& eventJson, const std::string& contentJson);
+  std::string snapshot(const std::string& messageId, const std::string& activityType, const std::string& contentJson,
+                       bool replace);
+  std::string patch(const std::string& messageId, const std::string& activityType, const std::string& opsJson);
+  std::string catchUp(const std::string& positionJson) const;
+  std::string contentJson(const std::string& messageId) const;
+  double seq(const std::string& messageId) const;
+  std::string epoch() const { return epoch_; }
+  double size() const;
+
+ private:
+  std::unique_ptr<ActivityEmitter> emitter_;
+  std::unique_ptr<ActivityCursor> cursor_;
+  size_t maxDepth_ = 128;
+  std::string epoch_;
+  std::string initResult_;
+};
+
+// The X-AGUI-State-Activities header's value (percent-encoded JSON, as
+// encodeURIComponent writes it) decoded; nullopt when it is not.
+std::optional<std::string> percentDecode(const std::string& value);
+
+}  // namespace agui_sync

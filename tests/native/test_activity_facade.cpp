@@ -1,0 +1,213 @@
+// The senders' activity decisions (src/emit/activity_cursor.h) through the
+// bindings' facade (src/facade/activity_facade.h, docs/wire.md section 11):
+// an agent's activity events stamped with its other members kept, a delta that
+// does not apply suspending its activity until the next snapshot (or, for the
+// proxy, asking for the verified content), and catch-ups per activity.
+#include <catch2/catch.hpp>
+
+#include <agui_sync/sync_engine.h>
+#include "facade/activity_facade.h"
+#include "wire/wire.h"
+
+using namespace agui_sync;
+using nlohmann::json;
+
+namespace {
+
+json call(const std::string& text) {
+  json out = json::parse(text);
+  REQUIRE(out.is_object());
+  return out;
+}
+
+json snap(const std::string& id, json content) {
+  return {{"type", "ACTIVITY_SNAPSHOT"}, {"messageId", id}, {"activityType", "form"}, {"content", std::move(content)}};
+}
+
+json delta(const std::string& id, json ops) {
+  return {{"type", "ACTIVITY_DELTA"}, {"messageId", id}, {"activityType", "form"}, {"patch", std::move(ops)}};
+}
+
+json replaceOp(const std::string& path, json value) {
+  return json::array({{{"op", "replace"}, {"path", path}, {"value", std::move(value)}}});
+}
+
+const std::string kOptions = R"({"epoch":"e","digestEvery":2,"snapshotRatio":100})";
+
+// Feeds `events` (an answer's) to a receiving engine.
+void feed(SyncEngine& engine, const json& events) {
+  std::string sse;
+  for (const json& e : events) sse += "data: " + e.dump() + "\n\n";
+  std::vector<Outcome> out;
+  engine.feed(sse, out);
+}
+
+const ActivityView* find(const std::vector<ActivityView>& views, const std::string& id) {
+  for (const ActivityView& v : views)
+    if (*v.messageId == id) return &v;
+  return nullptr;
+}
+
+Options receiving() {
+  Options o;
+  o.activities = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("activity facade: an agent's snapshots become the activity's snapshot, then deltas; its own members ride along",
+          "[activity][facade]") {
+  ActivityFacade f(kOptions);
+  REQUIRE(call(f.initResult())["ok"] == true);
+  json first = snap("m1", {{"total", 1}});
+  first["timestamp"] = 7;
+  first["metadata"] = {{"trace", "t1"}, {kWireKey, {{"seq", 99}}}};
+  json r = call(f.write(first.dump()));
+  CHECK(r["kind"] == "write");
+  CHECK(r["messageId"] == "m1");
+  REQUIRE(r["events"].size() == 1);
+  const json& e = r["events"][0];
+  CHECK(e["type"] == "ACTIVITY_SNAPSHOT");
+  CHECK(e["timestamp"] == 7);
+  CHECK(e["metadata"]["trace"] == "t1");
+  CHECK(e["metadata"][kWireKey]["seq"] == 0);  // ours, not the agent's
+  CHECK(e["metadata"][kWireKey]["epoch"] == "e");
+  r = call(f.write(snap("m1", {{"total", 2}}).dump()));
+  REQUIRE(r["events"].size() == 1);
+  CHECK(r["events"][0]["type"] == "ACTIVITY_DELTA");
+  CHECK(r["events"][0]["patch"] == replaceOp("/total", 2));
+  CHECK(call(f.write(snap("m1", {{"total", 2}}).dump()))["events"].empty());  // nothing changed
+  CHECK(call(f.write(R"({"type":"TEXT_MESSAGE_START","messageId":"x"})"))["kind"] == "pass");
+  CHECK(call(f.write("[1")).value("code", "") == "invalid-json");
+  CHECK(f.seq("m1") == 1);
+  CHECK(json::parse(f.contentJson("m1")) == json{{"total", 2}});
+  CHECK(f.contentJson("nobody") == "null");
+}
+
+TEST_CASE("activity facade: a delta that does not apply suspends its activity until the agent's next snapshot",
+          "[activity][facade]") {
+  ActivityFacade f(kOptions);
+  call(f.write(snap("m1", {{"n", 0}}).dump()));
+  call(f.write(snap("m2", {{"n", 0}}).dump()));
+  json r = call(f.write(delta("m1", replaceOp("/n", 1)).dump()));
+  CHECK(r["kind"] == "write");
+  r = call(f.write(delta("m1", replaceOp("/missing", 1)).dump()));
+  CHECK(r["kind"] == "drop");
+  CHECK(r["reason"] == "patch-failed");
+  CHECK(r["failure"]["code"] == "patch-failed");
+  r = call(f.write(delta("m1", replaceOp("/n", 2)).dump()));  // applies, but nobody vouches for its base
+  CHECK(r["kind"] == "drop");
+  CHECK_FALSE(r.contains("failure"));
+  CHECK(call(f.write(delta("m2", replaceOp("/n", 5)).dump()))["kind"] == "write");  // the others go on
+  CHECK(call(f.write(delta("ghost", replaceOp("/n", 5)).dump()))["kind"] == "drop");
+  CHECK(call(f.write(R"({"type":"ACTIVITY_DELTA","patch":[]})"))["reason"] == "invalid-event");
+  r = call(f.write(snap("m1", {{"n", 3}}).dump()));
+  CHECK(r["kind"] == "write");
+  CHECK(r["events"][0]["patch"] == replaceOp("/n", 3));
+  CHECK(call(f.write(delta("m1", replaceOp("/n", 4)).dump()))["kind"] == "write");
+}
+
+TEST_CASE("activity facade: a verified cursor asks for the content when a delta does not fit the thread's",
+          "[activity][facade]") {
+  ActivityFacade f(R"({"epoch":"e","verified":true})");
+  call(f.write(snap("m1", {{"a", 1}, {"b", 1}}).dump()));
+  json other = delta("m1", replaceOp("/c", 1));
+  other["timestamp"] = 3;
+  json r = call(f.write(other.dump()));
+  CHECK(r["kind"] == "content");
+  CHECK(r["messageId"] == "m1");
+  r = call(f.writeContent(other.dump(), R"({"a":1,"b":2,"c":1})"));
+  CHECK(r["kind"] == "write");
+  REQUIRE(r["events"].size() == 1);
+  CHECK(r["events"][0]["timestamp"] == 3);
+  CHECK(json::parse(f.contentJson("m1")) == json{{"a", 1}, {"b", 2}, {"c", 1}});
+  CHECK(call(f.write(delta("m1", replaceOp("/a", 5)).dump()))["kind"] == "write");  // not suspended
+}
+
+TEST_CASE("activity facade: catch-ups per activity: replay, snapshot, current, by array or header", "[activity][facade]") {
+  ActivityFacade f(kOptions);
+  SyncEngine engine(receiving());
+  feed(engine, call(f.write(snap("a", {{"n", 0}}).dump()))["events"]);
+  feed(engine, call(f.write(snap("b", {{"n", 0}}).dump()))["events"]);
+  for (int i = 1; i <= 3; ++i) f.write(snap("a", {{"n", i}}).dump());  // all lost
+  call(f.write(snap("c", {{"n", 0}}).dump()));                           // never seen
+
+  CHECK(call(f.catchUp("{}"))["events"].empty());  // a client that keeps no activities
+  json position = {{"activities", json::array({{{"messageId", "a"}, {"lastSeq", 0}, {"epoch", "e"}},
+                                               {{"messageId", "b"}, {"lastSeq", 0}, {"epoch", "e"}},
+                                               {{"messageId", "z"}, {"lastSeq", 4}, {"epoch", "e"}}})}};
+  json r = call(f.catchUp(position.dump()));
+  CHECK(r["activities"] == json::array({{{"messageId", "a"}, {"mode", "replay"}},
+                                        {{"messageId", "b"}, {"mode", "current"}},
+                                        {{"messageId", "c"}, {"mode", "snapshot"}}}));
+  REQUIRE(r["events"].size() == 4);
+  feed(engine, r["events"]);
+  std::vector<ActivityView> views = engine.activities();
+  for (const char* id : {"a", "b", "c"}) {
+    const ActivityView* v = find(views, id);
+    REQUIRE(v);
+    CHECK(v->status == SyncStatus::Synced);
+    CHECK(*v->content == json::parse(f.contentJson(id)));
+    REQUIRE(*v->epoch);
+    CHECK(**v->epoch == "e");
+  }
+  // The same position as the header's value (encodeURIComponent of its JSON).
+  const std::string header = "%5B%7B%22messageId%22%3A%22a%22%2C%22lastSeq%22%3A0%2C%22epoch%22%3A%22e%22%7D%5D";
+  json byHeader = call(f.catchUp(json{{"activities", header}}.dump()));
+  CHECK(byHeader["activities"][0] == json{{"messageId", "a"}, {"mode", "replay"}});
+  CHECK(byHeader["activities"][1]["mode"] == "snapshot");
+  CHECK(call(f.catchUp(json{{"activities", "%5B%7"}}.dump()))["events"].empty());  // a bad header: as absent
+  // A reason whose cure is a snapshot, another epoch, no seq: the snapshot.
+  for (const json& entry : {json{{"messageId", "a"}, {"lastSeq", 3}, {"epoch", "e"}, {"reason", "patch-failed"}},
+                            json{{"messageId", "a"}, {"lastSeq", 3}, {"epoch", "old"}},
+                            json{{"messageId", "a"}, {"lastSeq", nullptr}, {"epoch", "e"}},
+                            json{{"messageId", "a"}, {"lastSeq", 3}}}) {
+    json answer = call(f.catchUp(json{{"activities", json::array({entry})}}.dump()));
+    CHECK(answer["activities"][0]["mode"] == "snapshot");
+  }
+  // A bad entry is ignored (its activity is then sent as if unlisted).
+  json bad = call(f.catchUp(json{{"activities", json::array({{{"messageId", "a"}, {"lastSeq", -1}}})}}.dump()));
+  CHECK(bad["activities"][0]["mode"] == "snapshot");
+}
+
+TEST_CASE("activity facade: an activity created after one was forgotten counts in an epoch of its own",
+          "[activity][facade]") {
+  ActivityFacade f(R"({"epoch":"e","maxActivities":1})");
+  SyncEngine engine(receiving());
+  feed(engine, call(f.write(snap("m1", {{"v", 1}}).dump()))["events"]);
+  for (int i = 2; i <= 4; ++i) feed(engine, call(f.write(snap("m1", {{"v", i}}).dump()))["events"]);
+  call(f.write(snap("m2", {{"v", 1}}).dump()));  // m1 forgotten
+  CHECK(f.size() == 1);
+  json again = call(f.write(snap("m1", {{"v", 9}}).dump()));
+  REQUIRE(again["events"].size() == 1);
+  const json& wire = again["events"][0]["metadata"][kWireKey];
+  CHECK(wire["seq"] == 0);
+  CHECK(wire["epoch"] != "e");  // (e, 0) already named m1's first content
+  feed(engine, again["events"]);
+  std::vector<ActivityView> views = engine.activities();
+  const ActivityView* v = find(views, "m1");
+  REQUIRE(v);
+  CHECK(*v->content == json{{"v", 9}});
+  CHECK(v->status == SyncStatus::Synced);
+}
+
+TEST_CASE("activity facade: the app's own snapshot and patch, and refused options", "[activity][facade]") {
+  ActivityFacade f(kOptions);
+  json r = call(f.snapshot("m1", "card", R"({"p":0})", true));
+  REQUIRE(r["events"].size() == 1);
+  CHECK(r["events"][0]["activityType"] == "card");
+  r = call(f.patch("m1", "card", replaceOp("/p", 1).dump()));
+  CHECK(r["events"][0]["type"] == "ACTIVITY_DELTA");
+  r = call(f.patch("m1", "card", replaceOp("/nope", 1).dump()));
+  CHECK(r["ok"] == false);
+  CHECK(r["code"] == "patch-failed");
+  CHECK(r["opIndex"] == 0);
+  CHECK(call(f.patch("ghost", "card", "[]"))["code"] == "patch-failed");
+  CHECK(call(f.snapshot("m1", "card", "{", true))["code"] == "invalid-json");
+  CHECK(call(ActivityFacade(R"({"maxActivities":0})").initResult())["code"] == "invalid-options");
+  CHECK(call(ActivityFacade(R"({"epoch":3})").initResult())["code"] == "invalid-options");
+  CHECK(call(ActivityFacade("[]").initResult())["code"] == "invalid-options");
+  CHECK(percentDecode("%4").has_value() == false);
+  CHECK(percentDecode("a%2Cb") == std::string("a,b"));
+}
