@@ -203,7 +203,8 @@ void bindActivities(nb::module_& m) {
   nb::class_<ActivityFacade>(m, "ActivityFacade")
       .def(nb::init<const std::string&>(), nb::arg("options_json"))
       .def("init_result", [](const ActivityFacade& f) { return f.initResult(); })
-      .def("write", [](ActivityFacade& f, const nb::bytes& e) { return f.write(text(e)); }, nb::arg("event_json"))
+      .def("write", [](ActivityFacade& f, const nb::bytes& e, bool verified) { return f.write(text(e), verified); },
+           nb::arg("event_json"), nb::arg("verified") = false)
       .def("write_content",
            [](ActivityFacade& f, const nb::bytes& e, const nb::bytes& c) { return f.writeContent(text(e), text(c)); },
            nb::arg("event_json"), nb::arg("content_json"))

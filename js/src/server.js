@@ -8,7 +8,7 @@
 // (server/prompt.js, docs/prompt-rendering.md).
 export { catchUp, readResyncRequest, writeCatchUp } from './server/catch-up.js';
 export { startHeartbeat } from './server/heartbeat.js';
-export { formatHeld, HEADER_CATCH_UP, HEADER_HELD, MAX_HELD, parseHeld, SNAPSHOT_REASONS } from './shared/resync-wire.js';
+export { formatActivities, formatHeld, HEADER_ACTIVITIES, HEADER_CATCH_UP, HEADER_HELD, MAX_ACTIVITY_POSITIONS, MAX_HELD, parseHeld, SNAPSHOT_REASONS } from './shared/resync-wire.js';
 export { applyRunEdits, MAX_EDIT_ID_BYTES, MAX_RUN_EDITS, readRunEdits } from './server/run-edits.js';
 export { memoryStore } from './server/store/memory-store.js';
 export { redisStore } from './server/store/redis-store.js';

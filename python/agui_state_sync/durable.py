@@ -34,6 +34,7 @@ from ._durable_line import (build_local, copy_argument, events_after, events_of,
 from ._fanout import Fanout
 from ._json import json_bytes, parse, plain
 from ._options import random_epoch
+from .activities import ActivityEmitter, activity_options
 from ._wire import wire_fields, with_wire_fields
 from .emitter import StateEmitter
 from .errors import AguiSyncError, sync_error
@@ -70,6 +71,19 @@ class DurableStateEmitter:
         self._fanout = Fanout()  # subscribe(): every event of the key's line, once, in order
         self.counters = {"commits": 0, "stateWrites": 0, "conflicts": 0, "reloads": 0, "degradations": 0,
                          "recoveries": 0}
+        self._activities: Optional[ActivityEmitter] = None  # this process's: activities are never stored
+
+    @property
+    def activities(self) -> ActivityEmitter:
+        """The thread's activities, as StateEmitter.activities: this process's own
+        (never stored; their epoch is this process's)."""
+        self._check()
+        if self._activities is None:
+            self._activities = ActivityEmitter(activity_options(self._options))
+        return self._activities
+
+    def _activities_in_use(self) -> Optional[ActivityEmitter]:
+        return self._activities
 
     @property
     def key(self) -> str:

@@ -19,6 +19,7 @@ from .resync import catch_up as _catch_up
 from .resync import check_edit_policy
 from ._wire import wire_seq
 from .prompt import message_of, render_options_json, rendered_parts
+from .activities import ActivityEmitter, activity_options, is_activity_event
 
 Event = Dict[str, Any]
 
@@ -39,14 +40,16 @@ class StateEmitter:
     """Options as the JS createStateEmitter() takes them, in snake_case:
     initial_state, start_seq, epoch (default: a random UUID), digest_every,
     guarded_paths, test_all, snapshot_ratio, replay_max_events,
-    replay_max_bytes, max_depth, edit_history, ack_history."""
+    replay_max_bytes, max_depth, edit_history, ack_history, max_activities
+    (``activities``: 64)."""
 
     def __init__(self, *, initial_state: Any = None, start_seq: Optional[int] = None,
                  epoch: Optional[str] = None, digest_every: Optional[int] = None,
                  guarded_paths: Optional[List[str]] = None, test_all: Optional[bool] = None,
                  snapshot_ratio: Optional[float] = None, replay_max_events: Optional[int] = None,
                  replay_max_bytes: Optional[int] = None, max_depth: Optional[int] = None,
-                 edit_history: Optional[int] = None, ack_history: Optional[int] = None) -> None:
+                 edit_history: Optional[int] = None, ack_history: Optional[int] = None,
+                 max_activities: Optional[int] = None) -> None:
         if epoch is not None and not isinstance(epoch, str):
             raise sync_type_error("invalid-options", "option epoch must be a string")
         options = dict(initial_state=plain(initial_state), start_seq=start_seq,
@@ -54,9 +57,12 @@ class StateEmitter:
                        guarded_paths=guarded_paths, test_all=test_all, snapshot_ratio=snapshot_ratio,
                        replay_max_events=replay_max_events, replay_max_bytes=replay_max_bytes,
                        max_depth=max_depth, edit_history=edit_history, ack_history=ack_history)
+        self._activity_options = activity_options({**options, "max_activities": max_activities})
+        ActivityEmitter(self._activity_options)  # a wrong option is refused now, not at first use
         self._attach(options_json(options, "StateEmitter()"))
 
     def _attach(self, options_text: str) -> None:
+        self._activities: Optional[ActivityEmitter] = None
         self._facade = _core.EmitterFacade(options_text)
         check_init(parse(self._facade.init_result()), "StateEmitter()")
         self._epoch: str = self._facade.epoch()
@@ -68,6 +74,8 @@ class StateEmitter:
         """A StateEmitter whose initial state is JSON text already (a store's):
         spliced into the facade's options, never parsed in Python."""
         emitter = cls.__new__(cls)
+        emitter._activity_options = activity_options(options)
+        options = {k: v for k, v in options.items() if k != "max_activities"}
         epoch = options.get("epoch")
         text = options_json({**options, "epoch": random_epoch() if epoch is None else epoch}, "StateEmitter()")
         emitter._attach(text[:-1] + ("," if len(text) > 2 else "") + '"initialState":' + state_text + "}")
@@ -82,6 +90,18 @@ class StateEmitter:
         key). An unreachable store: AguiSyncError 'store-unavailable'."""
         from .durable import open_store_emitter
         return await open_store_emitter(store, key, options)
+
+    @property
+    def activities(self) -> ActivityEmitter:
+        """The thread's AG-UI activities (docs/wire.md section 11), each messageId
+        sequenced on its own line: an ActivityEmitter, created on first use.
+        catch_up() answers a client's activity positions from it."""
+        if self._activities is None:
+            self._activities = ActivityEmitter(self._activity_options)
+        return self._activities
+
+    def _activities_in_use(self) -> Optional[ActivityEmitter]:
+        return self._activities
 
     def update(self, new_state: Any) -> List[Event]:
         """Diffs the current state against ``new_state``: one STATE_DELTA, or a
@@ -174,10 +194,11 @@ class StateEmitter:
 
     def encode(self, event: Any, *, id: bool = True) -> bytes:  # noqa: A002 - the JS option's name
         """b"id: <seq>\\ndata: <JSON>\\n\\n", the bytes the JS emitter's
-        encode() writes (no id line when ``id`` is False or there is no seq)."""
+        encode() writes (no id line when ``id`` is False, there is no seq, or it
+        is an activity's: ``id:`` names the state's seq)."""
         data = plain(event, event=True)
         text = json_bytes(data, "encode() event")
-        seq = wire_seq(data)
+        seq = None if is_activity_event(data) else wire_seq(data)
         id_line = b"id: %d\n" % seq if id and _is_seq(seq) else b""
         return id_line + b"data: " + text + b"\n\n"
 

@@ -70,6 +70,7 @@ class SyncEngine:
         self._fresh = False
         self._activity_list: List[Dict[str, Any]] = []  # the last Result's "activities"
         self._activities: Optional[Dict[str, Dict[str, Any]]] = None  # built on demand
+        self._keeps_activities = activities is True
         self._absorb(self._facade.status_json())
 
     # --- the stream -------------------------------------------------------------
@@ -164,6 +165,15 @@ class SyncEngine:
     def pending_edits(self) -> List[Dict[str, Any]]:
         """[{editId, baseSeq, ops}], oldest first."""
         return [{k: e[k] for k in ("editId", "baseSeq", "ops")} for e in parse(self._facade.pending_edits_json())]
+
+    def activity_positions(self) -> Optional[List[Dict[str, Any]]]:
+        """With ``activities=True``: where each activity is, as a reconnecting
+        client tells the server ([{messageId, lastSeq, epoch, reason}],
+        forwardedProps.stateSync.activities); None without."""
+        if not self._keeps_activities:
+            return None
+        return [{"messageId": a["messageId"], "lastSeq": a["lastSeq"], "epoch": a.get("epoch"),
+                 "reason": (a.get("resync") or {}).get("reason")} for a in self._activity_list]
 
     def run_input(self) -> Dict[str, Any]:
         """What the next RunAgentInput needs: {state, forwardedProps: {stateSync: {edits}}}."""

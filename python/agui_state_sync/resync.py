@@ -23,6 +23,7 @@ HEADER_REASON = "X-AGUI-Resync-Reason"
 HEADER_LAST_EVENT_ID = "Last-Event-ID"
 HEADER_HELD = "X-AGUI-State-Held"
 HEADER_CATCH_UP = "X-AGUI-State-Sync"
+HEADER_ACTIVITIES = "X-AGUI-State-Activities"  # percent-encoded JSON, read by the core (docs/wire.md section 11)
 MAX_HELD = 64  # the engine's default reorderWindow
 MAX_HELD_HEADER = MAX_HELD * 18
 MAX_SAFE = 2**53 - 1
@@ -82,11 +83,14 @@ def _field(obj: Any, *names: str) -> Any:
 
 
 def read_resync_request(request: Any) -> Dict[str, Any]:
-    """Where the client says it is: {lastSeq, epoch, reason, lastEventId, held}.
+    """Where the client says it is: {lastSeq, epoch, reason, lastEventId, held,
+    activities} (activities: its activity positions as they came, the header's
+    value or stateSync.activities, None when it keeps none; the core reads them).
     ``request``: anything with ``headers`` (Starlette, a dict of headers), or a
     RunAgentInput (dict or ag_ui.core model) carrying forwardedProps.stateSync.
     Last-Event-ID is reported, never taken for the seq (it names no epoch)."""
-    position: Dict[str, Any] = {"lastSeq": None, "epoch": None, "reason": None, "lastEventId": None, "held": []}
+    position: Dict[str, Any] = {"lastSeq": None, "epoch": None, "reason": None, "lastEventId": None, "held": [],
+                                "activities": None}
     headers = getattr(request, "headers", None)
     if headers is None and isinstance(request, Mapping) and "headers" in request:
         headers = request["headers"]
@@ -96,6 +100,7 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
         position["epoch"] = _header(headers, HEADER_EPOCH) or None
         position["reason"] = _header(headers, HEADER_REASON) or None
         position["held"] = parse_held(_header(headers, HEADER_HELD))
+        position["activities"] = _header(headers, HEADER_ACTIVITIES)
         return position
     state_sync = _field(_field(request, "forwardedProps", "forwarded_props"), "stateSync")
     if not isinstance(state_sync, Mapping):
@@ -112,20 +117,41 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
         position["reason"] = reason
     held = state_sync.get("held")
     position["held"] = parse_held(held) if isinstance(held, list) else []
+    activities = state_sync.get("activities")
+    if isinstance(activities, list):
+        position["activities"] = activities
     return position
 
 
-def catch_up(emitter: "StateEmitter", request: Any) -> Dict[str, Any]:
+def catch_up(emitter: "StateEmitter", request: Any) -> Any:
     """{mode: 'current' | 'replay' | 'snapshot', events} for a (re)connecting
     client; for a store-bound emitter (StateEmitter.open) a coroutine of it,
-    which first catches up with what other instances wrote to the store."""
+    which first catches up with what other instances wrote to the store. When
+    the emitter has activities and the client said where its are, their events
+    follow the state's, and ``activities`` lists [{messageId, mode}]."""
     store_catch_up = getattr(emitter, "_store_catch_up", None)
     if callable(store_catch_up):
-        return store_catch_up(request)
+        return _then_activities(emitter, request, store_catch_up(request))
     if not callable(getattr(emitter, "_catch_up_at", None)):
         raise sync_type_error("invalid-argument", "catch_up() needs a StateEmitter")
     where = read_resync_request(request)
-    return emitter._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
+    answer = emitter._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
+    return with_activities(emitter, where["activities"], answer)
+
+
+async def _then_activities(emitter: Any, request: Any, pending: Any) -> Dict[str, Any]:
+    return with_activities(emitter, read_resync_request(request)["activities"], await pending)
+
+
+def with_activities(emitter: Any, positions: Any, answer: Dict[str, Any]) -> Dict[str, Any]:
+    """The state's catch-up ``answer`` with the activities' after it (as it was
+    when the emitter has none in use or the client keeps none)."""
+    in_use = getattr(emitter, "_activities_in_use", None)
+    activities = in_use() if callable(in_use) else None
+    if activities is None or positions is None:
+        return answer
+    caught = activities._catch_up(positions)
+    return {**answer, "events": [*answer["events"], *caught["events"]], "activities": caught["activities"]}
 
 
 _POLICY_KEYS = frozenset(("ownership", "onConflict"))

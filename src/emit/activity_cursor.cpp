@@ -53,7 +53,7 @@ ActivityWrite ActivityCursor::drop(std::string messageId, const char* reason, st
   return out;
 }
 
-ActivityWrite ActivityCursor::write(ActivityEmitter& emitter, json event) {
+ActivityWrite ActivityCursor::write(ActivityEmitter& emitter, json event, bool verified) {
   const json* type = member(event, "type");
   if (type == nullptr || !type->is_string()) return {};
   const bool isSnapshot = *type == "ACTIVITY_SNAPSHOT";
@@ -69,7 +69,7 @@ ActivityWrite ActivityCursor::write(ActivityEmitter& emitter, json event) {
     json content = std::move(event["content"]);
     return snapshot(emitter, event, std::move(content));
   }
-  return delta(emitter, event);
+  return delta(emitter, event, verified);
 }
 
 ActivityWrite ActivityCursor::writeContent(ActivityEmitter& emitter, json event, json content) {
@@ -90,13 +90,13 @@ ActivityWrite ActivityCursor::snapshot(ActivityEmitter& emitter, json& event, js
   return out;
 }
 
-ActivityWrite ActivityCursor::delta(ActivityEmitter& emitter, json& event) {
+ActivityWrite ActivityCursor::delta(ActivityEmitter& emitter, json& event, bool verified) {
   std::string messageId = event["messageId"].get<std::string>();
   if (suspended_.count(messageId)) return drop(std::move(messageId), "patch-failed", std::nullopt);
   json ops = std::move(event["patch"]);
   PatchOutcome r = emitter.patch(messageId, stringMember(event, "activityType"), std::move(ops));
   if (!r.ok()) {
-    if (verified_) {
+    if (verified) {
       ActivityWrite out;
       out.kind = ActivityWrite::Kind::NeedContent;
       out.messageId = std::move(messageId);

@@ -9,9 +9,9 @@
 //    (or an activity the emitter does not hold) mean nobody can vouch for the
 //    agent's content of that activity: the delta and every later one of the
 //    same messageId are dropped until its next ACTIVITY_SNAPSHOT. A `verified`
-//    cursor (the proxy, whose engine applied the delta cleanly to content it
-//    verified) asks instead for that content (NeedContent) and writes it as
-//    the activity's snapshot, so the change goes on as a diff.
+//    event (the proxy's: its engine applied the delta cleanly to content it
+//    verified) asks instead for that content (NeedContent), written as the
+//    activity's snapshot, so the change goes on as a diff.
 //  - Anything else passes; an activity event without a string messageId or
 //    without its content / patch is dropped (invalid-event).
 // The agent's other members (timestamp, rawEvent, its own metadata members)
@@ -41,10 +41,8 @@ struct ActivityWrite {
 
 class ActivityCursor {
  public:
-  explicit ActivityCursor(bool verified = false) : verified_(verified) {}
-
-  // One event of the agent; `event` is consumed.
-  ActivityWrite write(ActivityEmitter& emitter, nlohmann::json event);
+  // One event of the agent; `event` is consumed. `verified`: see the top.
+  ActivityWrite write(ActivityEmitter& emitter, nlohmann::json event, bool verified = false);
   // NeedContent's answer: the verified `content` of `messageId` goes on as its
   // snapshot (the agent's other members of `event` still ride along).
   ActivityWrite writeContent(ActivityEmitter& emitter, nlohmann::json event, nlohmann::json content);
@@ -53,10 +51,9 @@ class ActivityCursor {
 
  private:
   ActivityWrite snapshot(ActivityEmitter& emitter, nlohmann::json& event, nlohmann::json content);
-  ActivityWrite delta(ActivityEmitter& emitter, nlohmann::json& event);
+  ActivityWrite delta(ActivityEmitter& emitter, nlohmann::json& event, bool verified);
   ActivityWrite drop(std::string messageId, const char* reason, std::optional<Failure> failure);
 
-  bool verified_;
   std::set<std::string> suspended_;  // at most the emitter's activities (pruned when it forgets one)
 };
 

@@ -117,21 +117,19 @@ ActivityFacade::ActivityFacade(const std::string& optionsJson) {
   EmitterOptions options = readEmitterOptions(opts, problem);
   size_t maxActivities = 64;
   if (auto failure = readPositive(opts, "maxActivities", maxActivities); failure && problem.empty()) problem = failure->message;
-  auto verified = opts.find("verified");
-  const bool isVerified = verified != opts.end() && verified->is_boolean() && verified->get<bool>();
   maxDepth_ = options.maxDepth;
   epoch_ = options.epoch;
   emitter_ = std::make_unique<ActivityEmitter>(std::move(options), maxActivities);
-  cursor_ = std::make_unique<ActivityCursor>(isVerified);
+  cursor_ = std::make_unique<ActivityCursor>();
   initResult_ = problem.empty() ? okJson() : failureJson(Code::InvalidOptions, problem);
 }
 
 ActivityFacade::~ActivityFacade() = default;
 
-std::string ActivityFacade::write(const std::string& eventJson) {
+std::string ActivityFacade::write(const std::string& eventJson, bool verified) {
   json event;
   if (auto failure = parseValue(eventJson, maxDepth_, kEventDepth, event)) return failureJson(*failure);
-  return writeJson(cursor_->write(*emitter_, std::move(event)));
+  return writeJson(cursor_->write(*emitter_, std::move(event), verified));
 }
 
 std::string ActivityFacade::writeContent(const std::string& eventJson, const std::string& contentJson) {

@@ -6,11 +6,11 @@
 // activity events go on. Plain C++, exception-free.
 //
 //   ActivityFacade(optionsJson) the emitter options (epoch, digestEvery, snapshotRatio,
-//                               replayMaxEvents, replayMaxBytes, maxDepth), maxActivities (64),
-//                               verified (bool: the events written were applied by an engine,
-//                               the proxy's); initResult() says why options were refused.
+//                               replayMaxEvents, replayMaxBytes, maxDepth) and maxActivities (64);
+//                               initResult() says why options were refused.
 // A failure is always {"ok":false,"code","message"[,"opIndex"]}.
-//   write(eventJson)            an agent's (upstream's) event:
+//   write(eventJson, verified)  an agent's (upstream's) event; verified: an engine applied it to
+//                               content it verified (the proxy's):
 //                               {"ok":true,"kind":"pass"} (not an activity event)
 //                               | {"ok":true,"kind":"write","messageId":s,"events":[...]}
 //                               | {"ok":true,"kind":"drop","messageId":s,"reason":code[,"failure":{...}]}
@@ -51,7 +51,7 @@ class ActivityFacade {
   ActivityFacade& operator=(const ActivityFacade&) = delete;
 
   const std::string& initResult() const { return initResult_; }
-  std::string write(const std::string& eventJson);
+  std::string write(const std::string& eventJson, bool verified);
   std::string writeContent(const std::string& eventJson, const std::string& contentJson);
   std::string snapshot(const std::string& messageId, const std::string& activityType, const std::string& contentJson,
                        bool replace);

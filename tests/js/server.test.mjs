@@ -76,7 +76,7 @@ describe('catchUp', () => {
     assert.equal(catchUp(emitter, new Request('http://x/', { headers: { 'x-agui-state-seq': '5', 'x-agui-state-epoch': 'E' } })).mode, 'replay');
     assert.equal(catchUp(emitter, headers({ 'last-event-id': '5', 'x-agui-state-epoch': 'E' })).mode, 'snapshot');
     assert.deepEqual(readResyncRequest(headers({ 'last-event-id': 'e9', 'x-agui-resync-reason': 'gap' })),
-      { lastSeq: null, epoch: null, reason: 'gap', lastEventId: 'e9', held: [] });
+      { lastSeq: null, epoch: null, reason: 'gap', lastEventId: 'e9', held: [], activities: null });
   });
 
   test('RunAgentInput: forwardedProps.stateSync', () => {

@@ -24,6 +24,16 @@ export class ActivityMirrors {
     return this.#view;
   }
 
+  /**
+   * Where each activity is, for a catch-up (docs/wire.md section 11):
+   * [{ messageId, lastSeq, epoch, reason }] (reason: its resync's, else null).
+   */
+  positions() {
+    return Object.values(this.#view).map((a) => ({
+      messageId: a.messageId, lastSeq: a.lastSeq, epoch: a.epoch ?? null, reason: a.resync?.reason ?? null,
+    }));
+  }
+
   /** An applied activity outcome: its content mirror moves on, and the outcome gets it as `content`. */
   applied(outcome) {
     const { messageId, event } = outcome;

@@ -8,7 +8,9 @@
 import { AguiSyncError, reportListenerError, syncError, syncTypeError } from '../engine/errors.js';
 import {
   connectionTypeOf,
+  formatActivities,
   formatHeld,
+  HEADER_ACTIVITIES,
   HEADER_CATCH_UP,
   HEADER_EPOCH,
   HEADER_HELD,
@@ -19,10 +21,10 @@ import {
   parseHeld,
 } from '../shared/resync-wire.js';
 
-// A resync of the state: the reason to reconnect. An activity's (it names a
-// messageId; docs/wire.md section 11) heals by its own snapshot, which the
-// resync conversation cannot ask for yet, so reconnecting would not help.
-const isStateResync = (outcome) => outcome.kind === 'resync' && outcome.messageId === undefined;
+// A resync, of the state or of an activity (it names a messageId; docs/wire.md
+// section 11): the reason to reconnect. The catch-up answers both: the client
+// says where each activity is (X-AGUI-State-Activities / stateSync.activities).
+const isResync = (outcome) => outcome.kind === 'resync';
 
 const TERMINAL_EVENTS = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 const RETRYABLE_STATUS = new Set([408, 425, 429]);
@@ -93,6 +95,7 @@ export function setCatchUpHeaders(headers, position) {
   const held = formatHeld(position.held);
   if (held) headers.set(HEADER_HELD, held);
   if (position.lastEventId !== null && isHeaderSafe(position.lastEventId)) headers.set(HEADER_LAST_EVENT_ID, position.lastEventId);
+  if (position.activities) headers.set(HEADER_ACTIVITIES, formatActivities(position.activities));
   return headers;
 }
 
@@ -104,6 +107,7 @@ export function stateSyncProps(position) {
   const props = { lastSeq: position.lastSeq, epoch: position.epoch, reason: position.reason, held: position.held };
   const connection = connectionTypeOf(globalThis.navigator?.connection?.effectiveType);
   if (connection !== null) props.connection = connection;
+  if (position.activities) props.activities = position.activities;
   return props;
 }
 
@@ -257,6 +261,7 @@ export class ReconnectLoop {
         reason: request ? request.reason : null,
         lastEventId: sync.lastEventId,
         held: request ? parseHeld(request.held) : [],
+        activities: sync.activityPositions?.() ?? null,
       };
     });
   }
@@ -271,7 +276,7 @@ export class ReconnectLoop {
     if (response.body) fed = await this.#pump(response.body.getReader(), idle, progress);
     let resync = fed.resync;
     for (const outcome of guarded(() => this.#sync.end())) {
-      if (isStateResync(outcome)) resync = resync ?? outcome;
+      if (isResync(outcome)) resync = resync ?? outcome;
       this.#notifyOutcome(outcome);
     }
     return { resync, ranToEnd: fed.ranToEnd };
@@ -290,7 +295,7 @@ export class ReconnectLoop {
       }
       notify(this.#config.onChunk, value, 'an onChunk listener');
       for (const outcome of guarded(() => this.#feed(value))) {
-        if (isStateResync(outcome)) resync = resync ?? outcome;
+        if (isResync(outcome)) resync = resync ?? outcome;
         else if (outcome.kind === 'event' && TERMINAL_EVENTS.has(outcome.event?.type)) ranToEnd = true;
         this.#notifyOutcome(outcome);
       }

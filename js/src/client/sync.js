@@ -60,10 +60,12 @@ export class StateSync {
   #guard;
   #persist = null; // the checkpoint sink (persist.js), with createStateSync({ persist })
   #activities = new ActivityMirrors((messageId) => this.#reloadActivity(messageId));
+  #keepsActivities;
 
   /** @internal use createStateSync() */
-  constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined), maxEditBytes = 8 << 20) {
+  constructor(link, initialState, { now, staleCheckMs } = guardOptions(undefined), maxEditBytes = 8 << 20, activities = false) {
     this.#link = link;
+    this.#keepsActivities = activities;
     this.#state = initialState;
     this.#confirmed = initialState;
     this.#maxEditBytes = maxEditBytes;
@@ -117,6 +119,16 @@ export class StateSync {
   get activities() {
     this.#check();
     return this.#activities.view;
+  }
+
+  /**
+   * With { activities: true }: where each activity is, as a reconnecting
+   * client tells the server ([{ messageId, lastSeq, epoch, reason }],
+   * forwardedProps.stateSync.activities / X-AGUI-State-Activities); null without.
+   */
+  activityPositions() {
+    this.#check();
+    return this.#keepsActivities ? this.#activities.positions() : null;
   }
 
   /** The agent's state (verified as of lastSeq), without pending edits. === state while none is pending. */
@@ -563,7 +575,7 @@ export async function createStateSync(options) {
   const { json, initialState, guard, maxEditBytes, persist } = syncOptions(options);
   const engine = await loadEngine(options ?? {});
   const link = EngineLink.create(engine, 'SyncFacade', json, 'StateSync');
-  const sync = new StateSync(link, initialState, guard, maxEditBytes);
+  const sync = new StateSync(link, initialState, guard, maxEditBytes, options?.activities === true);
   if (persist !== null) {
     try {
       await attachPersistence(sync, persist);

@@ -23,3 +23,7 @@ export const kStoreCommand = Symbol('agui-state-sync.storeCommand');
 export const kPersist = Symbol('agui-state-sync.persist');
 export const kRestore = Symbol('agui-state-sync.restore');
 export const kCheckpointMeta = Symbol('agui-state-sync.checkpointMeta');
+// ActivityEmitter's catch-up for a client's activity positions (server/catch-up.js).
+export const kActivityCatchUp = Symbol('agui-state-sync.activityCatchUp');
+// A StateEmitter's ActivityEmitter if one was created (null otherwise): catchUp() answers for it.
+export const kActivitiesInUse = Symbol('agui-state-sync.activitiesInUse');

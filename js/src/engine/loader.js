@@ -50,6 +50,10 @@ export class Engine {
     return this.module.StoreLineFacade;
   }
 
+  get ActivityFacade() {
+    return this.module.ActivityFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

@@ -2,8 +2,10 @@
 // StateEmitter: read where a reconnecting client is, and answer with nothing,
 // the missed deltas, or one snapshot.
 import { syncTypeError } from '../engine/errors.js';
-import { kCatchUp, kStoreCatchUp } from '../engine/internals.js';
+import { kActivitiesInUse, kActivityCatchUp, kCatchUp, kStoreCatchUp } from '../engine/internals.js';
+import { after } from './emitter-writes.js';
 import {
+  HEADER_ACTIVITIES,
   HEADER_CATCH_UP,
   HEADER_EPOCH,
   HEADER_HELD,
@@ -32,14 +34,17 @@ function headerValue(headers, name) {
 
 /**
  * Where the client says it is: { lastSeq, epoch, reason, lastEventId }, each
- * null when absent or malformed, and `held`: the seqs it holds in its reorder
- * window (X-AGUI-State-Held / stateSync.held; [] when absent, bad entries dropped). `request` is an HTTP request ({headers}: Node
+ * null when absent or malformed, `held`: the seqs it holds in its reorder
+ * window (X-AGUI-State-Held / stateSync.held; [] when absent, bad entries dropped), and
+ * `activities`: its activity positions as they came (the X-AGUI-State-Activities
+ * value, or stateSync.activities; null when it keeps none; the core reads them).
+ * `request` is an HTTP request ({headers}: Node
  * IncomingMessage, a fetch Request, or a plain object) or a RunAgentInput
  * (forwardedProps.stateSync). Last-Event-ID is reported but never taken for the
  * seq: without an epoch it cannot prove which incarnation's seq it is.
  */
 export function readResyncRequest(request) {
-  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null, held: [] };
+  const position = { lastSeq: null, epoch: null, reason: null, lastEventId: null, held: [], activities: null };
   if (request === null || typeof request !== 'object') return position;
   const headers = request.headers;
   if (headers !== null && typeof headers === 'object') {
@@ -48,6 +53,7 @@ export function readResyncRequest(request) {
     position.epoch = headerValue(headers, HEADER_EPOCH) || null;
     position.reason = headerValue(headers, HEADER_REASON) || null;
     position.held = parseHeld(headerValue(headers, HEADER_HELD));
+    position.activities = headerValue(headers, HEADER_ACTIVITIES);
     return position;
   }
   const stateSync = request.forwardedProps?.stateSync;
@@ -58,11 +64,14 @@ export function readResyncRequest(request) {
   else if (Number.isSafeInteger(epoch)) position.epoch = String(epoch);
   if (typeof stateSync.reason === 'string' && stateSync.reason) position.reason = stateSync.reason;
   position.held = Array.isArray(stateSync.held) ? parseHeld(stateSync.held) : []; // JSON: an array of numbers
+  if (Array.isArray(stateSync.activities)) position.activities = stateSync.activities;
   return position;
 }
 
 /**
- * What to send a (re)connecting client before live events:
+ * What to send a (re)connecting client before live events (its activities'
+ * events, if the emitter has activities and the client said where its are,
+ * after the state's, with `activities`: [{ messageId, mode }]):
  *   { mode: 'current', events: [] }      it is up to date (same epoch, same seq);
  *   { mode: 'replay', events: [deltas] } the deltas it missed, as first sent,
  *     except those it says it holds (`held`);
@@ -74,13 +83,23 @@ export function readResyncRequest(request) {
  */
 export function catchUp(emitter, request) {
   if (emitter !== null && typeof emitter === 'object' && typeof emitter[kStoreCatchUp] === 'function') {
-    return emitter[kStoreCatchUp](request);
+    return after(emitter[kStoreCatchUp](request), (answer) => withActivities(emitter, request, answer));
   }
   if (emitter === null || typeof emitter !== 'object' || typeof emitter[kCatchUp] !== 'function') {
     throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
   }
   const { lastSeq, epoch, reason, held } = readResyncRequest(request);
-  return emitter[kCatchUp]({ lastSeq, epoch, reason, held }); // the decision is the core's (EmitterFacade::catchUp)
+  // The decision is the core's (EmitterFacade::catchUp, ActivityFacade::catchUp).
+  return withActivities(emitter, request, emitter[kCatchUp]({ lastSeq, epoch, reason, held }));
+}
+
+/** The state's catch-up `answer` with the activities' after it (unchanged when there is nothing to answer for). */
+export function withActivities(emitter, request, answer) {
+  const activities = emitter[kActivitiesInUse]?.() ?? null;
+  const positions = activities === null ? null : readResyncRequest(request).activities;
+  if (positions === null) return answer;
+  const caught = activities[kActivityCatchUp](positions);
+  return { ...answer, events: [...answer.events, ...caught.events], activities: caught.activities };
 }
 
 /**
@@ -98,8 +117,8 @@ export function writeCatchUp(res, emitter, request) {
 function writeResult(res, emitter, result) {
   if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
   if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
-  // Nothing to send still answers: a heartbeat at the client's seq ends a
+  // A state that needs nothing still answers: a heartbeat at the client's seq ends a
   // restored client's resync (reason 'restored') now rather than at the next beat.
-  else if (result.mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
+  if (result.mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
   return result;
 }

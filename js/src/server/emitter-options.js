@@ -8,8 +8,10 @@ import { syncTypeError } from '../engine/errors.js';
 const EMITTER_COUNT_OPTIONS = ['startSeq', 'digestEvery', 'replayMaxEvents', 'replayMaxBytes', 'editHistory', 'ackHistory'];
 const EMITTER_OPTIONS = new Set([
   ...EMITTER_COUNT_OPTIONS, 'epoch', 'snapshotRatio', 'guardedPaths', 'testAll', 'maxDepth', 'initialState',
-  ...WASM_OPTIONS,
+  'maxActivities', ...WASM_OPTIONS,
 ]);
+// The options an emitter's activities (emitter.activities) take from it.
+const ACTIVITY_OPTIONS = ['digestEvery', 'replayMaxEvents', 'replayMaxBytes', 'maxDepth', 'snapshotRatio'];
 
 /** A fresh random epoch: crypto.randomUUID() where available. */
 function randomEpoch() {
@@ -65,5 +67,31 @@ export function emitterOptions(options) {
   if (checked.initialState !== undefined) {
     out.initialState = JSON.parse(jsonText(checked.initialState, 'initialState', 'invalid-options'));
   }
+  maxActivities(checked);
+  return JSON.stringify(out);
+}
+
+function maxActivities(options) {
+  const value = options.maxActivities;
+  if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
+    throw syncTypeError('invalid-options', 'option maxActivities must be a positive integer');
+  }
+  return value;
+}
+
+/**
+ * The ActivityFacade's options JSON for an emitter created with `options`
+ * (checked by emitterOptions): its digest, replay and depth options,
+ * maxActivities, and an epoch of their own. Activities are never stored
+ * (a store-bound emitter's are this process's), so their epoch is always fresh.
+ */
+export function activityOptions(options) {
+  const picked = {};
+  for (const name of ACTIVITY_OPTIONS) if (options?.[name] !== undefined) picked[name] = options[name];
+  const out = {};
+  emitterNumbers(picked, out);
+  const max = maxActivities(options ?? {});
+  if (max !== undefined) out.maxActivities = max;
+  out.epoch = randomEpoch();
   return JSON.stringify(out);
 }

@@ -7,9 +7,10 @@
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kCatchUp, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
+import { kActivitiesInUse, kCatchUp, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
-import { emitterOptions } from './emitter-options.js';
+import { ActivityEmitter } from './activity-emitter.js';
+import { activityOptions, emitterOptions } from './emitter-options.js';
 import { messageOf, promptOptionsJson, renderedParts } from './prompt.js';
 import { jsonText } from '../engine/options.js';
 import { wireSeq } from '../engine/wire-meta.js';
@@ -19,6 +20,8 @@ const EMITTER_MODULE = {
   wasmFile: 'agui_emitter.wasm',
   factory: async () => (await import('../../wasm/agui_emitter.mjs')).default,
 };
+
+const isActivityEvent = (event) => event?.type === 'ACTIVITY_SNAPSHOT' || event?.type === 'ACTIVITY_DELTA';
 
 // The AguiSyncError for a refused update/patch/applyEdits (the facade's failure: code, message, opIndex).
 function refusal(what, failure, fallback) {
@@ -31,12 +34,31 @@ export class StateEmitter {
   #epoch;
   #state = undefined; // parsed on demand, until the next change
   #stateValid = false;
+  #activityOptions; // the ActivityFacade's options JSON
+  #activities = null; // created on first use
 
   /** @internal use createStateEmitter() */
-  constructor(link) {
+  constructor(link, activityOptionsJson = activityOptions({})) {
     this.#link = link;
     this.#epoch = this.#invoke((f) => f.epoch());
+    this.#activityOptions = activityOptionsJson;
     link.track(this);
+  }
+
+  /**
+   * The thread's AG-UI activities (ACTIVITY_SNAPSHOT / ACTIVITY_DELTA; docs/wire.md
+   * section 11), each messageId sequenced on its own line: an ActivityEmitter,
+   * created on first use. catchUp() answers a client's activity positions from it.
+   */
+  get activities() {
+    this.#check();
+    this.#activities ??= ActivityEmitter.create(this.#link.engine, this.#activityOptions);
+    return this.#activities;
+  }
+
+  /** @internal the ActivityEmitter if one was created, else null (catchUp() then has nothing to answer for). */
+  [kActivitiesInUse]() {
+    return this.#activities;
   }
 
   /**
@@ -152,10 +174,13 @@ export class StateEmitter {
     return this.#replay(JSON.stringify({ seq, epoch: epoch ?? null, skip }), 'replaySince()');
   }
 
-  /** "id: <seq>\ndata: <JSON>\n\n" (no id line when `id` is false or the event has no wire seq). */
+  /**
+   * "id: <seq>\ndata: <JSON>\n\n" (no id line when `id` is false, the event has
+   * no wire seq, or it is an activity's: `id:` names the state's seq).
+   */
   encode(event, { id = true } = {}) {
     const data = jsonText(event, 'encode() event');
-    const seq = wireSeq(event);
+    const seq = isActivityEvent(event) ? undefined : wireSeq(event);
     const idLine = id && Number.isSafeInteger(seq) && seq >= 0 ? `id: ${seq}\n` : '';
     return `${idLine}data: ${data}\n\n`;
   }
@@ -232,10 +257,11 @@ export class StateEmitter {
     return this.#callJson((f) => f.statsJson());
   }
 
-  /** Frees the engine object. Idempotent; any other call afterwards throws. */
+  /** Frees the engine objects (its activities' too). Idempotent; any other call afterwards throws. */
   dispose() {
     if (this.#link.released) return;
     this.#state = undefined;
+    this.#activities?.dispose();
     this.#link.release(this);
   }
 
@@ -285,7 +311,7 @@ export class StateEmitter {
  * serves canonicalJson / stateDigest / verifyApproval (an agent needs the last).
  * @param {object} [options] startSeq, epoch, digestEvery, guardedPaths, testAll,
  *   snapshotRatio, replayMaxEvents, replayMaxBytes, maxDepth, editHistory, ackHistory, initialState,
- *   wasmBinary, locateFile (of the emitter module); store and key: an emitter bound to
+ *   maxActivities (emitter.activities: 64), wasmBinary, locateFile (of the emitter module); store and key: an emitter bound to
  *   that key of a store (memoryStore(), redisStore() from agui-state-sync/server), which
  *   continues the key's state, seq and epoch and commits every event before returning it
  *   (a DurableStateEmitter: update / patch / applyEdits return promises).
@@ -319,5 +345,5 @@ async function createLocalEmitter(options) {
   const json = emitterOptions(options);
   const engine = await loadEmitterEngine(options);
   const link = EngineLink.create(engine, 'EmitterFacade', json, 'StateEmitter');
-  return new StateEmitter(link);
+  return new StateEmitter(link, activityOptions(options));
 }

@@ -12,6 +12,14 @@ export const HEADER_LAST_EVENT_ID = 'Last-Event-ID';
  * out of a replay; the client must still accept them if they come (duplicates).
  */
 export const HEADER_HELD = 'X-AGUI-State-Held';
+/**
+ * Request header: where the client's activities are (docs/wire.md section 11),
+ * the JSON array [{ messageId, lastSeq, epoch, reason }] percent-encoded as
+ * encodeURIComponent writes it. Absent: the client keeps no activities.
+ */
+export const HEADER_ACTIVITIES = 'X-AGUI-State-Activities';
+/** At most this many activity positions travel (the engine's default maxActivities). */
+export const MAX_ACTIVITY_POSITIONS = 64;
 /** At most this many held seqs travel (the engine's default reorderWindow); the rest are simply replayed. */
 export const MAX_HELD = 64;
 /** A longer X-AGUI-State-Held value is ignored unread: MAX_HELD 16-digit seqs, commas and spaces. */
@@ -94,4 +102,13 @@ export function parseHeld(value) {
 /** [15, 12, 13] -> "12,13,15" (normalized as parseHeld does); "" when none is valid. */
 export function formatHeld(held) {
   return Array.isArray(held) ? normalizeHeld(held.map((v) => (typeof v === 'number' ? v : null))).join(',') : '';
+}
+
+/**
+ * A client's activity positions ([{ messageId, lastSeq, epoch, reason }], as
+ * sync.activities gives them) as the X-AGUI-State-Activities value: at most
+ * MAX_ACTIVITY_POSITIONS, percent-encoded JSON (the server's core reads it).
+ */
+export function formatActivities(positions) {
+  return encodeURIComponent(JSON.stringify(positions.slice(0, MAX_ACTIVITY_POSITIONS)));
 }

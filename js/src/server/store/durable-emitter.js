@@ -19,8 +19,9 @@
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
 import { syncError } from '../../engine/errors.js';
-import { kStateText, kStoreCatchUp } from '../../engine/internals.js';
-import { emitterOptions } from '../emitter-options.js';
+import { kActivitiesInUse, kInternals, kStateText, kStoreCatchUp } from '../../engine/internals.js';
+import { ActivityEmitter } from '../activity-emitter.js';
+import { activityOptions, emitterOptions } from '../emitter-options.js';
 import { catchUp } from '../catch-up.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
@@ -51,6 +52,7 @@ export class DurableStateEmitter {
   #carried = {}; // stats of the local emitters replaced so far
   #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
   #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
+  #activities = null; // this process's: activities are never stored (docs/wire.md section 11)
 
   /** @internal use createStateEmitter({ store, key }) */
   constructor({ store, key, create, options, local, stored, rules }) {
@@ -62,6 +64,21 @@ export class DurableStateEmitter {
     this.#limits = rules.caps();
     this.#local = local;
     this.#stored = { epoch: stored.epoch, seq: stored.seq };
+  }
+
+  /**
+   * The thread's activities, as StateEmitter.activities: an ActivityEmitter of
+   * this process (activities are not stored; their epoch is this process's own).
+   */
+  get activities() {
+    this.#check();
+    this.#activities ??= ActivityEmitter.create(this.#local[kInternals]().engine, activityOptions(this.#options));
+    return this.#activities;
+  }
+
+  /** @internal the ActivityEmitter if one was created, else null */
+  [kActivitiesInUse]() {
+    return this.#activities;
   }
 
   /** The key this emitter is bound to. */
@@ -208,6 +225,7 @@ export class DurableStateEmitter {
     this.#disposed = true;
     clearInterval(this.#retryTimer);
     this.#fanout.clear();
+    this.#activities?.dispose();
     this.#local.dispose();
     this.#rules.dispose();
   }
