@@ -63,7 +63,7 @@ TEST_CASE("activity facade: an agent's snapshots become the activity's snapshot,
   json first = snap("m1", {{"total", 1}});
   first["timestamp"] = 7;
   first["metadata"] = {{"trace", "t1"}, {kWireKey, {{"seq", 99}}}};
-  json r = call(f.write(first.dump()));
+  json r = call(f.write(first.dump(), false));
   CHECK(r["kind"] == "write");
   CHECK(r["messageId"] == "m1");
   REQUIRE(r["events"].size() == 1);
@@ -73,13 +73,13 @@ TEST_CASE("activity facade: an agent's snapshots become the activity's snapshot,
   CHECK(e["metadata"]["trace"] == "t1");
   CHECK(e["metadata"][kWireKey]["seq"] == 0);  // ours, not the agent's
   CHECK(e["metadata"][kWireKey]["epoch"] == "e");
-  r = call(f.write(snap("m1", {{"total", 2}}).dump()));
+  r = call(f.write(snap("m1", {{"total", 2}}).dump(), false));
   REQUIRE(r["events"].size() == 1);
   CHECK(r["events"][0]["type"] == "ACTIVITY_DELTA");
   CHECK(r["events"][0]["patch"] == replaceOp("/total", 2));
-  CHECK(call(f.write(snap("m1", {{"total", 2}}).dump()))["events"].empty());  // nothing changed
-  CHECK(call(f.write(R"({"type":"TEXT_MESSAGE_START","messageId":"x"})"))["kind"] == "pass");
-  CHECK(call(f.write("[1")).value("code", "") == "invalid-json");
+  CHECK(call(f.write(snap("m1", {{"total", 2}}).dump(), false))["events"].empty());  // nothing changed
+  CHECK(call(f.write(R"({"type":"TEXT_MESSAGE_START","messageId":"x"})", false))["kind"] == "pass");
+  CHECK(call(f.write("[1", false)).value("code", "") == "invalid-json");
   CHECK(f.seq("m1") == 1);
   CHECK(json::parse(f.contentJson("m1")) == json{{"total", 2}});
   CHECK(f.contentJson("nobody") == "null");
@@ -88,33 +88,33 @@ TEST_CASE("activity facade: an agent's snapshots become the activity's snapshot,
 TEST_CASE("activity facade: a delta that does not apply suspends its activity until the agent's next snapshot",
           "[activity][facade]") {
   ActivityFacade f(kOptions);
-  call(f.write(snap("m1", {{"n", 0}}).dump()));
-  call(f.write(snap("m2", {{"n", 0}}).dump()));
-  json r = call(f.write(delta("m1", replaceOp("/n", 1)).dump()));
+  call(f.write(snap("m1", {{"n", 0}}).dump(), false));
+  call(f.write(snap("m2", {{"n", 0}}).dump(), false));
+  json r = call(f.write(delta("m1", replaceOp("/n", 1)).dump(), false));
   CHECK(r["kind"] == "write");
-  r = call(f.write(delta("m1", replaceOp("/missing", 1)).dump()));
+  r = call(f.write(delta("m1", replaceOp("/missing", 1)).dump(), false));
   CHECK(r["kind"] == "drop");
   CHECK(r["reason"] == "patch-failed");
   CHECK(r["failure"]["code"] == "patch-failed");
-  r = call(f.write(delta("m1", replaceOp("/n", 2)).dump()));  // applies, but nobody vouches for its base
+  r = call(f.write(delta("m1", replaceOp("/n", 2)).dump(), false));  // applies, but nobody vouches for its base
   CHECK(r["kind"] == "drop");
   CHECK_FALSE(r.contains("failure"));
-  CHECK(call(f.write(delta("m2", replaceOp("/n", 5)).dump()))["kind"] == "write");  // the others go on
-  CHECK(call(f.write(delta("ghost", replaceOp("/n", 5)).dump()))["kind"] == "drop");
-  CHECK(call(f.write(R"({"type":"ACTIVITY_DELTA","patch":[]})"))["reason"] == "invalid-event");
-  r = call(f.write(snap("m1", {{"n", 3}}).dump()));
+  CHECK(call(f.write(delta("m2", replaceOp("/n", 5)).dump(), false))["kind"] == "write");  // the others go on
+  CHECK(call(f.write(delta("ghost", replaceOp("/n", 5)).dump(), false))["kind"] == "drop");
+  CHECK(call(f.write(R"({"type":"ACTIVITY_DELTA","patch":[]})", false))["reason"] == "invalid-event");
+  r = call(f.write(snap("m1", {{"n", 3}}).dump(), false));
   CHECK(r["kind"] == "write");
   CHECK(r["events"][0]["patch"] == replaceOp("/n", 3));
-  CHECK(call(f.write(delta("m1", replaceOp("/n", 4)).dump()))["kind"] == "write");
+  CHECK(call(f.write(delta("m1", replaceOp("/n", 4)).dump(), false))["kind"] == "write");
 }
 
 TEST_CASE("activity facade: a verified cursor asks for the content when a delta does not fit the thread's",
           "[activity][facade]") {
-  ActivityFacade f(R"({"epoch":"e","verified":true})");
-  call(f.write(snap("m1", {{"a", 1}, {"b", 1}}).dump()));
+  ActivityFacade f(R"({"epoch":"e"})");
+  call(f.write(snap("m1", {{"a", 1}, {"b", 1}}).dump(), true));
   json other = delta("m1", replaceOp("/c", 1));
   other["timestamp"] = 3;
-  json r = call(f.write(other.dump()));
+  json r = call(f.write(other.dump(), true));
   CHECK(r["kind"] == "content");
   CHECK(r["messageId"] == "m1");
   r = call(f.writeContent(other.dump(), R"({"a":1,"b":2,"c":1})"));
@@ -122,16 +122,16 @@ TEST_CASE("activity facade: a verified cursor asks for the content when a delta 
   REQUIRE(r["events"].size() == 1);
   CHECK(r["events"][0]["timestamp"] == 3);
   CHECK(json::parse(f.contentJson("m1")) == json{{"a", 1}, {"b", 2}, {"c", 1}});
-  CHECK(call(f.write(delta("m1", replaceOp("/a", 5)).dump()))["kind"] == "write");  // not suspended
+  CHECK(call(f.write(delta("m1", replaceOp("/a", 5)).dump(), true))["kind"] == "write");  // not suspended
 }
 
 TEST_CASE("activity facade: catch-ups per activity: replay, snapshot, current, by array or header", "[activity][facade]") {
   ActivityFacade f(kOptions);
   SyncEngine engine(receiving());
-  feed(engine, call(f.write(snap("a", {{"n", 0}}).dump()))["events"]);
-  feed(engine, call(f.write(snap("b", {{"n", 0}}).dump()))["events"]);
-  for (int i = 1; i <= 3; ++i) f.write(snap("a", {{"n", i}}).dump());  // all lost
-  call(f.write(snap("c", {{"n", 0}}).dump()));                           // never seen
+  feed(engine, call(f.write(snap("a", {{"n", 0}}).dump(), false))["events"]);
+  feed(engine, call(f.write(snap("b", {{"n", 0}}).dump(), false))["events"]);
+  for (int i = 1; i <= 3; ++i) f.write(snap("a", {{"n", i}}).dump(), false);  // all lost
+  call(f.write(snap("c", {{"n", 0}}).dump(), false));                           // never seen
 
   CHECK(call(f.catchUp("{}"))["events"].empty());  // a client that keeps no activities
   json position = {{"activities", json::array({{{"messageId", "a"}, {"lastSeq", 0}, {"epoch", "e"}},
@@ -175,11 +175,11 @@ TEST_CASE("activity facade: an activity created after one was forgotten counts i
           "[activity][facade]") {
   ActivityFacade f(R"({"epoch":"e","maxActivities":1})");
   SyncEngine engine(receiving());
-  feed(engine, call(f.write(snap("m1", {{"v", 1}}).dump()))["events"]);
-  for (int i = 2; i <= 4; ++i) feed(engine, call(f.write(snap("m1", {{"v", i}}).dump()))["events"]);
-  call(f.write(snap("m2", {{"v", 1}}).dump()));  // m1 forgotten
+  feed(engine, call(f.write(snap("m1", {{"v", 1}}).dump(), false))["events"]);
+  for (int i = 2; i <= 4; ++i) feed(engine, call(f.write(snap("m1", {{"v", i}}).dump(), false))["events"]);
+  call(f.write(snap("m2", {{"v", 1}}).dump(), false));  // m1 forgotten
   CHECK(f.size() == 1);
-  json again = call(f.write(snap("m1", {{"v", 9}}).dump()));
+  json again = call(f.write(snap("m1", {{"v", 9}}).dump(), false));
   REQUIRE(again["events"].size() == 1);
   const json& wire = again["events"][0]["metadata"][kWireKey];
   CHECK(wire["seq"] == 0);
