@@ -223,6 +223,20 @@ void bindActivities(nb::module_& m) {
       .def("seq", &ActivityFacade::seq, nb::arg("message_id"))
       .def("epoch", &ActivityFacade::epoch)
       .def("size", &ActivityFacade::size);
+  using agui_sync::ActivityStreamFacade;
+  nb::class_<ActivityStreamFacade>(m, "ActivityStreamFacade")  // one run's stream of a thread's activities
+      .def(nb::init<>())
+      .def("write",
+           [](ActivityStreamFacade& s, ActivityFacade& t, const nb::bytes& e, bool verified) {
+             return s.write(t, text(e), verified);
+           },
+           nb::arg("thread"), nb::arg("event_json"), nb::arg("verified") = false)
+      .def("write_content",
+           [](ActivityStreamFacade& s, ActivityFacade& t, const nb::bytes& e, const nb::bytes& c) {
+             return s.writeContent(t, text(e), text(c));
+           },
+           nb::arg("thread"), nb::arg("event_json"), nb::arg("content_json"))
+      .def("catch_up", &ActivityStreamFacade::catchUp, nb::arg("thread"), nb::arg("position_json"));
 }
 
 }  // namespace

@@ -158,6 +158,13 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("seq", &ActivityFacade::seq)
       .function("epoch", &ActivityFacade::epoch)
       .function("size", &ActivityFacade::size);
+  // One run's stream of a thread's activities: which ones its client holds a position for.
+  emscripten::class_<agui_sync::ActivityStreamFacade>("ActivityStreamFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<agui_sync::ActivityStreamFacade>)
+      .function("write", &agui_sync::ActivityStreamFacade::write)
+      .function("writeContent", &agui_sync::ActivityStreamFacade::writeContent)
+      .function("catchUp", &agui_sync::ActivityStreamFacade::catchUp);
 }
 #endif
 

@@ -74,19 +74,26 @@ class ActivityEmitter:
             raise _refusal("activities.patch()", result, "patch-failed")
         return result["events"]
 
-    def write(self, event: Event, *, verified: bool = False,
-              content: Optional[Callable[[str], Any]] = None) -> Dict[str, Any]:
+    def write(self, event: Event, *, verified: bool = False, content: Optional[Callable[[str], Any]] = None,
+              stream: Any = None) -> Dict[str, Any]:
         """An agent's activity event: {events, dropped, error} as the JS
-        ActivityEmitter.write() gives it (any other event: {events: [event]})."""
+        ActivityEmitter.write() gives it (any other event: {events: [event]}).
+        ``stream``: a run's (_stream()): its client's first event of an
+        activity it holds no position for is that activity's snapshot."""
         if not is_activity_event(event):
             return {"events": [event], "dropped": None, "error": None}
         try:
             text = json_bytes(plain(event, event=True), "an agent's activity event")
         except AguiSyncError as error:
             return {"events": [], "dropped": error.code, "error": error}
-        result = parse(self._facade.write(text, verified))
+        if stream is not None:
+            result = parse(stream.write(self._facade, text, verified))
+        else:
+            result = parse(self._facade.write(text, verified))
         if result.get("ok") and result.get("kind") == "content" and content is not None:
-            result = parse(self._facade.write_content(text, json_bytes(content(result["messageId"]), "the content")))
+            value = json_bytes(content(result["messageId"]), "the content")
+            result = parse(stream.write_content(self._facade, text, value) if stream is not None
+                           else self._facade.write_content(text, value))
         if not result.get("ok"):
             return {"events": [], "dropped": failure_code(result, "invalid-json"),
                     "error": failure_error(result, "invalid-json", str(result.get("message")))}
@@ -118,11 +125,16 @@ class ActivityEmitter:
         """b"data: <JSON>\\n\\n": an activity event carries no SSE id."""
         return b"data: " + json_bytes(plain(event, event=True), "encode() event") + b"\n\n"
 
-    def _catch_up(self, activities: Any) -> Dict[str, Any]:
+    def _catch_up(self, activities: Any, stream: Any = None) -> Dict[str, Any]:
         """{activities: [{messageId, mode}], events} for a client's activity positions
         (a list, the X-AGUI-State-Activities value, or None: it keeps none)."""
         if activities is None:
             return {"activities": [], "events": []}
-        result = parse(self._facade.catch_up(json_text({"activities": activities}, "the activity positions",
-                                                       "invalid-request")))
+        position = json_text({"activities": activities}, "the activity positions", "invalid-request")
+        result = parse(stream.catch_up(self._facade, position) if stream is not None else self._facade.catch_up(position))
         return {"activities": result["activities"], "events": result["events"]}
+
+    @staticmethod
+    def _stream() -> Any:
+        """A run's stream of a thread's activities (which ones its client holds a position for)."""
+        return _core.ActivityStreamFacade()

@@ -118,12 +118,12 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
     held = state_sync.get("held")
     position["held"] = parse_held(held) if isinstance(held, list) else []
     activities = state_sync.get("activities")
-    if isinstance(activities, list):
+    if isinstance(activities, (list, str)):
         position["activities"] = activities
     return position
 
 
-def catch_up(emitter: "StateEmitter", request: Any) -> Any:
+def catch_up(emitter: "StateEmitter", request: Any, activity_stream: Any = None) -> Any:
     """{mode: 'current' | 'replay' | 'snapshot', events} for a (re)connecting
     client; for a store-bound emitter (StateEmitter.open) a coroutine of it,
     which first catches up with what other instances wrote to the store. When
@@ -131,26 +131,27 @@ def catch_up(emitter: "StateEmitter", request: Any) -> Any:
     follow the state's, and ``activities`` lists [{messageId, mode}]."""
     store_catch_up = getattr(emitter, "_store_catch_up", None)
     if callable(store_catch_up):
-        return _then_activities(emitter, request, store_catch_up(request))
+        return _then_activities(emitter, request, store_catch_up(request), activity_stream)
     if not callable(getattr(emitter, "_catch_up_at", None)):
         raise sync_type_error("invalid-argument", "catch_up() needs a StateEmitter")
     where = read_resync_request(request)
     answer = emitter._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
-    return with_activities(emitter, where["activities"], answer)
+    return with_activities(emitter, where["activities"], answer, activity_stream)
 
 
-async def _then_activities(emitter: Any, request: Any, pending: Any) -> Dict[str, Any]:
-    return with_activities(emitter, read_resync_request(request)["activities"], await pending)
+async def _then_activities(emitter: Any, request: Any, pending: Any, stream: Any) -> Dict[str, Any]:
+    return with_activities(emitter, read_resync_request(request)["activities"], await pending, stream)
 
 
-def with_activities(emitter: Any, positions: Any, answer: Dict[str, Any]) -> Dict[str, Any]:
+def with_activities(emitter: Any, positions: Any, answer: Dict[str, Any], stream: Any = None) -> Dict[str, Any]:
     """The state's catch-up ``answer`` with the activities' after it (as it was
-    when the emitter has none in use or the client keeps none)."""
+    when the emitter has none in use or the client keeps none). ``stream``: the
+    run's (internal), whose client then holds every activity."""
     in_use = getattr(emitter, "_activities_in_use", None)
     activities = in_use() if callable(in_use) else None
     if activities is None or positions is None:
         return answer
-    caught = activities._catch_up(positions)
+    caught = activities._catch_up(positions, stream)
     return {**answer, "events": [*answer["events"], *caught["events"]], "activities": caught["activities"]}
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
 from ._json import MAX_DEPTH, json_bytes, parse
+from .activities import is_activity_event
 from .emitter import StateEmitter
 from .errors import AguiSyncError, failure_error
 from .resync import catch_up
@@ -40,6 +41,7 @@ class RunStamper:
         self.catch_up_mode: Optional[str] = None  # 'current' | 'replay' | 'snapshot' once answered
         self.current_heartbeat: Optional[bytes] = None  # the answer to a client that is current
         self.cursor = _core.CursorFacade("")
+        self._stream: Any = None  # the run's stream of the thread's activities, once it needs one
 
     async def handle(self, event: Event) -> List[Event]:
         """The events to send for one event of the agent; the catch-up follows RUN_STARTED."""
@@ -68,13 +70,30 @@ class RunStamper:
         asked = (self.input.get("forwardedProps") or {}).get("stateSync")
         if not isinstance(asked, dict):
             return []
-        answer = await _settled(catch_up(self.emitter, self.input))
+        in_use = getattr(self.emitter, "_activities_in_use", lambda: None)() is not None
+        answer = await _settled(catch_up(self.emitter, self.input, self._activity_stream() if in_use else None))
         self.catch_up_mode = answer["mode"]
         if answer["mode"] == "current":  # nothing to send still answers, at the client's seq
             self.current_heartbeat = self.emitter.heartbeat()
         return answer["events"]
 
+    def _activity_stream(self) -> Any:
+        """Which activities this run's client holds a position for (its first event of another is the snapshot)."""
+        if self._stream is None:
+            self._stream = self.emitter.activities._stream()
+        return self._stream
+
+    def _activity(self, event: Event) -> List[Event]:
+        """An activity event, stamped on the thread's activities as the core decides
+        (a delta that does not apply drops that activity's deltas until its next snapshot)."""
+        written = self.emitter.activities.write(event, stream=self._activity_stream())
+        if written["dropped"] is not None:
+            self.report(event, written["error"])
+        return written["events"]
+
     async def _events(self, event: Event) -> List[Event]:
+        if is_activity_event(event):
+            return self._activity(event)
         name = _PAYLOAD.get(event.get("type"))  # type: ignore[arg-type]
         if name is None:
             return [event]

@@ -117,4 +117,17 @@ ActivityWrite ActivityCursor::delta(ActivityEmitter& emitter, json& event, bool 
   return out;
 }
 
+void ActivityStream::caughtUp(const ActivityEmitter& emitter) {
+  for (std::string& id : emitter.ids()) known_.insert(std::move(id));
+}
+
+void ActivityStream::shape(const ActivityEmitter& emitter, ActivityWrite& write) {
+  if (write.kind != ActivityWrite::Kind::Write || !known_.insert(write.messageId).second) return;
+  std::optional<json> snapshot = emitter.snapshotOf(write.messageId);
+  if (!snapshot) return;  // (forgotten at once: nothing to send of it)
+  json whole = write.events.empty() ? std::move(*snapshot) : carryActivityFields(write.events.front(), std::move(*snapshot));
+  write.events.clear();
+  write.events.push_back(std::move(whole));
+}
+
 }  // namespace agui_sync

@@ -57,6 +57,24 @@ class ActivityCursor {
   std::set<std::string> suspended_;  // at most the emitter's activities (pruned when it forgets one)
 };
 
+// One client stream (a run's) of a thread's activities: which activities its
+// client holds a position for. A client that said where its activities are
+// (its catch-up answered them) holds every one the thread has; otherwise a
+// stream's first event of an activity is that activity's snapshot, never a
+// delta: a plain AG-UI client that joined late drops a delta for a messageId
+// it does not know, and the thread's change may be from another run's content.
+class ActivityStream {
+ public:
+  // The client's activity positions were answered: it holds every activity held.
+  void caughtUp(const ActivityEmitter& emitter);
+  // A write's events for this stream: its activity's snapshot (the events'
+  // other members kept) when the client holds no position for it yet.
+  void shape(const ActivityEmitter& emitter, ActivityWrite& write);
+
+ private:
+  std::set<std::string> known_;
+};
+
 // `stamped` (an activity event of the emitter) with `agent`'s other members:
 // everything but its type, payload, wire fields and the members the emitter
 // wrote, and its own `metadata` members beside the emitter's key.

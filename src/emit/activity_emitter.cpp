@@ -91,6 +91,12 @@ std::vector<json> ActivityEmitter::snapshots() const {
   return out;
 }
 
+std::optional<json> ActivityEmitter::snapshotOf(const std::string& messageId) const {
+  auto it = lines_.find(messageId);
+  if (it == lines_.end()) return std::nullopt;
+  return activityEvent(it->second.emitter.snapshot(), messageId, it->second.activityType);
+}
+
 const json* ActivityEmitter::content(const std::string& messageId) const {
   auto it = lines_.find(messageId);
   return it == lines_.end() ? nullptr : &it->second.emitter.state();

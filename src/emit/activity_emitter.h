@@ -45,6 +45,8 @@ class ActivityEmitter {
                                       const std::string* epoch, const std::vector<uint64_t>& held = {}) const;
   // Every activity held, as its snapshot (a client that knows none of them).
   std::vector<nlohmann::json> snapshots() const;
+  // One activity's snapshot at its seq; nullopt when not held.
+  std::optional<nlohmann::json> snapshotOf(const std::string& messageId) const;
 
   const nlohmann::json* content(const std::string& messageId) const;
   std::optional<uint64_t> seq(const std::string& messageId) const;

@@ -126,17 +126,25 @@ ActivityFacade::ActivityFacade(const std::string& optionsJson) {
 
 ActivityFacade::~ActivityFacade() = default;
 
-std::string ActivityFacade::write(const std::string& eventJson, bool verified) {
-  json event;
+std::string ActivityFacade::written(const std::string& eventJson, const std::string* contentJson, bool verified,
+                                    ActivityStream* stream) {
+  json event, content;
   if (auto failure = parseValue(eventJson, maxDepth_, kEventDepth, event)) return failureJson(*failure);
-  return writeJson(cursor_->write(*emitter_, std::move(event), verified));
+  if (contentJson != nullptr) {
+    if (auto failure = parseValue(*contentJson, maxDepth_, 0, content)) return failureJson(*failure);
+  }
+  ActivityWrite w = contentJson ? cursor_->writeContent(*emitter_, std::move(event), std::move(content))
+                                : cursor_->write(*emitter_, std::move(event), verified);
+  if (stream != nullptr) stream->shape(*emitter_, w);
+  return writeJson(w);
+}
+
+std::string ActivityFacade::write(const std::string& eventJson, bool verified) {
+  return written(eventJson, nullptr, verified, nullptr);
 }
 
 std::string ActivityFacade::writeContent(const std::string& eventJson, const std::string& contentJson) {
-  json event, content;
-  if (auto failure = parseValue(eventJson, maxDepth_, kEventDepth, event)) return failureJson(*failure);
-  if (auto failure = parseValue(contentJson, maxDepth_, 0, content)) return failureJson(*failure);
-  return writeJson(cursor_->writeContent(*emitter_, std::move(event), std::move(content)));
+  return written(eventJson, &contentJson, true, nullptr);
 }
 
 std::string ActivityFacade::snapshot(const std::string& messageId, const std::string& activityType,
@@ -155,7 +163,9 @@ std::string ActivityFacade::patch(const std::string& messageId, const std::strin
   return eventsJson(r.events);
 }
 
-std::string ActivityFacade::catchUp(const std::string& positionJson) const {
+std::string ActivityFacade::catchUp(const std::string& positionJson) const { return caughtUp(positionJson, nullptr); }
+
+std::string ActivityFacade::caughtUp(const std::string& positionJson, ActivityStream* stream) const {
   json position, decoded;
   if (parseBounded(positionJson, kPositionDepth, position) || !position.is_object()) position = json::object();
   const json* list = activityList(position, decoded);
@@ -178,6 +188,7 @@ std::string ActivityFacade::catchUp(const std::string& positionJson) const {
       modes.push_back({{"messageId", id}, {"mode", catchUpMode(answer)}});
       for (json& e : answer) events.push_back(std::move(e));
     }
+    if (stream != nullptr) stream->caughtUp(*emitter_);
   }
   std::string out = eventsJson(events);
   out.pop_back();  // the closing brace: the modes go in the same object
@@ -195,5 +206,22 @@ double ActivityFacade::seq(const std::string& messageId) const {
 }
 
 double ActivityFacade::size() const { return static_cast<double>(emitter_->size()); }
+
+ActivityStreamFacade::ActivityStreamFacade(const std::string&)
+    : stream_(std::make_unique<ActivityStream>()), initResult_(okJson()) {}
+ActivityStreamFacade::~ActivityStreamFacade() = default;
+
+std::string ActivityStreamFacade::write(ActivityFacade& thread, const std::string& eventJson, bool verified) {
+  return thread.written(eventJson, nullptr, verified, stream_.get());
+}
+
+std::string ActivityStreamFacade::writeContent(ActivityFacade& thread, const std::string& eventJson,
+                                               const std::string& contentJson) {
+  return thread.written(eventJson, &contentJson, true, stream_.get());
+}
+
+std::string ActivityStreamFacade::catchUp(ActivityFacade& thread, const std::string& positionJson) {
+  return thread.caughtUp(positionJson, stream_.get());
+}
 
 }  // namespace agui_sync

@@ -32,6 +32,12 @@
 //                               others by section 3's rules on their own line. A bad entry is
 //                               ignored, a bad list as a whole (or header) is as if absent.
 //   contentJson(messageId)      "null" when not held; seq(messageId) -1 when not held; epoch(); size()
+//
+//   ActivityStreamFacade(optionsJson)  (no options yet: initResult() is {"ok":true})
+//                               one client stream (a run's) of a thread (emit/activity_cursor.h
+//                               ActivityStream): write / writeContent / catchUp as the thread's, with
+//                               the thread's facade passed in, and a stream's first event of an
+//                               activity its client holds no position for sent as its snapshot.
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +48,9 @@ namespace agui_sync {
 
 class ActivityEmitter;
 class ActivityCursor;
+class ActivityStream;
+struct ActivityWrite;
+class ActivityStreamFacade;
 
 class ActivityFacade {
  public:
@@ -63,10 +72,32 @@ class ActivityFacade {
   double size() const;
 
  private:
+  friend class ActivityStreamFacade;
+  // write() / writeContent() / catchUp() before they are written out; `stream` may be null.
+  std::string written(const std::string& eventJson, const std::string* contentJson, bool verified, ActivityStream* stream);
+  std::string caughtUp(const std::string& positionJson, ActivityStream* stream) const;
+
   std::unique_ptr<ActivityEmitter> emitter_;
   std::unique_ptr<ActivityCursor> cursor_;
   size_t maxDepth_ = 128;
   std::string epoch_;
+  std::string initResult_;
+};
+
+class ActivityStreamFacade {
+ public:
+  explicit ActivityStreamFacade(const std::string& optionsJson = "");
+  ~ActivityStreamFacade();
+  const std::string& initResult() const { return initResult_; }
+  ActivityStreamFacade(const ActivityStreamFacade&) = delete;
+  ActivityStreamFacade& operator=(const ActivityStreamFacade&) = delete;
+
+  std::string write(ActivityFacade& thread, const std::string& eventJson, bool verified);
+  std::string writeContent(ActivityFacade& thread, const std::string& eventJson, const std::string& contentJson);
+  std::string catchUp(ActivityFacade& thread, const std::string& positionJson);
+
+ private:
+  std::unique_ptr<ActivityStream> stream_;
   std::string initResult_;
 };
 

@@ -211,3 +211,35 @@ TEST_CASE("activity facade: the app's own snapshot and patch, and refused option
   CHECK(percentDecode("%4").has_value() == false);
   CHECK(percentDecode("a%2Cb") == std::string("a,b"));
 }
+
+TEST_CASE("activity stream: a stream's first event of an activity its client holds no position for is the snapshot",
+          "[activity][facade]") {
+  ActivityFacade thread(kOptions);
+  {
+    ActivityStreamFacade first;
+    call(first.write(thread, snap("m1", {{"n", 0}, {"note", "x"}}).dump(), false));
+    json r = call(first.write(thread, snap("m1", {{"n", 1}, {"note", "x"}}).dump(), false));
+    CHECK(r["events"][0]["type"] == "ACTIVITY_DELTA");  // this stream sent m1's snapshot already
+  }
+  ActivityStreamFacade plain;  // a later run, its client said nothing about activities
+  json changed = snap("m1", {{"n", 2}, {"note", "x"}});
+  changed["timestamp"] = 9;
+  json r = call(plain.write(thread, changed.dump(), false));
+  REQUIRE(r["events"].size() == 1);
+  CHECK(r["events"][0]["type"] == "ACTIVITY_SNAPSHOT");
+  CHECK(r["events"][0]["content"] == json{{"n", 2}, {"note", "x"}});
+  CHECK(r["events"][0]["metadata"][kWireKey]["seq"] == 2);
+  CHECK(r["events"][0]["timestamp"] == 9);
+  CHECK(call(plain.write(thread, snap("m1", {{"n", 3}, {"note", "x"}}).dump(), false))["events"][0]["type"] ==
+        "ACTIVITY_DELTA");
+  json unchanged = call(ActivityStreamFacade().write(thread, snap("m1", {{"n", 3}, {"note", "x"}}).dump(), false));
+  REQUIRE(unchanged["events"].size() == 1);  // nothing changed, but this client has never seen it
+  CHECK(unchanged["events"][0]["type"] == "ACTIVITY_SNAPSHOT");
+
+  ActivityStreamFacade sequenced;  // a client whose activity positions its catch-up answered
+  json position = {{"activities", json::array({{{"messageId", "m1"}, {"lastSeq", 3}, {"epoch", "e"}}})}};
+  CHECK(call(sequenced.catchUp(thread, position.dump()))["activities"][0]["mode"] == "current");
+  CHECK(call(sequenced.write(thread, snap("m1", {{"n", 4}, {"note", "x"}}).dump(), false))["events"][0]["type"] ==
+        "ACTIVITY_DELTA");
+  CHECK(call(sequenced.write(thread, snap("m2", {{"n", 0}}).dump(), false))["events"][0]["type"] == "ACTIVITY_SNAPSHOT");
+}

@@ -34,7 +34,7 @@ def test_modes_from_a_run_agent_input():
     em = emitter_at(2)
     run_input = {"threadId": "t", "forwardedProps": {"stateSync": {"lastSeq": 1, "epoch": "ep", "held": [2, "x", 2]}}}
     assert read_resync_request(run_input) == {"lastSeq": 1, "epoch": "ep", "reason": None, "lastEventId": None,
-                                              "held": [2]}
+                                              "held": [2], "activities": None}
     # The client holds seq 2 but a replay still sends the first missed delta.
     assert em.catch_up(run_input)["mode"] == "replay"
     core = pytest.importorskip("ag_ui.core")

@@ -10,6 +10,10 @@
 // changes. The agent keeps each thread's state across runs (like a backend's
 // thread store) and records every state it held, every request, and whether a
 // request was closed before its run completed (an abort).
+// With buildScript({ activities: n }), n AG-UI activities (cards) change too,
+// as plain backends send them: an unstamped ACTIVITY_SNAPSHOT the first time
+// a run touches one, then ACTIVITY_DELTAs ('snapshots': an ACTIVITY_SNAPSHOT
+// of the whole content every time); the agent records every content each held.
 // Faults for tests: HTTP errors, a socket destroyed mid-run, a stream that ends
 // without RUN_FINISHED, and a wrong delta (its state moved on, the delta it
 // sent does not apply) followed later by a snapshot.
@@ -59,7 +63,7 @@ function textBeat(random, index) {
  * is { kind: 'state', index } (its change is computed from the thread's state
  * when it plays); `change(state, beat)` gives { ops, next }.
  */
-export function buildScript({ seed = 1, steps = 12, textEvery = 3, toolCall = true } = {}) {
+export function buildScript({ seed = 1, steps = 12, textEvery = 3, toolCall = true, activities = 0 } = {}) {
   const random = prng(seed);
   const beats = [];
   for (let i = 0; i < steps; i++) {
@@ -68,9 +72,16 @@ export function buildScript({ seed = 1, steps = 12, textEvery = 3, toolCall = tr
       beats.push({ kind: 'tool', toolCallId: `tc${i}`, name: 'book_venue', args: ['{"city":', '"lisbon",', '"seats":12}'] });
     }
     beats.push({ kind: 'state', index: i, salt: Math.floor(random() * 2 ** 31) });
+    if (activities > 0) {
+      const messageId = `card-${Math.floor(random() * activities)}`;
+      beats.push({ kind: 'activity', messageId, index: i, salt: Math.floor(random() * 2 ** 31) });
+    }
   }
   return beats;
 }
+
+/** An activity's content before its first change. */
+export const INITIAL_CARD = Object.freeze({ title: 'card', counter: 0, items: [] });
 
 /** The change a state beat makes to `state`. */
 export function change(state, beat) {
@@ -106,6 +117,8 @@ export async function startUpstream(options = {}) {
     errors: agent.errors,
     history: (threadId) => agent.history(threadId),
     state: (threadId) => agent.current(threadId),
+    activityHistory: (threadId, messageId) => agent.activityHistory(threadId, messageId),
+    activities: (threadId) => agent.activities(threadId),
     setFaults: (faults) => {
       agent.faults = { ...faults };
     },
@@ -120,6 +133,7 @@ class ScriptedAgent {
   requests = [];
   errors = [];
   #histories = new Map();
+  #cards = new Map(); // threadId -> Map(messageId -> every content it held)
 
   constructor({ shape = 'docs', script = buildScript(), stepMs = 5, initialState = INITIAL_STATE, faults = {} }) {
     if (!SHAPES.includes(shape)) throw new Error(`unknown shape ${shape}`);
@@ -139,6 +153,21 @@ class ScriptedAgent {
   current(threadId) {
     const states = this.history(threadId);
     return states[states.length - 1];
+  }
+
+  /** Every content activity `messageId` of the thread held, oldest first ([] before its first). */
+  activityHistory(threadId, messageId) {
+    if (!this.#cards.has(threadId)) this.#cards.set(threadId, new Map());
+    const cards = this.#cards.get(threadId);
+    if (!cards.has(messageId)) cards.set(messageId, []);
+    return cards.get(messageId);
+  }
+
+  /** The thread's activities' current contents, by messageId. */
+  activities(threadId) {
+    const out = {};
+    for (const [id, contents] of this.#cards.get(threadId) ?? []) if (contents.length) out[id] = contents.at(-1);
+    return out;
   }
 
   async handle(req, res) {
@@ -181,13 +210,25 @@ class ScriptedAgent {
     send({ type: 'RUN_STARTED', threadId, runId: input.runId });
     send({ type: 'STATE_SNAPSHOT', snapshot: this.current(threadId) });
     let stateBeat = 0;
+    const touched = new Set(); // activities this run has sent a snapshot of
     for (const beat of this.script) {
       await sleep(this.stepMs);
       if (res.destroyed) return;
       if (beat.kind === 'state') this.#stateBeat(threadId, beat, stateBeat++, send, faults);
+      else if (beat.kind === 'activity') this.#activityBeat(threadId, beat, touched, send);
       else if (beat.kind === 'text') this.#text(beat, send);
       else this.#tool(beat, send);
     }
+  }
+
+  #activityBeat(threadId, beat, touched, send) {
+    const contents = this.activityHistory(threadId, beat.messageId);
+    const { ops, next } = change(contents.at(-1) ?? INITIAL_CARD, beat);
+    contents.push(next);
+    const base = { messageId: beat.messageId, activityType: 'card' };
+    if (this.shape === 'snapshots' || !touched.has(beat.messageId)) send({ type: 'ACTIVITY_SNAPSHOT', ...base, content: next });
+    else send({ type: 'ACTIVITY_DELTA', ...base, patch: ops });
+    touched.add(beat.messageId);
   }
 
   #stateBeat(threadId, beat, index, send, faults) {

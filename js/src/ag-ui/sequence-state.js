@@ -20,6 +20,11 @@
 // state of yet starts from the client's state, which already holds its edits:
 // they are not judged (applying them again could apply them twice).
 //
+// The agent's activity events (ACTIVITY_SNAPSHOT / ACTIVITY_DELTA, docs/wire.md
+// section 11) are stamped on the thread emitter's activities, each messageId
+// on its own line; a client that says where its activities are gets their
+// catch-up after the state's.
+//
 // An agent delta that does not apply to the thread's state (or a state the
 // emitter refuses) means the agent and what it has said are no longer the
 // same: nothing goes out for it, and every later delta of the run is dropped
@@ -44,6 +49,7 @@ import { syncTypeError } from '../engine/errors.js';
 import { emitterOptions } from '../server/emitter-options.js';
 import { clientEpoch, judgeEdits, readRunEdits } from '../server/run-edits.js';
 import { catchUp } from '../server/catch-up.js';
+import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
 import { checkStore } from '../server/store/contract.js';
 
 const DEFAULT_MAX_THREADS = 1000;
@@ -193,6 +199,7 @@ class RunStamper {
   #input;
   #report;
   #started = false; // the catch-up went out
+  #stream = null; // the run's stream of the thread's activities, once it needs one
 
   constructor(emitter, cursor, input, report) {
     this.#emitter = emitter;
@@ -209,6 +216,7 @@ class RunStamper {
   }
 
   #events(event) {
+    if (event?.type === 'ACTIVITY_SNAPSHOT' || event?.type === 'ACTIVITY_DELTA') return this.#activity(event);
     return after(this.#cursor.write(this.#emitter, event), (written) => {
       if (!written.state) return written.events;
       if (written.dropped !== null) {
@@ -217,6 +225,25 @@ class RunStamper {
       }
       return this.#carry(event, written.events);
     });
+  }
+
+  // An activity event: stamped on the thread's activities, as the core decides
+  // (ActivityFacade: a delta that does not apply drops that activity's deltas until its next snapshot).
+  #activity(event) {
+    const written = this.#emitter.activities.write(event, { stream: this.#activityStream() });
+    if (written.dropped !== null) this.#report(event, written.error);
+    return written.events;
+  }
+
+  // Which activities this run's client holds a position for (its first event of another is the snapshot).
+  #activityStream() {
+    this.#stream ??= this.#emitter.activities[kActivityStream]();
+    return this.#stream;
+  }
+
+  /** Frees the run's activity stream. */
+  dispose() {
+    this.#stream?.dispose();
   }
 
   // At the start of the run: the emitter moves to the run's input state, then
@@ -245,7 +272,8 @@ class RunStamper {
     };
     const asked = input.forwardedProps?.stateSync;
     if (asked === null || typeof asked !== 'object') return after(moved, () => { begin(); return []; });
-    return after(moved, () => after(catchUp(this.#emitter, input), (answer) => { begin(); return answer.events; }));
+    const stream = this.#emitter[kActivitiesInUse]?.() ? this.#activityStream() : undefined;
+    return after(moved, () => after(catchUp(this.#emitter, input, stream), (answer) => { begin(); return answer.events; }));
   }
 
   #carry(event, stamped) {
@@ -292,14 +320,17 @@ export class SequenceStateMiddleware extends Middleware {
       const threadId = String(input?.threadId ?? '');
       const cursor = UpstreamCursor.create({ maxDepth: this.#maxDepth }, this.#engineOptions);
       Promise.all([this.#threads.acquire(threadId, input?.state), cursor]).then(([{ entry, fresh }, runCursor]) => {
+        let stamper = null;
         release = once(() => {
+          stamper?.dispose();
           runCursor.dispose();
           this.#threads.release(entry);
         });
         if (closed) return release();
         const start = (runInput) => {
           if (closed) return;
-          inner = this.#relay(next.run(runInput), new RunStamper(entry.emitter, runCursor, runInput, this.#reporter(input)), subscriber);
+          stamper = new RunStamper(entry.emitter, runCursor, runInput, this.#reporter(input));
+          inner = this.#relay(next.run(runInput), stamper, subscriber);
         };
         try {
           const started = after(this.#withEdits(input, edits, entry.emitter, fresh), start);
@@ -386,8 +417,9 @@ export class SequenceStateMiddleware extends Middleware {
       if (this.#onInconsistent) return this.#onInconsistent(info);
       if (warned) return;
       warned = true;
+      const next = event.type?.startsWith('ACTIVITY_') ? `ACTIVITY_SNAPSHOT of ${event.messageId}` : 'STATE_SNAPSHOT';
       console.warn(`agui-state-sync: sequenceState: run ${input?.runId} of thread ${input?.threadId} sent a ${event.type} that does not apply`
-        + ` (${error?.message ?? 'after an earlier one'}); its deltas are dropped until its next STATE_SNAPSHOT`);
+        + ` (${error?.message ?? 'after an earlier one'}); its deltas are dropped until its next ${next}`);
     };
   }
 }

@@ -27,3 +27,5 @@ export const kCheckpointMeta = Symbol('agui-state-sync.checkpointMeta');
 export const kActivityCatchUp = Symbol('agui-state-sync.activityCatchUp');
 // A StateEmitter's ActivityEmitter if one was created (null otherwise): catchUp() answers for it.
 export const kActivitiesInUse = Symbol('agui-state-sync.activitiesInUse');
+// ActivityEmitter: a run's stream of its activities (ActivityStreamFacade), for sequenceState() and the proxy.
+export const kActivityStream = Symbol('agui-state-sync.activityStream');

@@ -54,6 +54,10 @@ export class Engine {
     return this.module.ActivityFacade;
   }
 
+  get ActivityStreamFacade() {
+    return this.module.ActivityStreamFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

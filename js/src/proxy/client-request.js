@@ -12,7 +12,7 @@
 // X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
 import { createHash } from 'node:crypto';
 import { syncError } from '../engine/errors.js';
-import { HEADER_ABORT, HEADER_ATTACH, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
+import { HEADER_ABORT, HEADER_ACTIVITIES, HEADER_ATTACH, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
 import { readRunEdits } from '../server/run-edits.js';
 import { readResyncRequest } from '../server/catch-up.js';
 import { parseEventId } from './sse-out.js';
@@ -21,7 +21,7 @@ export { HEADER_ABORT, HEADER_ATTACH };
 
 const MAX_ID_CHARS = 1024; // threadId, runId
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
-const STATE_HEADERS = [HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD].map((name) => name.toLowerCase());
+const STATE_HEADERS = [HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD, HEADER_ACTIVITIES].map((name) => name.toLowerCase());
 
 function header(req, name) {
   const value = req.headers[name];

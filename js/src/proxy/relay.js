@@ -9,6 +9,11 @@
 //    clients keep the last state the proxy can vouch for and get one CUSTOM
 //    UPSTREAM_INCONSISTENT; the next upstream snapshot releases the hold
 //    (UPSTREAM_CONSISTENT). Nothing derived from the inconsistent stream is sent.
+// Activities (outcomes naming a messageId; docs/wire.md section 11) have lines
+// of their own: an applied one is re-stamped on the thread's activities
+// (thread.js restampActivity, the core's decision); an activity's resync only
+// stops that activity in the run's engine until its next snapshot, and clients
+// keep the content the proxy last vouched for (counted, never a state hold).
 import { customEvent, TERMINAL_TYPES, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
 import { after } from '../server/emitter-writes.js';
 
@@ -63,6 +68,7 @@ export class Relay {
   }
 
   #outcome(outcome) {
+    if (outcome.messageId !== undefined) return this.#activityOutcome(outcome);
     switch (outcome.kind) {
       case 'event':
         return this.#event(outcome.event);
@@ -115,6 +121,25 @@ export class Relay {
         return this.#restampFailed(error);
       }
       return after(events, (stamped) => this.#sendApplied(stamped), (error) => this.#restampFailed(error));
+    });
+  }
+
+  #activityOutcome(outcome) {
+    if (outcome.kind === 'resync') this.#counters.upstreamActivityResyncs++;
+    else if (outcome.kind === 'error') this.#counters.upstreamMalformed++;
+    if (outcome.kind !== 'applied') return undefined;
+    return after(this.#run.writeCatchUp(), () => {
+      let events;
+      try {
+        events = this.#run.thread.restampActivity(outcome, this.#run.activityStream);
+      } catch (error) {
+        this.#onError(error);
+        return;
+      }
+      for (const event of events) {
+        this.#run.send(event, false, true);
+        this.#counters.activityEventsSent++;
+      }
     });
   }
 

@@ -25,14 +25,17 @@
 import { customEvent, EVENTS_LOST } from './events.js';
 import { OpenLanes } from '../shared/event-lanes.js';
 import { formatEventId, frameEvent } from './sse-out.js';
+import { parseActivities } from '../shared/resync-wire.js';
 
 /**
  * True when replaying the logged events after `n` verbatim leaves this client
- * consistent. A client that says it is resyncing (any reason) is not given the
- * same bytes again: whatever its engine refused, the catch-up answers it.
+ * consistent. A client that says it is resyncing (any reason, its state's or
+ * an activity's) is not given the same bytes again: whatever its engine
+ * refused, the catch-up answers it.
  */
 function fitsExactly(run, n, position, attach) {
   const { lastSeq, epoch, reason } = position;
+  if (parseActivities(position.activities)?.some((a) => typeof a?.reason === 'string')) return false;
   if (lastSeq === null && epoch === null && reason === null) return !attach; // keeps no state position
   if (reason !== null) return false;
   const seq = run.log.seqAt(n);
@@ -44,7 +47,7 @@ function fitsExactly(run, n, position, attach) {
  * { text, mode }. catchUpEvents(position): the thread's (thread.withCatchUp).
  * attach: the client attached (X-AGUI-Attach) rather than started this stream.
  */
-export function resumePreamble(run, n, position, catchUpEvents = (p) => run.thread.catchUpEvents(p), attach = false) {
+export function resumePreamble(run, n, position, catchUpEvents = (p, stream) => run.thread.catchUpEvents(p, stream), attach = false) {
   const entries = run.log.after(n);
   if (entries !== null && fitsExactly(run, n, position, attach)) {
     return { text: withTerminal(run, entries, entries.map((e) => e.text)), mode: 'exact' };
@@ -81,7 +84,7 @@ function catchUpParts(run, n, position, lost, catchUpEvents) {
   if (run.startedN === 0) {
     run.deferCatchUp(position);
   } else {
-    parts = catchUpEvents(position).map((event) => frameEvent(id, JSON.stringify(event)));
+    parts = catchUpEvents(position, run.catchUpStream).map((event) => frameEvent(id, JSON.stringify(event)));
     run.skipCatchUp();
   }
   if (lost) parts.push(frameEvent(id, JSON.stringify(customEvent(EVENTS_LOST, { after: n, resumedAt: run.log.firstN }))));

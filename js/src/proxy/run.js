@@ -13,6 +13,8 @@ import { RunStream } from './run-stream.js';
 import { after } from '../server/emitter-writes.js';
 import { wireSeq } from '../engine/wire-meta.js';
 
+const isStateEvent = (event) => event.type === 'STATE_SNAPSHOT' || event.type === 'STATE_DELTA';
+
 export class Run extends RunStream {
   seq = null; // the seq a client holds after the last event sent (committed or not); null: no position yet
   sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
@@ -25,6 +27,7 @@ export class Run extends RunStream {
   #stored; // StoredRunLog, or null: the log lives here only
   #queue = []; // with a stored log: entries to commit, and what waits for them (functions)
   #draining = false;
+  #activityStream = null; // which of the thread's activities the run's client holds a position for
 
   constructor({ position, plain = false, stored = null, ...rest }) {
     super(rest);
@@ -43,8 +46,25 @@ export class Run extends RunStream {
     return this.ended || (this.startedN > 0 && this.#pendingPosition === undefined);
   }
 
-  /** Frames `event` with the next id and commits it (then every attached client gets it). */
-  send(event, isState = false) {
+  /** The run's stream of its thread's activities (created on first use, freed when the run finishes). */
+  get activityStream() {
+    if (this.finished) return undefined;
+    this.#activityStream ??= this.thread.activityStream();
+    return this.#activityStream;
+  }
+
+  /** The stream for a catch-up: none while the thread has no activities (nothing to hold a position for). */
+  get catchUpStream() {
+    return this.finished || !this.thread.hasActivities ? undefined : this.activityStream;
+  }
+
+  /**
+   * Frames `event` with the next id and commits it (then every attached client
+   * gets it). isState: a state event the proxy stamped (the stream's seq
+   * moves); sequenced: one of the proxy's sequenced events, the state's or an
+   * activity's (a resume that is caught up sends its catch-up instead).
+   */
+  send(event, isState = false, sequenced = isState) {
     if (this.finished) return;
     if (isState) {
       this.seq = wireSeq(event);
@@ -54,24 +74,27 @@ export class Run extends RunStream {
     const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
     const first = event.type === 'RUN_STARTED' && !this.#sentStarted;
     if (first) this.#sentStarted = true;
-    this.#commit(new LogEntry(n, text, this.seq, isState, TERMINAL_TYPES.has(event.type), first));
+    this.#commit(new LogEntry(n, text, this.seq, sequenced, TERMINAL_TYPES.has(event.type), first));
   }
 
   /**
    * The catch-up for the position the run's first client started from,
    * written once, when the upstream's first event arrives (after its
-   * RUN_STARTED: AG-UI clients require that first). Nothing while the thread
-   * has no vouched state: the run's first state event is then a snapshot.
+   * RUN_STARTED: AG-UI clients require that first). No state while the thread
+   * has no vouched state: the run's first state event is then a snapshot (its
+   * activities, docs/wire.md section 11, are caught up either way).
    */
   writeCatchUp() {
     const position = this.#pendingPosition;
     if (position === undefined) return;
     this.#pendingPosition = undefined;
-    if (!this.thread.vouched) return this.#afterCommitted(() => this.flushWaiting());
-    return after(this.thread.catchUpEvents(position), (events) => { // a Promise for a store-bound thread
-      for (const event of events) this.send(event, true);
+    const vouched = this.thread.vouched;
+    return after(this.thread.catchUpEvents(position, this.catchUpStream), (events) => { // a Promise for a store-bound thread
+      for (const event of events) this.send(event, isStateEvent(event), true);
+      if (!vouched) return this.#afterCommitted(() => this.flushWaiting());
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
-      this.seq = this.thread.durable ? (wireSeq(events.at(-1)) ?? position.lastSeq) : this.thread.emitter.seq;
+      const states = events.filter(isStateEvent);
+      this.seq = this.thread.durable ? (wireSeq(states.at(-1)) ?? position.lastSeq) : this.thread.emitter.seq;
       const seq = this.seq;
       // A heartbeat right after a catch-up: a client that was current (an empty
       // catch-up) learns it at once, not at the next periodic one; a restored
@@ -94,9 +117,9 @@ export class Run extends RunStream {
 
   /** A resumed client was caught up on its own: the run's pending catch-up is moot. */
   skipCatchUp() {
-    if (this.#pendingPosition === undefined || !this.thread.vouched) return;
+    if (this.#pendingPosition === undefined) return;
     this.#pendingPosition = undefined;
-    this.seq = this.thread.emitter.seq;
+    if (this.thread.vouched) this.seq = this.thread.emitter.seq;
     this.flushWaiting();
   }
 
@@ -123,6 +146,7 @@ export class Run extends RunStream {
     if (terminal) this.send(terminal);
     this.finished = true;
     this.#teardown = null;
+    this.#activityStream?.dispose();
     this.stopGrace();
     this.#stored?.stop();
     this.#afterCommitted(() => this.#end());
@@ -138,6 +162,7 @@ export class Run extends RunStream {
   lose(terminalEntries) {
     this.#stopUpstream();
     this.finished = true;
+    this.#activityStream?.dispose();
     this.#queue.length = 0;
     this.#stored?.stop();
     for (const entry of terminalEntries) this.publish(entry);

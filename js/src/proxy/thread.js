@@ -3,11 +3,15 @@
 // sent, or its deltas applied cleanly on top of one, plus the client edits
 // the proxy accepted since), the catch-up answers of docs/wire.md section 3,
 // the re-stamping of upstream state events (each run's cursor decides how:
-// run-cursor.js), and clients' edits (section 9).
+// run-cursor.js), and clients' edits (section 9). Its activities (section 11)
+// are the emitter's: each upstream activity change its engine verified is
+// re-stamped on them, as the core decides (ActivityFacade).
+import { failureError } from '../engine/errors.js';
 import { createStateEmitter } from '../server/emitter.js';
 import { after } from '../server/emitter-writes.js';
 import { judgeEdits } from '../server/run-edits.js';
-import { catchUp } from '../server/catch-up.js';
+import { catchUp, withActivities } from '../server/catch-up.js';
+import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
 
 export class Thread {
   id;
@@ -53,24 +57,55 @@ export class Thread {
   }
 
   /**
-   * What a client at `position` ({ lastSeq, epoch, reason, held }, from
-   * readResyncRequest) needs to be current: [] when it is, the missed deltas,
-   * or one snapshot. [] while nothing is vouched: there is nothing to send.
+   * What a client at `position` ({ lastSeq, epoch, reason, held, activities },
+   * from readResyncRequest) needs to be current: [] when it is, the missed
+   * deltas, or one snapshot, then its activities' (section 11). The state's
+   * part is [] while nothing is vouched: there is nothing to send.
    */
-  catchUpEvents(position) {
-    if (!this.vouched) return [];
-    return after(catchUp(this.emitter, { forwardedProps: { stateSync: position } }), (answer) => answer.events);
+  catchUpEvents(position, activityStream) {
+    const request = { forwardedProps: { stateSync: position } };
+    if (!this.vouched) return withActivities(this.emitter, request, { events: [] }, activityStream).events;
+    return after(catchUp(this.emitter, request, activityStream), (answer) => answer.events);
   }
 
   /**
-   * Runs fn(catchUpEvents) with a synchronous catchUpEvents(position) (as
-   * above) that stays true until fn returns: at once, or for a store-bound
-   * emitter once no write is under way (a Promise).
+   * Runs fn(catchUpEvents) with a synchronous catchUpEvents(position,
+   * activityStream) (as above) that stays true until fn returns: at once, or
+   * for a store-bound emitter once no write is under way (a Promise).
    */
   withCatchUp(fn) {
-    if (!this.durable) return fn((position) => this.catchUpEvents(position));
+    if (!this.durable) return fn((position, stream) => this.catchUpEvents(position, stream));
     const request = (position) => ({ forwardedProps: { stateSync: position } });
-    return this.emitter.withCatchUp((answer) => fn((position) => (this.vouched ? answer(request(position)).events : [])));
+    return this.emitter.withCatchUp((answer) => fn((position, stream) => {
+      const state = this.vouched ? answer(request(position)) : { events: [] };
+      return withActivities(this.emitter, request(position), state, stream).events;
+    }));
+  }
+
+  /** A run's stream of this thread's activities (which ones its client holds a position for); dispose() it. */
+  activityStream() {
+    return this.emitter.activities[kActivityStream]();
+  }
+
+  /** The thread has had activities (a catch-up then answers for them). */
+  get hasActivities() {
+    return this.emitter[kActivitiesInUse]() !== null;
+  }
+
+  /**
+   * Re-stamps one activity change the upstream engine applied (an 'applied'
+   * outcome naming a messageId; its `content` is the engine's verified
+   * content) on the run's `activityStream`: the sequenced events that carry
+   * it, [] when nothing changed.
+   * Throws when the thread's activities refused it.
+   */
+  restampActivity(outcome, activityStream) {
+    const written = this.emitter.activities.write(outcome.event, { verified: true, content: () => outcome.content, stream: activityStream });
+    if (written.dropped !== null) {
+      throw written.error ?? failureError({ code: written.dropped }, 'invalid-event', `the activity event of ${outcome.messageId} cannot be re-stamped (${written.dropped})`);
+    }
+    this.lastActive = Date.now();
+    return written.events;
   }
 
   /**

@@ -8,7 +8,7 @@
 // `emitter.activities`, so catchUp(emitter, request) answers for both.
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kActivityCatchUp } from '../engine/internals.js';
+import { kActivityCatchUp, kActivityStream } from '../engine/internals.js';
 import { jsonText } from '../engine/options.js';
 
 const isActivityType = (type) => type === 'ACTIVITY_SNAPSHOT' || type === 'ACTIVITY_DELTA';
@@ -16,6 +16,25 @@ const isActivityType = (type) => type === 'ACTIVITY_SNAPSHOT' || type === 'ACTIV
 function messageIdOf(messageId, who) {
   if (typeof messageId !== 'string') throw syncTypeError('invalid-argument', `${who} messageId must be a string`);
   return messageId;
+}
+
+/** A run's stream of a thread's activities: which ones its client holds a position for (the core's). */
+class ActivityStream {
+  #link;
+
+  constructor(link) {
+    this.#link = link;
+    link.track(this);
+  }
+
+  /** The C++ ActivityStreamFacade (null once disposed). */
+  get facade() {
+    return this.#link.facade;
+  }
+
+  dispose() {
+    this.#link.release(this);
+  }
 }
 
 export class ActivityEmitter {
@@ -72,7 +91,7 @@ export class ActivityEmitter {
    * event to content it verified, and `content(messageId)` gives that content
    * when the thread's does not fit (the proxy).
    */
-  write(event, { verified = false, content } = {}) {
+  write(event, { verified = false, content, stream } = {}) {
     if (!isActivityType(event?.type)) return { events: [event], dropped: null, error: null };
     let text;
     try {
@@ -80,10 +99,11 @@ export class ActivityEmitter {
     } catch (error) {
       return { events: [], dropped: error.code ?? 'invalid-json', error };
     }
-    let result = this.#callJson((f) => f.write(text, verified === true));
+    const via = stream?.facade; // a run's stream: its client's first event of an activity is the snapshot
+    let result = this.#callJson((f) => (via ? via.write(f, text, verified === true) : f.write(text, verified === true)));
     if (result.ok && result.kind === 'content' && typeof content === 'function') {
       const contentText = jsonText(content(result.messageId) ?? null, 'the verified activity content');
-      result = this.#callJson((f) => f.writeContent(text, contentText));
+      result = this.#callJson((f) => (via ? via.writeContent(f, text, contentText) : f.writeContent(text, contentText)));
     }
     if (!result.ok) return { events: [], dropped: failureCode(result, 'invalid-json'), error: failureError(result, 'invalid-json', result.message) };
     if (result.kind === 'write') return { events: result.events, dropped: null, error: null };
@@ -130,10 +150,21 @@ export class ActivityEmitter {
    * activity positions (`activities`: the array of forwardedProps.stateSync,
    * the X-AGUI-State-Activities value, or null: it keeps none).
    */
-  [kActivityCatchUp](activities) {
+  [kActivityCatchUp](activities, stream) {
     if (activities === null || activities === undefined) return { activities: [], events: [] };
-    const result = this.#callJson((f) => f.catchUp(JSON.stringify({ activities })));
+    const position = JSON.stringify({ activities });
+    const via = stream?.facade;
+    const result = this.#callJson((f) => (via ? via.catchUp(f, position) : f.catchUp(position)));
     return { activities: result.activities, events: result.events };
+  }
+
+  /**
+   * @internal one run's stream of these activities (ActivityStreamFacade): pass
+   * it to write() and catchUp(); dispose() it when the run ends.
+   */
+  [kActivityStream]() {
+    this.#link.check();
+    return new ActivityStream(EngineLink.create(this.#link.engine, 'ActivityStreamFacade', '{}', 'ActivityStream'));
   }
 
   #refusal(what, failure, fallback) {

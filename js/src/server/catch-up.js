@@ -64,7 +64,8 @@ export function readResyncRequest(request) {
   else if (Number.isSafeInteger(epoch)) position.epoch = String(epoch);
   if (typeof stateSync.reason === 'string' && stateSync.reason) position.reason = stateSync.reason;
   position.held = Array.isArray(stateSync.held) ? parseHeld(stateSync.held) : []; // JSON: an array of numbers
-  if (Array.isArray(stateSync.activities)) position.activities = stateSync.activities;
+  // An array, or the header's value (a position the proxy carries over from a resumed stream's headers).
+  if (Array.isArray(stateSync.activities) || typeof stateSync.activities === 'string') position.activities = stateSync.activities;
   return position;
 }
 
@@ -81,24 +82,28 @@ export function readResyncRequest(request) {
  * For a store-bound emitter (createStateEmitter({ store, key })) a Promise of
  * that: it first catches up with what other instances wrote to the store.
  */
-export function catchUp(emitter, request) {
+export function catchUp(emitter, request, activityStream) {
   if (emitter !== null && typeof emitter === 'object' && typeof emitter[kStoreCatchUp] === 'function') {
-    return after(emitter[kStoreCatchUp](request), (answer) => withActivities(emitter, request, answer));
+    return after(emitter[kStoreCatchUp](request), (answer) => withActivities(emitter, request, answer, activityStream));
   }
   if (emitter === null || typeof emitter !== 'object' || typeof emitter[kCatchUp] !== 'function') {
     throw syncTypeError('invalid-argument', 'catchUp() needs a StateEmitter');
   }
   const { lastSeq, epoch, reason, held } = readResyncRequest(request);
   // The decision is the core's (EmitterFacade::catchUp, ActivityFacade::catchUp).
-  return withActivities(emitter, request, emitter[kCatchUp]({ lastSeq, epoch, reason, held }));
+  return withActivities(emitter, request, emitter[kCatchUp]({ lastSeq, epoch, reason, held }), activityStream);
 }
 
-/** The state's catch-up `answer` with the activities' after it (unchanged when there is nothing to answer for). */
-export function withActivities(emitter, request, answer) {
+/**
+ * The state's catch-up `answer` with the activities' after it (unchanged when
+ * there is nothing to answer for). `activityStream`: the run's (internal), whose
+ * client then holds every activity.
+ */
+export function withActivities(emitter, request, answer, activityStream) {
   const activities = emitter[kActivitiesInUse]?.() ?? null;
   const positions = activities === null ? null : readResyncRequest(request).activities;
   if (positions === null) return answer;
-  const caught = activities[kActivityCatchUp](positions);
+  const caught = activities[kActivityCatchUp](positions, activityStream);
   return { ...answer, events: [...answer.events, ...caught.events], activities: caught.activities };
 }
 

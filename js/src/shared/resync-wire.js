@@ -112,3 +112,20 @@ export function formatHeld(held) {
 export function formatActivities(positions) {
   return encodeURIComponent(JSON.stringify(positions.slice(0, MAX_ACTIVITY_POSITIONS)));
 }
+
+/**
+ * The activity positions a request carries, as an array: an
+ * X-AGUI-State-Activities value (formatActivities) or a stateSync.activities
+ * array; null for anything else (what the server's core reads is the value
+ * itself; this is for code that only looks, e.g. for a resyncing activity).
+ */
+export function parseActivities(value) {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== 'string') return null;
+  try {
+    const parsed = JSON.parse(decodeURIComponent(value));
+    return Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
