@@ -18,16 +18,22 @@ from .errors import AguiSyncError, failure_code, failure_error, sync_type_error
 
 Event = Dict[str, Any]
 _ACTIVITY_TYPES = frozenset(("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"))
-# The options an emitter's activities take from it (its own epoch is always fresh:
-# activities are never stored, so a store-bound emitter's are this process's).
+# The options an emitter's activities take from it.
 _FROM_EMITTER = ("digest_every", "snapshot_ratio", "replay_max_events", "replay_max_bytes", "max_depth")
 
 
-def activity_options(options: Mapping[str, Any]) -> str:
-    """The ActivityFacade's options JSON for an emitter created with ``options``."""
+def picked_options(options: Mapping[str, Any]) -> Dict[str, Any]:
+    """The options of an emitter its activities take (not its state, say)."""
+    return {k: options.get(k) for k in (*_FROM_EMITTER, "max_activities")}
+
+
+def activity_options(options: Mapping[str, Any], epoch: Optional[str] = None) -> str:
+    """The ActivityFacade's options JSON for an emitter created with ``options``,
+    in ``epoch``: a plain emitter's own (its activities live and die with it);
+    None for a store-bound one's, a fresh one (activities are never stored)."""
     picked = {k: options.get(k) for k in _FROM_EMITTER}
-    return options_json({**picked, "max_activities": options.get("max_activities"), "epoch": random_epoch()},
-                        "StateEmitter() activities")
+    return options_json({**picked, "max_activities": options.get("max_activities"),
+                         "epoch": random_epoch() if epoch is None else epoch}, "StateEmitter() activities")
 
 
 def is_activity_event(event: Any) -> bool:

@@ -19,7 +19,7 @@ from .resync import catch_up as _catch_up
 from .resync import check_edit_policy
 from ._wire import wire_seq
 from .prompt import message_of, render_options_json, rendered_parts
-from .activities import ActivityEmitter, activity_options, is_activity_event
+from .activities import ActivityEmitter, activity_options, is_activity_event, picked_options
 
 Event = Dict[str, Any]
 
@@ -57,8 +57,8 @@ class StateEmitter:
                        guarded_paths=guarded_paths, test_all=test_all, snapshot_ratio=snapshot_ratio,
                        replay_max_events=replay_max_events, replay_max_bytes=replay_max_bytes,
                        max_depth=max_depth, edit_history=edit_history, ack_history=ack_history)
-        self._activity_options = activity_options({**options, "max_activities": max_activities})
-        ActivityEmitter(self._activity_options)  # a wrong option is refused now, not at first use
+        self._activity_options = picked_options({**options, "max_activities": max_activities})
+        ActivityEmitter(activity_options(self._activity_options))  # a wrong option is refused now, not at first use
         self._attach(options_json(options, "StateEmitter()"))
 
     def _attach(self, options_text: str) -> None:
@@ -74,7 +74,7 @@ class StateEmitter:
         """A StateEmitter whose initial state is JSON text already (a store's):
         spliced into the facade's options, never parsed in Python."""
         emitter = cls.__new__(cls)
-        emitter._activity_options = activity_options(options)
+        emitter._activity_options = picked_options(options)
         options = {k: v for k, v in options.items() if k != "max_activities"}
         epoch = options.get("epoch")
         text = options_json({**options, "epoch": random_epoch() if epoch is None else epoch}, "StateEmitter()")
@@ -94,10 +94,11 @@ class StateEmitter:
     @property
     def activities(self) -> ActivityEmitter:
         """The thread's AG-UI activities (docs/wire.md section 11), each messageId
-        sequenced on its own line: an ActivityEmitter, created on first use.
+        sequenced on its own line, in this emitter's epoch: an ActivityEmitter,
+        created on first use.
         catch_up() answers a client's activity positions from it."""
         if self._activities is None:
-            self._activities = ActivityEmitter(self._activity_options)
+            self._activities = ActivityEmitter(activity_options(self._activity_options, self._epoch))
         return self._activities
 
     def _activities_in_use(self) -> Optional[ActivityEmitter]:

@@ -14,7 +14,7 @@ const EMITTER_OPTIONS = new Set([
 const ACTIVITY_OPTIONS = ['digestEvery', 'replayMaxEvents', 'replayMaxBytes', 'maxDepth', 'snapshotRatio'];
 
 /** A fresh random epoch: crypto.randomUUID() where available. */
-function randomEpoch() {
+export function randomEpoch() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === 'function') return c.randomUUID();
   const bytes = new Uint8Array(16);
@@ -80,10 +80,11 @@ function maxActivities(options) {
 }
 
 /**
- * The ActivityFacade's options JSON for an emitter created with `options`
- * (checked by emitterOptions): its digest, replay and depth options,
- * maxActivities, and an epoch of their own. Activities are never stored
- * (a store-bound emitter's are this process's), so their epoch is always fresh.
+ * The ActivityFacade's options for an emitter created with `options` (checked
+ * by emitterOptions): its digest, replay and depth options and maxActivities.
+ * The caller adds the epoch: a plain emitter's own (its activities live and die
+ * with it), a store-bound one's a fresh one (activities are never stored, so
+ * they are this process's line even where the state continues another's).
  */
 export function activityOptions(options) {
   const picked = {};
@@ -92,6 +93,5 @@ export function activityOptions(options) {
   emitterNumbers(picked, out);
   const max = maxActivities(options ?? {});
   if (max !== undefined) out.maxActivities = max;
-  out.epoch = randomEpoch();
-  return JSON.stringify(out);
+  return out;
 }

@@ -34,25 +34,26 @@ export class StateEmitter {
   #epoch;
   #state = undefined; // parsed on demand, until the next change
   #stateValid = false;
-  #activityOptions; // the ActivityFacade's options JSON
+  #activityOptions; // the ActivityFacade's options (activityOptions())
   #activities = null; // created on first use
 
   /** @internal use createStateEmitter() */
-  constructor(link, activityOptionsJson = activityOptions({})) {
+  constructor(link, activityOptionsObject = {}) {
     this.#link = link;
     this.#epoch = this.#invoke((f) => f.epoch());
-    this.#activityOptions = activityOptionsJson;
+    this.#activityOptions = activityOptionsObject;
     link.track(this);
   }
 
   /**
    * The thread's AG-UI activities (ACTIVITY_SNAPSHOT / ACTIVITY_DELTA; docs/wire.md
-   * section 11), each messageId sequenced on its own line: an ActivityEmitter,
-   * created on first use. catchUp() answers a client's activity positions from it.
+   * section 11), each messageId sequenced on its own line, in this emitter's
+   * epoch: an ActivityEmitter, created on first use. catchUp() answers a
+   * client's activity positions from it.
    */
   get activities() {
     this.#check();
-    this.#activities ??= ActivityEmitter.create(this.#link.engine, this.#activityOptions);
+    this.#activities ??= ActivityEmitter.create(this.#link.engine, JSON.stringify({ ...this.#activityOptions, epoch: this.#epoch }));
     return this.#activities;
   }
 

@@ -21,7 +21,7 @@
 import { syncError } from '../../engine/errors.js';
 import { kActivitiesInUse, kInternals, kStateText, kStoreCatchUp } from '../../engine/internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
-import { activityOptions, emitterOptions } from '../emitter-options.js';
+import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
 import { catchUp } from '../catch-up.js';
 import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
@@ -72,7 +72,7 @@ export class DurableStateEmitter {
    */
   get activities() {
     this.#check();
-    this.#activities ??= ActivityEmitter.create(this.#local[kInternals]().engine, activityOptions(this.#options));
+    this.#activities ??= ActivityEmitter.create(this.#local[kInternals]().engine, JSON.stringify({ ...activityOptions(this.#options), epoch: randomEpoch() }));
     return this.#activities;
   }
 
