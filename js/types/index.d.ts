@@ -143,6 +143,40 @@ export interface ActivityAppliedOutcome {
   event: AguiEvent;
 }
 
+/** Where a client's activity is, for a catch-up (docs/wire.md section 11). */
+export interface ActivityPosition {
+  messageId: string;
+  lastSeq: number | null;
+  epoch: string | null;
+  /** Its resync's reason, or null. */
+  reason: string | null;
+}
+
+/** An activity event a sender stamped. */
+export type ActivityEvent = AguiEvent & { type: 'ACTIVITY_SNAPSHOT' | 'ACTIVITY_DELTA'; messageId: string; activityType: string };
+
+/** A thread's activities as a sender stamps them (emitter.activities; docs/wire.md section 11). */
+export interface ActivityEmitter {
+  /** The app's ACTIVITY_SNAPSHOT: its snapshot at seq 0 the first time, then the change ([] when none). */
+  snapshot(messageId: string, activityType: string, content: JsonValue, options?: { replace?: boolean }): ActivityEvent[];
+  /** The app's ACTIVITY_DELTA, atomically; throws an AguiSyncError with opIndex ('patch-failed' also for one not held). */
+  patch(messageId: string, activityType: string, ops: JsonPatchOperation[]): ActivityEvent[];
+  /**
+   * An agent's event: its activity events stamped (the agent's other members kept), or [event] for any other.
+   * `dropped`: why an activity event was not sent (a delta that does not apply, and that activity's later ones until its next snapshot).
+   */
+  write(event: AguiEvent, options?: { verified?: boolean; content?: (messageId: string) => JsonValue }):
+    { events: AguiEvent[]; dropped: string | null; error: AguiSyncError | null };
+  /** A copy of the content, or undefined when not held. */
+  content(messageId: string): JsonValue | undefined;
+  seq(messageId: string): number | null;
+  readonly epoch: string;
+  readonly size: number;
+  /** "data: <JSON>\n\n" (no SSE id). */
+  encode(event: AguiEvent): string;
+  dispose(): void;
+}
+
 /** One activity as sync.activities holds it. */
 export interface ActivityMirror {
   readonly messageId: string;
@@ -151,6 +185,8 @@ export interface ActivityMirror {
   readonly content: { readonly [key: string]: JsonValue };
   readonly status: SyncStatus;
   readonly lastSeq: number | null;
+  /** The epoch lastSeq counts in (a catch-up position names it), or null. */
+  readonly epoch: string | null;
   /** Deltas waiting in its reorder window. */
   readonly held: number;
   readonly resync: { readonly reason: ResyncReason; readonly lastSeq: number | null; readonly lastEventId: string | null } | null;
@@ -505,6 +541,11 @@ export interface StateSync<S = JsonValue> {
   readonly lastSeq: number | null;
   readonly lastEventId: string | null;
   resyncRequest(): ResyncRequest | null;
+  /**
+   * With { activities: true }: where each activity is, as a reconnecting client tells the server
+   * (forwardedProps.stateSync.activities / X-AGUI-State-Activities; docs/wire.md section 11); null without.
+   */
+  activityPositions(): ActivityPosition[] | null;
   metrics(): SyncMetrics;
   /**
    * `listener` runs once after each feed()/end()/edit() call that changed the
@@ -663,6 +704,8 @@ export interface StateEmitterOptions<S = JsonValue> extends EngineOptions {
   ackHistory?: number;
   /** Deepest accepted nesting (default 128). */
   maxDepth?: number;
+  /** emitter.activities holds at most this many (default 64). */
+  maxActivities?: number;
   initialState?: S;
 }
 
@@ -768,6 +811,8 @@ export interface StateEmitter<S = JsonValue> {
    * `seq`. They become the replay ring and the edit ledger. Returns how many were adopted.
    */
   adoptHistory(events: readonly StateEvent<S>[]): number;
+  /** The thread's activities (docs/wire.md section 11), in this emitter's epoch; catchUp() answers for them. */
+  readonly activities: ActivityEmitter;
   dispose(): void;
 }
 
@@ -806,6 +851,8 @@ export interface DurableEmitterStats extends EmitterStats {
  */
 export interface DurableStateEmitter<S = JsonValue> {
   readonly key: string;
+  /** The thread's activities: this process's own (never stored), in an epoch of their own. */
+  readonly activities: ActivityEmitter;
   update(newState: S): Promise<StateEvent<S>[]>;
   patch(ops: JsonPatchOperation[]): Promise<StateEvent<S>[]>;
   applyEdits(edits: readonly EditRequest[], policy?: EditPolicy, options?: { epoch?: string | null }): Promise<AppliedEdits<S>>;
@@ -848,6 +895,8 @@ export interface StateSyncPosition {
   reason: string | null;
   /** Seqs the client holds in its reorder window, ascending (X-AGUI-State-Held; [] when none). */
   held: number[];
+  /** Its activity positions as they came (an array, or the X-AGUI-State-Activities value); null: it keeps none. */
+  activities?: ActivityPosition[] | string | null;
 }
 
 /** An AG-UI RunAgentInput (only what connectStateSync touches is typed). */

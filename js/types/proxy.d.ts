@@ -106,6 +106,10 @@ export interface StateSyncProxyStats {
   upstreamMalformed: number;
   /** Client connections cut for leaving more than maxClientQueueBytes unread. */
   slowClientsCut: number;
+  /** Activity events the proxy stamped and sent (docs/wire.md section 11). */
+  activityEventsSent: number;
+  /** Times an upstream's activity stopped applying (held where the proxy last vouched for it). */
+  upstreamActivityResyncs: number;
   /** Clients' edits judged, by verdict. */
   edits: { applied: number; rejected: number };
   resumes: { exact: number; 'caught-up': number; lost: number };

@@ -1,6 +1,6 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
 import type {
-  AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, PromptRenderOptions,
+  ActivityPosition, AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, PromptRenderOptions,
   StateEmitter, StateEvent,
   StateSyncPosition,
 } from './index.js';
@@ -17,7 +17,7 @@ export interface RequestWithHeaders {
 
 /** A RunAgentInput carrying forwardedProps.stateSync. */
 export interface RunAgentInputWithPosition {
-  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason' | 'held' | 'edits', unknown>>; [key: string]: unknown };
+  forwardedProps?: { stateSync?: Partial<Record<'lastSeq' | 'epoch' | 'reason' | 'held' | 'edits' | 'activities', unknown>>; [key: string]: unknown };
   [key: string]: unknown;
 }
 
@@ -31,6 +31,14 @@ export const HEADER_CATCH_UP: string;
 export const HEADER_HELD: string;
 /** The most held seqs a request carries (64). */
 export const MAX_HELD: number;
+/** 'X-AGUI-State-Activities' (request): the client's activity positions, percent-encoded JSON (docs/wire.md section 11). */
+export const HEADER_ACTIVITIES: string;
+/** The most activity positions a request carries (64). */
+export const MAX_ACTIVITY_POSITIONS: number;
+/** [{ messageId, lastSeq, epoch, reason }] -> the X-AGUI-State-Activities value. */
+export function formatActivities(positions: readonly ActivityPosition[]): string;
+/** Each activity's catch-up mode, after the state's (when the client said where its activities are). */
+export type ActivityCatchUps = { messageId: string; mode: CatchUpMode }[];
 /** "12,13,15" or [12, 13, 15] -> valid seqs, ascending, unique, at most MAX_HELD; bad entries dropped, never throws. */
 export function parseHeld(value: unknown): number[];
 /** [15, 12, 13] -> "12,13,15" ("" when none is valid). */
@@ -40,8 +48,8 @@ export function formatHeld(held: readonly number[]): string;
 export function readResyncRequest(request: CatchUpRequest): StateSyncPosition & { lastEventId: string | null };
 
 /** What to send a (re)connecting client before live events (a Promise for a store-bound emitter). */
-export function catchUp<S>(emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[] }>;
-export function catchUp<S>(emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
+export function catchUp<S>(emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[]; activities?: ActivityCatchUps }>;
+export function catchUp<S>(emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[]; activities?: ActivityCatchUps };
 
 /** Minimal writable response (Node http.ServerResponse fits). */
 export interface SseResponse {
@@ -55,8 +63,8 @@ export interface SseResponse {
 }
 
 /** catchUp() written to `res` (sets X-AGUI-State-Sync if headers are not sent yet). */
-export function writeCatchUp<S>(res: SseResponse, emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[] }>;
-export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[] };
+export function writeCatchUp<S>(res: SseResponse, emitter: DurableStateEmitter<S>, request: CatchUpRequest): Promise<{ mode: CatchUpMode; events: StateEvent<S>[]; activities?: ActivityCatchUps }>;
+export function writeCatchUp<S>(res: SseResponse, emitter: StateEmitter<S>, request: CatchUpRequest): { mode: CatchUpMode; events: StateEvent<S>[]; activities?: ActivityCatchUps };
 
 /**
  * Writes a heartbeat every `intervalMs` (default 5000); returns stop().

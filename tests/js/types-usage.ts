@@ -638,3 +638,24 @@ const isDraining: boolean = operated.draining;
 void drained;
 void isDraining;
 void createOpsHandler(operated, { storeTimeoutMs: 500 });
+
+// Activities on the sender (emitter.activities) and where a client's are (docs/wire.md section 11).
+import { formatActivities, HEADER_ACTIVITIES } from 'agui-state-sync/server';
+import type { ActivityEmitter, ActivityPosition } from 'agui-state-sync';
+async function activityUsage(): Promise<void> {
+  const emitter = await createStateEmitter({ maxActivities: 8 });
+  const activities: ActivityEmitter = emitter.activities;
+  const first = activities.snapshot('m1', 'form', { amount: 10 });
+  const next = activities.patch('m1', 'form', [{ op: 'replace', path: '/amount', value: 12 }]);
+  const { events, dropped } = activities.write({ type: 'ACTIVITY_SNAPSHOT', messageId: 'm1', activityType: 'form', content: {} });
+  const seq: number | null = activities.seq('m1');
+  const sync = await createStateSync({ activities: true });
+  const positions: ActivityPosition[] | null = sync.activityPositions();
+  const header: string = formatActivities(positions ?? []);
+  const answer = catchUp(emitter, { headers: { [HEADER_ACTIVITIES]: header } });
+  const modes: string[] = (answer.activities ?? []).map((a) => a.mode);
+  void first, next, events, dropped, seq, modes;
+  // @ts-expect-error the content of an activity is JSON, not a function
+  activities.snapshot('m1', 'form', () => 1);
+}
+void activityUsage;
