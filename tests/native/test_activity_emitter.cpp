@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <agui_sync/sync_engine.h>
+#include "activity_events.h"
 #include "emit/activity_emitter.h"
 #include "random_state.h"
 #include "wire/wire.h"
@@ -21,23 +22,9 @@ EmitterOptions opts() {
   return o;
 }
 
-std::vector<Outcome> feed(SyncEngine& engine, const std::vector<json>& events) {
-  std::vector<Outcome> out;
-  engine.feed(StateEmitter::encodeAll(events, false), out);
-  return out;
-}
-
-const ActivityView* find(const std::vector<ActivityView>& views, const std::string& id) {
-  for (const ActivityView& v : views)
-    if (*v.messageId == id) return &v;
-  return nullptr;
-}
-
-Options receiving() {
-  Options o;
-  o.activities = true;
-  return o;
-}
+using agui_test::feedActivities;
+using agui_test::findActivity;
+using agui_test::receivingActivities;
 
 }  // namespace
 
@@ -66,15 +53,15 @@ TEST_CASE("activity emitter: a snapshot at seq 0, then deltas, shaped as AG-UI a
   CHECK_FALSE(em.patch("ghost", "x", json::array()).ok());
   CHECK_FALSE(em.patch("m1", "checkout", json::array({{{"op", "remove"}, {"path", "/nope"}}})).ok());
 
-  SyncEngine engine(receiving());
+  SyncEngine engine(receivingActivities());
   std::vector<json> all = first;
   all.insert(all.end(), next.begin(), next.end());
   all.insert(all.end(), p.events.begin(), p.events.end());
-  auto out = feed(engine, all);
+  auto out = feedActivities(engine, all);
   REQUIRE(out.size() == 3);
   for (const Outcome& o : out) CHECK(o.kind == OutcomeKind::Applied);
   auto views = engine.activities();
-  const ActivityView* a = find(views, "m1");
+  const ActivityView* a = findActivity(views, "m1");
   REQUIRE(a);
   CHECK(a->status == SyncStatus::Synced);
   CHECK(*a->content == *em.content("m1"));
@@ -83,20 +70,20 @@ TEST_CASE("activity emitter: a snapshot at seq 0, then deltas, shaped as AG-UI a
 
 TEST_CASE("activity emitter: catch-ups per activity heal a receiver that missed events", "[activity][emitter]") {
   ActivityEmitter em(opts());
-  SyncEngine engine(receiving());
-  feed(engine, em.snapshot("m1", "form", json{{"n", 0}}));
-  feed(engine, em.snapshot("m2", "form", json{{"n", 0}}));
+  SyncEngine engine(receivingActivities());
+  feedActivities(engine, em.snapshot("m1", "form", json{{"n", 0}}));
+  feedActivities(engine, em.snapshot("m2", "form", json{{"n", 0}}));
   for (int i = 1; i <= 3; ++i) em.snapshot("m1", "form", json{{"n", i}});  // all lost
   auto m2 = em.snapshot("m2", "form", json{{"n", 9}});
-  feed(engine, m2);
+  feedActivities(engine, m2);
   CHECK(em.catchUp("m2", 1, nullptr).empty());  // current
   auto replay = em.catchUp("m1", 0, nullptr);
   REQUIRE(replay.size() == 3);
   CHECK(replay[0]["type"] == "ACTIVITY_DELTA");
-  feed(engine, replay);
+  feedActivities(engine, replay);
   auto views = engine.activities();
-  CHECK(*find(views, "m1")->content == json{{"n", 3}});
-  CHECK(find(views, "m1")->status == SyncStatus::Synced);
+  CHECK(*findActivity(views, "m1")->content == json{{"n", 3}});
+  CHECK(findActivity(views, "m1")->status == SyncStatus::Synced);
   // Another epoch, or no position: the activity's snapshot.
   const std::string other = "other";
   auto snap = em.catchUp("m1", 2, &other);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <agui_sync/sync_engine.h>
+#include "activity_events.h"
 #include "facade/activity_facade.h"
 #include "wire/wire.h"
 
@@ -35,24 +36,10 @@ json replaceOp(const std::string& path, json value) {
 const std::string kOptions = R"({"epoch":"e","digestEvery":2,"snapshotRatio":100})";
 
 // Feeds `events` (an answer's) to a receiving engine.
-void feed(SyncEngine& engine, const json& events) {
-  std::string sse;
-  for (const json& e : events) sse += "data: " + e.dump() + "\n\n";
-  std::vector<Outcome> out;
-  engine.feed(sse, out);
-}
+void feed(SyncEngine& engine, const json& events) { agui_test::feedActivities(engine, events.get<std::vector<json>>()); }
 
-const ActivityView* find(const std::vector<ActivityView>& views, const std::string& id) {
-  for (const ActivityView& v : views)
-    if (*v.messageId == id) return &v;
-  return nullptr;
-}
-
-Options receiving() {
-  Options o;
-  o.activities = true;
-  return o;
-}
+using agui_test::findActivity;
+using agui_test::receivingActivities;
 
 }  // namespace
 
@@ -127,7 +114,7 @@ TEST_CASE("activity facade: a verified cursor asks for the content when a delta 
 
 TEST_CASE("activity facade: catch-ups per activity: replay, snapshot, current, by array or header", "[activity][facade]") {
   ActivityFacade f(kOptions);
-  SyncEngine engine(receiving());
+  SyncEngine engine(receivingActivities());
   feed(engine, call(f.write(snap("a", {{"n", 0}}).dump(), false))["events"]);
   feed(engine, call(f.write(snap("b", {{"n", 0}}).dump(), false))["events"]);
   for (int i = 1; i <= 3; ++i) f.write(snap("a", {{"n", i}}).dump(), false);  // all lost
@@ -145,7 +132,7 @@ TEST_CASE("activity facade: catch-ups per activity: replay, snapshot, current, b
   feed(engine, r["events"]);
   std::vector<ActivityView> views = engine.activities();
   for (const char* id : {"a", "b", "c"}) {
-    const ActivityView* v = find(views, id);
+    const ActivityView* v = findActivity(views, id);
     REQUIRE(v);
     CHECK(v->status == SyncStatus::Synced);
     CHECK(*v->content == json::parse(f.contentJson(id)));
@@ -174,7 +161,7 @@ TEST_CASE("activity facade: catch-ups per activity: replay, snapshot, current, b
 TEST_CASE("activity facade: an activity created after one was forgotten counts in an epoch of its own",
           "[activity][facade]") {
   ActivityFacade f(R"({"epoch":"e","maxActivities":1})");
-  SyncEngine engine(receiving());
+  SyncEngine engine(receivingActivities());
   feed(engine, call(f.write(snap("m1", {{"v", 1}}).dump(), false))["events"]);
   for (int i = 2; i <= 4; ++i) feed(engine, call(f.write(snap("m1", {{"v", i}}).dump(), false))["events"]);
   call(f.write(snap("m2", {{"v", 1}}).dump(), false));  // m1 forgotten
@@ -186,7 +173,7 @@ TEST_CASE("activity facade: an activity created after one was forgotten counts i
   CHECK(wire["epoch"] != "e");  // (e, 0) already named m1's first content
   feed(engine, again["events"]);
   std::vector<ActivityView> views = engine.activities();
-  const ActivityView* v = find(views, "m1");
+  const ActivityView* v = findActivity(views, "m1");
   REQUIRE(v);
   CHECK(*v->content == json{{"v", 9}});
   CHECK(v->status == SyncStatus::Synced);

@@ -6,7 +6,6 @@ answer where a client's activities are."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import random
 import urllib.parse
 import json
@@ -14,6 +13,7 @@ import json
 import pytest
 
 from agui_state_sync import WIRE_KEY, AguiSyncError, StateEmitter, StateSync, catch_up, memory_store
+from conftest import card_changes
 
 
 def feed_all(sync, emitter, events):
@@ -63,16 +63,10 @@ def test_catch_up_heals_each_activity_by_replay_or_snapshot(seed):
     sync = StateSync(activities=True)
     a = emitter.activities
     ids = ["m1", "m2", "m3"]
-    contents = {i: {"n": 0, "list": []} for i in ids}
-    for step in range(40):
-        mid = rnd.choice(ids)
-        nxt = copy.deepcopy(contents[mid])
-        nxt["n"] += 1
-        if rnd.random() < 0.3:
-            nxt["list"].append(step)
-        contents[mid] = nxt
-        events = a.snapshot(mid, "card", nxt)
-        if rnd.random() < 0.6:
+    changes, contents = card_changes(seed, 40, ids)
+    for mid, content in changes:
+        events = a.snapshot(mid, "card", content)
+        if rnd.random() < 0.6:  # the rest lost
             feed_all(sync, emitter, events)
     positions = sync.activity_positions()
     answer = catch_up(emitter, {"forwardedProps": {"stateSync": {"lastSeq": None, "activities": positions}}})

@@ -7,13 +7,12 @@ activity its snapshot."""
 
 from __future__ import annotations
 
-import copy
 import json
-import random
 
 import pytest
 
 from agui_state_sync import WIRE_KEY, StateSequencer, SyncEngine
+from conftest import card_changes
 
 pytestmark = pytest.mark.anyio
 
@@ -29,19 +28,8 @@ def card_run(thread, run, contents, extra=()):
     return agent
 
 
-def cards(seed, n, ids=("c1", "c2")):
-    rnd = random.Random(seed)
-    held = {i: {"note": "x" * 200, "n": 0, "items": []} for i in ids}
-    out = []
-    for step in range(n):
-        mid = rnd.choice(ids)
-        nxt = copy.deepcopy(held[mid])
-        nxt["n"] += 1
-        if rnd.random() < 0.4:
-            nxt["items"].append(step)
-        held[mid] = nxt
-        out.append((mid, nxt))
-    return out, held
+def cards(seed, n):
+    return card_changes(seed, n, start={"note": "x" * 200, "n": 0, "items": []})
 
 
 def run_input(run="r", state_sync=None):

@@ -7,15 +7,12 @@
 //  - it ends synced on the sender's content of every card.
 // The Node senders' side is tests/js/activity-faults.test.mjs.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { checkActivities, connectActivityClient } from '../../support/activity-client.mjs';
 import { startFaultLink } from '../../support/fault-link.mjs';
-import { until } from '../../support/until.mjs';
-import { pkg, repoRoot } from '../../js/support.mjs';
+import { pkg } from '../../js/support.mjs';
+import { startPythonServer } from './python-server.mjs';
 
-const PYTHON = process.env.AGUI_PYTHON ?? join(repoRoot, 'build', 'venv', 'bin', 'python');
 const SEEDS = Array.from({ length: 8 }, (_, i) => i + 1);
 const BACKOFF = { initialMs: 5, maxMs: 50, jitter: 0 };
 const FAULTS = { cutProbability: 0.6, cutAfterBytes: [150, 1500], stallProbability: 0.02, stallMs: 30, delayMs: [0, 1], chunkBytes: [1, 900] };
@@ -24,29 +21,13 @@ let server;
 const totals = { cuts: 0, connections: 0, checked: 0 };
 
 before(async () => {
-  const child = spawn(PYTHON, ['-u', join(repoRoot, 'tests', 'python', 'live', 'activity_server.py')],
-    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let exited = null;
-  child.stdout.on('data', (chunk) => { out += chunk; });
-  child.stderr.on('data', (chunk) => { err += chunk; });
-  child.on('exit', (code, signal) => { exited = { code, signal }; });
-  const match = await until(() => {
-    if (exited) throw new Error(`the Python server exited (${JSON.stringify(exited)}): ${err}`);
-    return /listening (\d+)/.exec(out);
-  }, () => `the Python server to listen (stdout: ${out}, stderr: ${err})`);
+  const python = await startPythonServer('activity_server.py');
   server = {
-    port: Number(match[1]),
+    ...python,
     async view(threadId) {
-      const response = await fetch(`http://127.0.0.1:${server.port}/threads/${encodeURIComponent(threadId)}`);
+      const response = await fetch(`http://127.0.0.1:${python.port}/threads/${encodeURIComponent(threadId)}`);
       assert.equal(response.status, 200);
       return response.json();
-    },
-    async close() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      await until(() => exited, 'the Python server to exit');
     },
   };
 });

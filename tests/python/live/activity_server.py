@@ -18,10 +18,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
-import socket
 from typing import Any, AsyncIterator, Dict, List
 
-import uvicorn
+from listen import serve
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
@@ -84,15 +83,5 @@ app = Starlette(routes=[Route("/agent", agent_endpoint, methods=["POST"]),
                         Route("/threads/{thread_id}", thread_endpoint, methods=["GET"])])
 
 
-def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    print(f"listening {sock.getsockname()[1]}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    asyncio.run(server.serve(sockets=[sock]))
-
-
 if __name__ == "__main__":
-    main()
+    serve(app)

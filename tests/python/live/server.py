@@ -15,12 +15,10 @@ connection of the fault link and gets its own seeded faults.
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from typing import Any, AsyncIterator, Dict, List
 
-import uvicorn
 from ag_ui.core import RunAgentInput
+from listen import serve
 from live_agent import LiveAgent
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -79,15 +77,5 @@ app = Starlette(routes=[Route("/agent", agent_endpoint, methods=["POST"]),
                         Route("/threads/{thread_id}", thread_endpoint, methods=["GET"])])
 
 
-def main() -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)  # connections queue from here on, before uvicorn serves them
-    print(f"listening {sock.getsockname()[1]}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    asyncio.run(server.serve(sockets=[sock]))
-
-
 if __name__ == "__main__":
-    main()
+    serve(app)
