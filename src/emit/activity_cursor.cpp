@@ -31,11 +31,24 @@ bool ownMember(const std::string& key) {
   return false;
 }
 
+// AG-UI 1.0 ends a run on a null where a field is optional, and on a timestamp
+// that is not an integer: such members of the agent's event are not carried.
+bool carried(const std::string& key, const json& value) {
+  if (value.is_null() || ownMember(key)) return false;
+  if (key != "timestamp") return true;
+  if (value.is_number_integer()) return value.is_number_unsigned() ? value.get<uint64_t>() <= kMaxSeq
+                                                                   : value.get<int64_t>() >= -static_cast<int64_t>(kMaxSeq);
+  if (!value.is_number_float()) return false;
+  const double d = value.get<double>();
+  return d == static_cast<double>(static_cast<int64_t>(d)) && d <= static_cast<double>(kMaxSeq) &&
+         d >= -static_cast<double>(kMaxSeq);
+}
+
 }  // namespace
 
 json carryActivityFields(const json& agent, json stamped) {
   for (const auto& item : agent.items())
-    if (!ownMember(item.key()) && !stamped.contains(item.key())) stamped[item.key()] = item.value();
+    if (carried(item.key(), item.value()) && !stamped.contains(item.key())) stamped[item.key()] = item.value();
   const json* metadata = member(agent, "metadata");
   if (metadata == nullptr || !metadata->is_object()) return stamped;
   json& ours = stamped["metadata"];

@@ -15,8 +15,9 @@
 //  - Anything else passes; an activity event without a string messageId or
 //    without its content / patch is dropped (invalid-event).
 // The agent's other members (timestamp, rawEvent, its own metadata members)
-// ride along on every event it becomes; its payload and wire fields give way
-// to the emitter's.
+// ride along on every event it becomes, except those AG-UI 1.0 ends a run on
+// (a null, a timestamp that is not an integer); its payload and wire fields
+// give way to the emitter's.
 #include <optional>
 #include <set>
 #include <string>

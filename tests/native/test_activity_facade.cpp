@@ -65,10 +65,16 @@ TEST_CASE("activity facade: an agent's snapshots become the activity's snapshot,
   CHECK(r["events"][0]["type"] == "ACTIVITY_DELTA");
   CHECK(r["events"][0]["patch"] == replaceOp("/total", 2));
   CHECK(call(f.write(snap("m1", {{"total", 2}}).dump(), false))["events"].empty());  // nothing changed
+  json odd = snap("m1", {{"total", 3}});
+  odd["timestamp"] = 1.5;  // AG-UI 1.0 ends a run on these: not carried
+  odd["rawEvent"] = nullptr;
+  json carried = call(f.write(odd.dump(), false))["events"][0];
+  CHECK_FALSE(carried.contains("timestamp"));
+  CHECK_FALSE(carried.contains("rawEvent"));
   CHECK(call(f.write(R"({"type":"TEXT_MESSAGE_START","messageId":"x"})", false))["kind"] == "pass");
   CHECK(call(f.write("[1", false)).value("code", "") == "invalid-json");
-  CHECK(f.seq("m1") == 1);
-  CHECK(json::parse(f.contentJson("m1")) == json{{"total", 2}});
+  CHECK(f.seq("m1") == 2);
+  CHECK(json::parse(f.contentJson("m1")) == json{{"total", 3}});
   CHECK(f.contentJson("nobody") == "null");
 }
 
