@@ -294,7 +294,7 @@ export class StateSyncHttpAgent extends HttpAgent {
       throw new Fatal(syncError('invalid-argument', `the RunAgentInput is malformed: ${error?.message ?? error}`, { cause: error }));
     }
     const init = this.requestInit(checked);
-    return { ...init, headers: setCatchUpHeaders(new Headers(init.headers), position), signal };
+    return { ...init, headers: setCatchUpHeaders(new Headers(init.headers), position, true), signal };
   }
 
   // Whether the first answer to an attach comes from a server that attaches

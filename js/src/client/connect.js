@@ -41,10 +41,10 @@ export function connectStateSync(sync, options) {
 }
 
 function buildRequest(init, body, position, signal) {
-  const headers = setCatchUpHeaders(new Headers(init.headers), position);
+  const input = body ? body(position) : undefined;
+  const headers = setCatchUpHeaders(new Headers(init.headers), position, input !== undefined);
   const request = { ...init, headers, signal };
   if (body) {
-    const input = body(position);
     if (input !== undefined) {
       if (input === null || typeof input !== 'object') throw new Fatal(syncTypeError('invalid-options', 'options.body() must return a RunAgentInput object or undefined'));
       // The app's own stateSync fields (its pending edits: sync.runInput()) travel

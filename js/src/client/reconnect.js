@@ -86,8 +86,13 @@ function notify(listener, value, where) {
   }
 }
 
-/** Sets the catch-up request headers (docs/wire.md section 3) for `position` on a Headers object. */
-export function setCatchUpHeaders(headers, position) {
+/**
+ * Sets the catch-up request headers (docs/wire.md section 3) for `position` on
+ * a Headers object. `withBody`: the request carries forwardedProps.stateSync,
+ * which holds the activity positions: X-AGUI-State-Activities is then left out,
+ * one custom header fewer for a deployment's CORS preflight to allow.
+ */
+export function setCatchUpHeaders(headers, position, withBody = false) {
   if (!headers.has('accept')) headers.set('accept', 'text/event-stream');
   if (position.lastSeq !== null) headers.set(HEADER_SEQ, String(position.lastSeq));
   if (position.epoch !== null && isHeaderSafe(position.epoch)) headers.set(HEADER_EPOCH, position.epoch);
@@ -95,7 +100,7 @@ export function setCatchUpHeaders(headers, position) {
   const held = formatHeld(position.held);
   if (held) headers.set(HEADER_HELD, held);
   if (position.lastEventId !== null && isHeaderSafe(position.lastEventId)) headers.set(HEADER_LAST_EVENT_ID, position.lastEventId);
-  if (position.activities) headers.set(HEADER_ACTIVITIES, formatActivities(position.activities));
+  if (position.activities && !withBody) headers.set(HEADER_ACTIVITIES, formatActivities(position.activities));
   return headers;
 }
 

@@ -93,10 +93,14 @@ const hasStateHeaders = (req) => STATE_HEADERS.some((name) => req.headers[name] 
 
 /**
  * Where the client's state is (readResyncRequest): from the X-AGUI-State-*
- * headers when it sent any, else from forwardedProps.stateSync.
+ * headers when it sent any, else from forwardedProps.stateSync. A request with
+ * a body carries its activity positions there only (no header for CORS to allow).
  */
 function clientPosition(req, input) {
-  return readResyncRequest(hasStateHeaders(req) ? req : input);
+  if (!hasStateHeaders(req)) return readResyncRequest(input);
+  const position = readResyncRequest(req);
+  if (position.activities === null && input) position.activities = readResyncRequest(input).activities;
+  return position;
 }
 
 // No X-AGUI-State-* header and no forwardedProps.stateSync: a client that does not sequence.
