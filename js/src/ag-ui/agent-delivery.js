@@ -108,7 +108,8 @@ export class RunDelivery {
 
   /** One engine outcome, with the SSE id of its event (or null). */
   handle(outcome, id) {
-    if (outcome.kind === 'applied') this.#state(outcome);
+    if (outcome.kind === 'applied' && outcome.messageId !== undefined) this.#activity(outcome);
+    else if (outcome.kind === 'applied') this.#state(outcome);
     else if (outcome.kind === 'event') this.#event(outcome.event, id);
     // 'resync', 'ignored' and 'error' are the engine's business: nothing the
     // engine held, ignored or refused reaches the pipeline.
@@ -130,6 +131,18 @@ export class RunDelivery {
     const delivered = has ? event : { ...event, metadata: {} };
     this.#applied.register(delivered.metadata, outcome.state);
     this.#emit(delivered);
+  }
+
+  // An activity change the engine applied (createStateSync({ activities: true });
+  // docs/wire.md section 11): the pipeline gets it as the snapshot of the
+  // engine's verified content after it, so agent.messages shows that content,
+  // never @ag-ui/client's own patch of its own copy (which drops a delta for a
+  // messageId it does not know and keeps the old content when a patch fails).
+  // An activity the engine holds back or resyncs reaches the pipeline at its
+  // next verified content.
+  #activity(outcome) {
+    const { patch, ...rest } = outcome.event;
+    this.#emit({ ...rest, type: 'ACTIVITY_SNAPSHOT', content: outcome.content, replace: true });
   }
 
   #event(event, id) {
