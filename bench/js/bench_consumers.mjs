@@ -9,6 +9,7 @@
 //       sharing mirror, with no engine and no checks): the price of the
 //       "never mutated in place" contract alone, which (d) pays too. (e) is
 //       the contract limit (issue 27): the goal is (d) <= 1.3x (e).
+//   (w) (d)'s WebAssembly engine alone, its Result unread: (d) - (w) is the JS side
 // Workloads come from build/native/workload_dump (bench/workload.h), so native
 // and JS benchmarks measure identical state changes. Each is sent in two
 // stream shapes, derived from the same events:
@@ -35,6 +36,7 @@ import { transformHttpEventStream, defaultApplyEvents, AbstractAgent } from '@ag
 import { createStateSync } from '../../js/src/index.js';
 import { applyDelta } from '../../js/src/shared/state-mirror.js';
 import { WIRE_KEY } from '../../js/src/engine/codes.js';
+import { kInternals } from '../../js/src/engine/internals.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -108,6 +110,31 @@ function syncConsumer(create) {
   };
 }
 
+// (w): (d)'s WebAssembly engine with nothing around it: the bytes copied into
+// its heap and fed, the Result left unread, no JS state. What (d) costs beyond
+// it is the JS side (the Result's JSON.parse, the immutable mirror, the
+// bookkeeping), which is (e)'s work less its SSE parser.
+function engineConsumer() {
+  return {
+    async setup() {
+      const sync = await createStateSync();
+      const { engine } = sync[kInternals]();
+      sync.dispose();
+      return { engine, facade: new engine.SyncFacade('{}') };
+    },
+    feed({ engine, facade }, chunk) {
+      const ptr = facade.inputBuffer(chunk.length);
+      engine.heapU8.set(chunk, ptr); // read after inputBuffer(), which may grow memory
+      facade.feedInput(chunk.length);
+    },
+    result({ facade }) {
+      const state = JSON.parse(facade.stateJson());
+      facade.delete();
+      return state;
+    },
+  };
+}
+
 // Each consumer: setup() -> ctx (not timed), feed(ctx, chunk), result(ctx) -> final state.
 const consumers = {
   'a @ag-ui/client': {
@@ -162,6 +189,7 @@ const consumers = {
     else if (ev.type === 'STATE_DELTA') ctx.state = applyDelta(ctx.state, ev.delta);
   }),
   'd agui-state-sync': syncConsumer(createStateSync),
+  'w engine alone': engineConsumer(),
 };
 if (baselineDir) {
   const baseline = await import(pathToFileURL(join(resolve(baselineDir), 'src', 'index.js')).href);
@@ -297,6 +325,9 @@ for (const size of sizes) {
     ratios.push({ state: label, 'd/e per event': ratio('d agui-state-sync', 'e floor + immutable apply', 'event'),
       'd/e per delta': ratio('d agui-state-sync', 'e floor + immutable apply', 'delta'),
       'd/c per delta': ratio('d agui-state-sync', 'c floor', 'delta'),
+      'w/e per event': ratio('w engine alone', 'e floor + immutable apply', 'event'),
+      '(d-w)/e per event': m['w engine alone'] && m['d agui-state-sync'] && m['e floor + immutable apply']
+        ? ((m['d agui-state-sync'].event - m['w engine alone'].event) / m['e floor + immutable apply'].event).toFixed(2) + 'x' : '-',
       ...(baselineDir ? { 'd0/e per event': ratio('d0 baseline', 'e floor + immutable apply', 'event'),
         'd/d0 per event': ratio('d agui-state-sync', 'd0 baseline', 'event') } : {}) });
   }

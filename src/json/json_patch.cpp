@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 #include "json/json_measure.h"
 
@@ -48,7 +49,9 @@ void eraseAt(json::array_t& arr, size_t idx) {
 }
 
 // Indexed by OpKind: the one table of op names, for parsing and for messages.
-constexpr const char* kOpNames[] = {"add", "remove", "replace", "move", "copy", "test"};
+// string_views, so that matching a name compares lengths first (with C strings
+// each candidate cost a strlen and a compare: visible per op of every delta).
+constexpr std::string_view kOpNames[] = {"add", "remove", "replace", "move", "copy", "test"};
 static_assert(sizeof kOpNames / sizeof *kOpNames == static_cast<size_t>(OpKind::Test) + 1, "one name per OpKind");
 
 // Bytes a member (object) or element (array) adds to its container's

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "json/swar.h"
+
 namespace agui_sync {
 
 using nlohmann::json;
@@ -20,6 +22,20 @@ struct StringStops {
   }
 };
 constexpr StringStops kStops{};
+
+// The first byte at or after p that ends a plain run of a string (kStops), or
+// end: a word at a time, then byte by byte (every byte of every event's
+// strings passes here).
+const char* stringRunEnd(const char* p, const char* end) {
+  for (; end - p >= 8; p += 8) {
+    const uint64_t stops = swar::endsStringRun(swar::load64(p));
+    if (stops == 0) continue;
+    if (swar::kFirstFlaggedExact) return p + swar::firstFlagged(stops);
+    break;
+  }
+  while (p < end && !kStops.table[static_cast<unsigned char>(*p)]) ++p;
+  return p;
+}
 
 inline bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -158,7 +174,7 @@ bool JsonReader::stringBody(std::string* out) {
   std::string scratch;  // escapes of a skipped string are still decoded, to validate them (rare)
   for (;;) {
     const char* run = p_;
-    while (p_ < end_ && !kStops.table[static_cast<unsigned char>(*p_)]) ++p_;
+    p_ = stringRunEnd(p_, end_);
     if (out) out->append(run, static_cast<size_t>(p_ - run));
     if (p_ >= end_) return fail("unterminated string");
     const unsigned char c = static_cast<unsigned char>(*p_);

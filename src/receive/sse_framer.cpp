@@ -14,12 +14,12 @@
 #include <cstring>
 #include <limits>
 
+#include "json/swar.h"
+
 namespace agui_sync {
 
 namespace {
 
-constexpr uint64_t kOnes = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
 constexpr size_t kMinMaxEventBytes = 16;
 // Data buffers bigger than this are handed to the event instead of copied (and
 // line/data buffers this big are released at reset), so one huge event does
@@ -27,22 +27,19 @@ constexpr size_t kMinMaxEventBytes = 16;
 constexpr size_t kKeepDataCapacity = 64 * 1024;
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t w;
-  std::memcpy(&w, p, 8);  // unaligned-safe; compiles to a single load
-  return w;
-}
-
-// Non-zero iff some byte of w is zero (classic SWAR test; may misreport *which*
-// byte, so callers rescan the word byte by byte).
-inline uint64_t hasZeroByte(uint64_t w) { return (w - kOnes) & ~w & kHighBits; }
+using swar::kHighBits;
+using swar::load64;
 
 // First CR or LF in [p, end), or end. There is no two-character memchr, so scan a
-// word at a time and only look at single bytes in the word that has a hit.
+// word at a time (swar.h).
 const uint8_t* findLineEnd(const uint8_t* p, const uint8_t* end) {
   while (end - p >= 8) {
-    uint64_t w = load64(p);
-    if (hasZeroByte(w ^ (kOnes * '\n')) | hasZeroByte(w ^ (kOnes * '\r'))) break;
+    const uint64_t w = load64(p);
+    const uint64_t ends = swar::hasByte(w, '\n') | swar::hasByte(w, '\r');
+    if (ends != 0) {
+      if (swar::kFirstFlaggedExact) return p + swar::firstFlagged(ends);
+      break;
+    }
     p += 8;
   }
   for (; p < end; ++p) {
