@@ -109,17 +109,33 @@ inline StateWorkload makeStateWorkload(size_t targetBytes, int deltas, uint32_t 
   return w;
 }
 
-inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, bool sequenced = true) {
+// Where the stream says where each event stands (docs/wire.md sections 6 and 10).
+enum class WireShape {
+  MetadataV1,  // seq / baseSeq at the top of `metadata` (version 1; what workload_dump writes)
+  Ours,        // seq / baseSeq under metadata["agui-state-sync"] (what the emitter sends)
+  Seed,        // the seed article's: an unstamped snapshot, top-level seq / base_seq
+  None,        // no sequencing at all
+};
+
+inline json stamped(json ev, uint64_t seq, WireShape shape) {
+  const bool delta = ev["type"] == "STATE_DELTA";
+  json fields = {{"seq", seq}};
+  if (delta) fields["baseSeq"] = seq - 1;
+  if (shape == WireShape::MetadataV1) ev["metadata"] = fields;
+  else if (shape == WireShape::Ours) ev["metadata"] = {{"agui-state-sync", fields}};
+  else if (shape == WireShape::Seed && delta) ev["seq"] = seq, ev["base_seq"] = seq - 1;
+  return ev;
+}
+
+inline Workload makeWorkload(size_t targetBytes, int deltas, uint32_t seed, WireShape shape = WireShape::MetadataV1) {
   StateWorkload sw = makeStateWorkload(targetBytes, deltas, seed);
   Workload w;
   w.stateBytes = sw.stateBytes;
   json snap = {{"type", "STATE_SNAPSHOT"}, {"snapshot", sw.initial}};
-  if (sequenced) snap["metadata"] = {{"seq", 0}};
-  w.snapshotFrame = "data: " + snap.dump() + "\n\n";
+  w.snapshotFrame = "data: " + stamped(std::move(snap), 0, shape).dump() + "\n\n";
   for (int s = 1; s <= deltas; ++s) {
     json ev = {{"type", "STATE_DELTA"}, {"delta", sw.deltas[static_cast<size_t>(s - 1)]}};
-    if (sequenced) ev["metadata"] = {{"seq", s}, {"baseSeq", s - 1}};
-    w.deltaFrames.push_back("data: " + ev.dump() + "\n\n");
+    w.deltaFrames.push_back("data: " + stamped(std::move(ev), static_cast<uint64_t>(s), shape).dump() + "\n\n");
   }
   return w;
 }
