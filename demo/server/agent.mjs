@@ -67,6 +67,7 @@ export class AgentRun {
     this.conns = new Set();
     this.deliveries = new Map();
     this.openMessage = null;
+    this.activityTypes = new Map(); // messageId -> activityType, of the activities this emitter holds
     this.messagePrefix = 'msg-'; // per run: a follow-up's message ids must not repeat the first run's
     this.finished = false;
     this.finishedEvent = null;
@@ -124,9 +125,45 @@ export class AgentRun {
   emitState(events) {
     for (const ev of events) {
       this.thread.append(ev);
-      this.broadcast(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${this.pkg.wireFields(ev).seq}`);
+      this.broadcast(...this.framed(ev));
     }
     this.recordTruth();
+  }
+
+  // [SSE frame, fault key] of a state or activity event. The key is per
+  // activity and seq for an activity (`a-<messageId>-<seq>`), so a seed gives
+  // the same fates whatever the timing; its frame carries no SSE id (that
+  // names the state's seq).
+  framed(ev) {
+    const { seq } = this.pkg.wireFields(ev);
+    if (ev.type === 'ACTIVITY_SNAPSHOT' || ev.type === 'ACTIVITY_DELTA') return [this.emitter.activities.encode(ev), `a-${ev.messageId}-${seq}`];
+    return [this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${seq}`];
+  }
+
+  // The activity's events go through the fault injector like the state's.
+  emitActivity(events) {
+    for (const ev of events) {
+      this.thread.append(ev);
+      this.activityTypes.set(ev.messageId, ev.activityType);
+      this.broadcast(...this.framed(ev));
+    }
+  }
+
+  // The beat's ACTIVITY_SNAPSHOT (its content) or ACTIVITY_DELTA (its ops on the content the agent holds).
+  activityEvents({ messageId, activityType, content, ops }) {
+    const activities = this.emitter.activities;
+    if (!ops) return activities.snapshot(messageId, activityType, content);
+    return activities.patch(messageId, activityType, ops(activities.content(messageId)));
+  }
+
+  /** The agent's own activities: { [messageId]: { activityType, seq, content } }. */
+  activitiesView() {
+    const out = {};
+    for (const [messageId, activityType] of this.activityTypes) {
+      const { activities } = this.emitter;
+      out[messageId] = { activityType, seq: activities.seq(messageId), content: activities.content(messageId) ?? null };
+    }
+    return out;
   }
 
   heartbeat() {
@@ -144,6 +181,12 @@ export class AgentRun {
     const beat = this.script[this.pos++];
     if (!beat) return;
     if (beat.say) { this.say(beat.say, () => this.schedule()); return; }
+    if (beat.activity) {
+      this.emitActivity(this.activityEvents(beat.activity));
+      this.log(`activity ${beat.activity.messageId} seq ${this.emitter.activities.seq(beat.activity.messageId)}: ${beat.note}`);
+      this.schedule();
+      return;
+    }
     if (beat.state || beat.ops) {
       const { state } = this.emitter;
       const events = beat.ops ? this.emitter.patch(beat.ops(state)) : this.emitter.update(beat.state(state));
@@ -275,6 +318,7 @@ export class AgentRun {
     const emitter = await newEmitter(this.pkg, from.state);
     const old = this.emitter;
     this.emitter = emitter;
+    this.activityTypes = new Map(); // the new emitter holds none
     old.dispose();
     this.beginRun(runId, parentRunId, input);
     this.thread.append(this.emitter.snapshot());
@@ -288,11 +332,12 @@ export class AgentRun {
 
   // ---- connections ----------------------------------------------------------
   // Attach an HTTP response. `position` is what the package's catchUp() reads:
-  // the request (its X-AGUI-State-* / Last-Event-ID headers) or the RunAgentInput.
+  // a RunAgentInput (forwardedProps.stateSync: the client's position, its
+  // activities' too), or a request with X-AGUI-State-* / Last-Event-ID headers.
   attach(res, position) {
     const connNo = ++this.connSeq;
     this.stats.connections++;
-    const { mode, events: catchUp } = this.pkg.catchUp(this.emitter, position);
+    const { mode, events: catchUp, activities = [] } = this.pkg.catchUp(this.emitter, position);
     this.stats.catchUps[mode] = (this.stats.catchUps[mode] || 0) + 1;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -328,13 +373,11 @@ export class AgentRun {
     const where = this.pkg.readResyncRequest(position);
     const since = where.lastSeq ?? '-';
     wire.control(`: catch-up ${connNo === 1 ? 'initial' : mode} ${catchUp.length} since ${since}\n\n`);
-    for (const ev of catchUp) {
-      wire.send(this.emitter.encode(ev), `${ev.type === 'STATE_SNAPSHOT' ? 'snap' : 's'}${this.pkg.wireFields(ev).seq}`);
-    }
+    for (const ev of catchUp) wire.send(...this.framed(ev));
     wire.control(': live\n\n');
     wire.control(this.emitter.heartbeat());
     this.log(`conn ${connNo}: client at seq ${since}${where.reason ? ` (${where.reason})` : ''} -> catch-up ${mode}${mode === 'replay' ? ` of ${catchUp.length} deltas` : ''} (agent at seq ${this.emitter.seq})`);
-    this.connLog.push({ connNo, t: Date.now() - this.startedAt, lastSeq: where.lastSeq, reason: where.reason, mode, events: catchUp.length, agentSeq: this.emitter.seq });
+    this.connLog.push({ connNo, t: Date.now() - this.startedAt, lastSeq: where.lastSeq, reason: where.reason, mode, events: catchUp.length, agentSeq: this.emitter.seq, activities });
     if (this.connLog.length > 100) this.connLog.shift();
 
     if (this.finished) {
@@ -392,6 +435,7 @@ export class AgentRun {
       digest: this.digest,
       finished: this.finished,
       proposal: this.emitter.state.proposal ?? null,
+      activities: this.activitiesView(),
       limit: this.emitter.state.budget ? this.emitter.state.budget.limit : null,
       edits: [...this.edits.values()],
       recent: this.truth.slice(-120),

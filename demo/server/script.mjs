@@ -5,6 +5,8 @@
 // Beats: { say: text }                        -> TEXT_MESSAGE_START/CONTENT.../END
 //        { state: (s) => newState, note }     -> emitter.update(newState)
 //        { ops: (s) => [RFC 6902 ops], note } -> emitter.patch(ops)
+//        { activity: { messageId, activityType, content | ops: (content) => [RFC 6902 ops] }, note }
+//                                              -> ACTIVITY_SNAPSHOT (content) or ACTIVITY_DELTA (ops)
 //        { finish: interrupt | null }          -> RUN_FINISHED (outcome: interrupt, or none)
 
 import { AGENT_LIMIT } from '../src/edit-policy.js';
@@ -107,8 +109,47 @@ export function buildScript() {
     ...section('Day 3: departure', 'Breakfast debrief, free morning in Belem, airport transfer at 15:00.', 3),
     budgetLine('Airport transfers', 480),
     doneTodo(3),
+    { say: 'Here is the checkout form for the deposit; I am filling it in.' },
+    ...checkoutBeats(),
     { say: `The 4,350 EUR deposit to ${FINAL_PAYEE} is ready for your approval.` },
     { finish: INTERRUPT },
+  ];
+}
+
+// The checkout card: an AG-UI 1.0 activity (generative UI) the agent fills in,
+// one ACTIVITY_DELTA per step. Each step guards its overwrite with the
+// revision it read (a `test` op), as a form agent would: a client that missed
+// or reordered a step cannot apply any later one, and @ag-ui/client keeps its
+// old content with a console.warn. The attendee list is there because a real
+// form carries it, and it makes the form's snapshot dearer than a few steps,
+// so a client that lost one is caught up by replay.
+export const CHECKOUT = Object.freeze({ messageId: 'checkout-1', activityType: 'checkout' });
+
+function checkoutStep(note, ops) {
+  return { note: `checkout: ${note}`, activity: { ...CHECKOUT, ops: (c) => [
+    { op: 'test', path: '/revision', value: c.revision },
+    { op: 'replace', path: '/revision', value: c.revision + 1 },
+    ...ops(c),
+  ] } };
+}
+
+function checkoutBeats() {
+  const content = {
+    form: 'Venue deposit checkout', payee: null, amount: null, currency: 'EUR', reference: null, lines: [],
+    billing: { company: 'Northwind Labs GmbH', address: 'Friedrichstrasse 68, 10117 Berlin', vatId: 'DE813729456' },
+    travellers: PEOPLE.map(([name, from, diet]) => ({ name, from, diet })),
+    terms: 'The deposit secures the workshop room and catering for Day 2. It is refundable in full until 30 days before the event, and at 50% until 14 days before. Changes to the headcount of up to two people are free until 7 days before the event.',
+    revision: 0, status: 'draft',
+  };
+  const line = (item, amount) => [{ op: 'add', path: '/lines/-', value: { item, amount } }];
+  return [
+    { note: 'checkout: form opened', activity: { ...CHECKOUT, content } },
+    checkoutStep('payee', () => [{ op: 'replace', path: '/payee', value: FINAL_PAYEE }]),
+    checkoutStep('amount', () => [{ op: 'replace', path: '/amount', value: 4350 }]),
+    checkoutStep('line: workshop room', () => line('Workshop room, Day 2', 3100)),
+    checkoutStep('line: catering', () => line('Catering, Day 2', 1250)),
+    checkoutStep('reference', () => [{ op: 'replace', path: '/reference', value: 'PO-2291-LIS' }]),
+    checkoutStep('ready', () => [{ op: 'replace', path: '/status', value: 'ready for approval' }]),
   ];
 }
 

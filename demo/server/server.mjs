@@ -47,6 +47,19 @@ function parseArgs(argv) {
   return out;
 }
 
+// Where the client's state is, as the package's catchUp() reads it: the
+// resync headers when it sent them (as connectStateSync does), else
+// RunAgentInput.forwardedProps.stateSync. A request with a body carries its
+// activity positions in the body only (docs/wire.md section 11), so they come
+// from there beside the headers, as the proxy reads them.
+function clientPosition(req, input) {
+  const headers = req.headers;
+  if (headers['x-agui-state-seq'] === undefined && headers['last-event-id'] === undefined) return input;
+  const position = pkg.readResyncRequest(req);
+  if (position.activities === null) position.activities = pkg.readResyncRequest(input).activities;
+  return { forwardedProps: { stateSync: position } };
+}
+
 export async function startServer(opts = {}) {
   const port = Number(opts.port ?? process.env.PORT ?? 8787);
   const host = opts.host ?? process.env.HOST ?? '127.0.0.1';
@@ -108,12 +121,8 @@ export async function startServer(opts = {}) {
       await sleep(wait);
       if (closed) return;
     }
-    // Where the client's state is: the resync headers when it sent them (as
-    // connectStateSync does), else RunAgentInput.forwardedProps.stateSync.
-    const headers = req.headers;
-    const viaHeaders = headers['x-agui-state-seq'] !== undefined || headers['last-event-id'] !== undefined;
     await run.receive(input); // may refuse (RunRefused: a status, no stream)
-    run.attach(res, viaHeaders ? req : input);
+    run.attach(res, clientPosition(req, input));
   }
 
   const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon' };

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 
+import { ActivityCard, CHECKOUT_ID } from './ActivityCard.jsx';
 import { WireChart } from './Chart.jsx';
 import { ReferenceLimitEditor, SyncLimitEditor } from './EditField.jsx';
 import { FaultPanel } from './FaultPanel.jsx';
@@ -175,6 +176,7 @@ function ReferencePane({ session }) {
     session.approve('reference', { path: '/proposal', seq: null, digest: session.stateDigest(proposal) });
   }, [session, reference]);
   const entries = useMemo(() => reference.log.slice(), [log]); // eslint-disable-line react-hooks/exhaustive-deps
+  const refActivities = useSyncExternalStore(reference.subscribe, () => reference.activities);
   return (
     <div className="pane ref" data-testid="ref-pane">
       <div className="pane-head">
@@ -187,6 +189,7 @@ function ReferencePane({ session }) {
       <StateView state={state} />
       <ReferenceLimitEditor edits={session.refEdits} state={state} />
       <ProposalCard pane="ref" proposal={state.proposal} canApprove onApprove={onApprove} verdict={approvals.reference} />
+      <ActivityCard pane="ref" activity={refActivities[CHECKOUT_ID]} />
       <h4>Log, newest first <span className="muted">(console.warn of dropped patches; it never resyncs)</span></h4>
       <LogList entries={entries} testid="ref-log" empty="nothing: it cannot tell anything is wrong" />
     </div>
@@ -226,6 +229,8 @@ function SyncPane({ session }) {
     if (!r.ok) { session.approvals.set((a) => ({ ...a, sync: { clientRefused: r.reason } })); return; }
     session.approve('sync', r.approval);
   }, [session, sync]);
+  const subscribe = useCallback((onChange) => sync.subscribe(onChange), [sync]);
+  const activities = useSyncExternalStore(subscribe, () => sync.activities);
   const m = sync.metrics();
   return (
     <div className="pane sync" data-testid="sync-pane">
@@ -243,6 +248,7 @@ function SyncPane({ session }) {
         extra={guard && !guard.ok && guard.reason === 'stale'
           ? <button className="recheck" data-testid="sync-recheck" onClick={() => session.link.refresh()}>Re-check with the agent</button>
           : null} />
+      <ActivityCard pane="sync" activity={activities[CHECKOUT_ID]} />
       <h4>Log, newest first <span className="muted">(resyncs, replays, held events; {m.resyncs} resyncs, {m.duplicates} duplicates ignored, {m.reordersHealed} reorders healed)</span></h4>
       <LogList entries={log} testid="sync-log" empty="no trouble yet" />
     </div>

@@ -10,6 +10,12 @@
 // defaultApplyEvents clones input.state once), so the next state event
 // replaces the user's edit without a word. A new runId starts from what is
 // shown, as the next runAgent() would.
+//
+// Activities (AG-UI 1.0 ACTIVITY_SNAPSHOT / ACTIVITY_DELTA) as @ag-ui/client
+// 1.0 applies them: a snapshot sets the content (unless `replace: false` on
+// one it has); a delta for a messageId it does not know is dropped without a
+// word; a delta whose patch fails is dropped with a console.warn, and the old
+// content stays on screen.
 import { applyPatch } from 'fast-json-patch';
 
 export function createReferenceHandler({ now = () => Date.now() } = {}) {
@@ -19,6 +25,7 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
   let decoder = new TextDecoder();
   let buffer = '';
   let version = 0;
+  let activities = {}; // messageId -> { messageId, activityType, content }: a new object per change
   const subs = new Set();
   const log = [];
   const logSubs = new Set();
@@ -35,6 +42,10 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
         state = runState = event.snapshot;
         notify();
         break;
+      case 'ACTIVITY_SNAPSHOT':
+      case 'ACTIVITY_DELTA':
+        onActivity(event);
+        break;
       case 'STATE_DELTA':
         try {
           state = runState = applyPatch(runState, event.delta, true, false).newDocument;
@@ -47,6 +58,26 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
       default:
         break;
     }
+  }
+
+  function onActivity(event) {
+    const held = activities[event.messageId];
+    let content;
+    if (event.type === 'ACTIVITY_SNAPSHOT') {
+      if (held && event.replace === false) return;
+      content = event.content;
+    } else {
+      if (!held) return; // unknown messageId: silently dropped
+      try {
+        content = applyPatch(held.content, event.patch, true, false).newDocument;
+      } catch (error) {
+        console.warn(`Failed to apply activity patch for '${event.messageId}':`, error);
+        addLog({ kind: 'patch-failed', text: `activity ${event.messageId}: patch dropped (${error.name || 'error'} at ${error.operation ? error.operation.path : '?'}), old content kept` });
+        return;
+      }
+    }
+    activities = { ...activities, [event.messageId]: { messageId: event.messageId, activityType: event.activityType, content } };
+    notify();
   }
 
   function onBlock(block) {
@@ -78,9 +109,10 @@ export function createReferenceHandler({ now = () => Date.now() } = {}) {
       }
     },
     setState(next) { state = next; notify(); },
-    reset() { state = runState = {}; runId = null; buffer = ''; decoder = new TextDecoder(); log.length = 0; notify(); },
+    reset() { state = runState = {}; activities = {}; runId = null; buffer = ''; decoder = new TextDecoder(); log.length = 0; notify(); },
     get state() { return state; },
     get version() { return version; },
+    get activities() { return activities; },
     get log() { return log; },
     subscribe(fn) { subs.add(fn); return () => subs.delete(fn); },
     subscribeLog(fn) { logSubs.add(fn); return () => logSubs.delete(fn); },

@@ -71,8 +71,9 @@ export async function createSession({ syncOptions = {} } = {}) {
   // EDIT_POLICY: the same ownership and conflict rule as the server's applyEdits.
   // persist: a checkpoint per thread in IndexedDB (the default storage), so a
   // reload comes back with the state and the pending edit, and catches up by replay.
+  // activities: the agent's checkout card (AG-UI activities), sequenced like the state.
   const sync = await createStateSync({
-    reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...EDIT_POLICY, persist: { key: checkpointKey }, ...syncOptions,
+    reorderWindow: 16, maxGapEvents: 4, staleCheckMs: 1000, ...EDIT_POLICY, persist: { key: checkpointKey }, activities: true, ...syncOptions,
   });
   const reference = createReferenceHandler({ now });
   const refEdits = trackReferenceEdits(reference, LIMIT_PATH, now);
@@ -133,8 +134,26 @@ export async function createSession({ syncOptions = {} } = {}) {
     },
   });
 
+  // An activity's outcome (it names a messageId): its own line in the log.
+  function onActivityOutcome(o) {
+    const what = `activity ${o.messageId}`;
+    if (o.kind === 'resync') {
+      pushLog(syncLog, { kind: 'resync', text: `${what} resync: ${o.reason}${o.detail ? ` (${o.detail})` : ''}, lastSeq ${o.lastSeq ?? 'none'}` });
+      mark('resync');
+    } else if (o.kind === 'ignored' && o.reason === 'reordered') {
+      pushLog(syncLog, { kind: 'held', text: `${what} seq ${o.seq} arrived early: held until the gap fills` });
+    } else if (o.kind === 'ignored' && o.reason === 'duplicate') {
+      pushLog(syncLog, { kind: 'ignored', text: `${what} duplicate seq ${o.seq} ignored` });
+    } else if (o.kind === 'applied' && o.type === 'ACTIVITY_SNAPSHOT') {
+      pushLog(syncLog, { kind: 'snapshot', text: `${what} snapshot applied at seq ${o.seq ?? 'none'}` });
+    } else if (o.kind === 'error') {
+      pushLog(syncLog, { kind: 'error', text: `${what} ${o.code}: ${o.message}` });
+    }
+  }
+
   function onOutcomes(outcomes) {
     for (const o of outcomes) {
+      if (o.messageId !== undefined) { onActivityOutcome(o); continue; }
       syncEdits.onOutcome(o);
       if (o.kind === 'conflict') {
         pushLog(syncLog, { kind: 'conflict', text: `conflict on ${o.path} (edit ${o.editId}): yours ${JSON.stringify(o.mine)}, agent's ${JSON.stringify(o.theirs)} -> ${o.resolution}` });

@@ -16,6 +16,16 @@
 //  - right (agui-state-sync's edit): the value stays, pending; the agent's write
 //    raises a conflict banner with both values (user-wins); the follow-up run
 //    carries the edit, the agent acknowledges it, and its state ends with it.
+// And the checkout card (issue 25, item 4), an AG-UI 1.0 activity the agent
+// fills in step by step (ACTIVITY_SNAPSHOT, then ACTIVITY_DELTAs that each
+// `test` the form's revision):
+//  - left (@ag-ui/client 1.0's activity rules): a reordered step fails its
+//    patch and is dropped with a console.warn; every later step fails too, so
+//    its card stays on an old revision and nothing on the page says so;
+//  - right (sync.activities): holds the early step until the late one comes,
+//    detects the lost one, resyncs the activity and is caught up by the
+//    server; its card ends with exactly the agent's content (read from the
+//    demo server's /truth), status synced.
 // Screenshots go to tests/artifacts/ (gitignored); with AGUI_UPDATE_SCREENSHOT=1
 // the final one is copied to docs/demo.png for the README (a plain test run
 // leaves tracked files alone).
@@ -24,7 +34,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { ARTIFACTS, dataOf, eur, launchChromium, ROOT, startServer, waitData } from './e2e-support.mjs';
+import { ARTIFACTS, dataOf, eur, launchChromium, ROOT, startServer, truthOf, waitData } from './e2e-support.mjs';
 
 // The fault schedule. Fates are a pure function of (seed, event, delivery), so
 // with seed 747 at these rates the live stream loses seq 2 and 9 (gaps: the
@@ -32,7 +42,9 @@ import { ARTIFACTS, dataOf, eur, launchChromium, ROOT, startServer, waitData } f
 // proposal memo deltas, behind the next one (the reference applies them out of
 // order; its guarded patches then fail and are dropped, so it keeps the first
 // payee). No state event after seq 14 is lost, so no catch-up snapshot heals
-// the reference by accident. No connection cuts: they are timing-dependent, and the schedule must
+// the reference by accident. The checkout activity's steps (fault keys
+// a-checkout-1-<seq>) get their own fates: step 1 is held behind step 2 (a
+// reorder) and step 4 is lost. No connection cuts: they are timing-dependent, and the schedule must
 // not depend on the machine's speed.
 const FAULTS = { seed: 747, drop: 0.1, duplicate: 0.08, reorder: 0.12, latencyMs: 20, jitterMs: 30 };
 const STEP_MS = 150;
@@ -85,6 +97,7 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   const blocked = timeline.filter((e) => !e.enabled && e.reason && e.reason !== 'missing');
   assert.ok(blocked.length > 0, 'the guard never blocked an approval');
 
+  await checkoutHealsOnTheRightOnly(page, truth.threadId);
   await followUpAcknowledgesTheEdit(page, truth.threadId);
 
   // Left Approve: goes through on the client, the agent rejects it.
@@ -149,6 +162,38 @@ async function conflictShowsBothValues(page) {
   assert.equal(await dataOf(page, 'sync-edit-status', 'status'), 'pending');
   await page.waitForFunction((v) => document.querySelector('[data-testid="ref-limit"]').textContent === v, eur(THEIRS), { timeout: 5000 });
   assert.equal(await dataOf(page, 'ref-edit-status', 'status'), 'lost');
+}
+
+// The checkout activity: the agent's content as the demo server holds it,
+// against what each pane's card shows.
+async function checkoutHealsOnTheRightOnly(page, threadId) {
+  const ID = 'checkout-1';
+  const truth = await truthOf(page, threadId);
+  const agent = truth.activities[ID];
+  assert.ok(agent && agent.content, `the agent holds no ${ID}: ${JSON.stringify(truth.activities)}`);
+  const faulted = truth.faults.filter((f) => f.key.startsWith(`a-${ID}-`) && f.delivery === 0).map((f) => `${f.key}:${f.fate}`);
+  assert.ok(faulted.some((f) => f.endsWith(':drop')) && faulted.some((f) => f.endsWith(':reorder')), `the schedule lost and reordered a step: ${faulted}`);
+  // Right: verified and equal to the agent's (the lost step was caught up).
+  await page.waitForFunction(([id, want]) => {
+    const a = window.__demo.sync.activities[id];
+    return a && a.status === 'synced' && window.__demo.stateDigest(a.content) === window.__demo.stateDigest(want);
+  }, [ID, agent.content], { timeout: 20000 })
+    .catch(async (e) => { throw new Error(`right card: ${JSON.stringify(await page.evaluate((id) => window.__demo.sync.activities[id], ID))}; agent: ${JSON.stringify(agent)}: ${e.message}`); });
+  const right = await page.evaluate((id) => window.__demo.sync.activities[id], ID);
+  assert.deepEqual(right.content, agent.content);
+  assert.equal(right.lastSeq, agent.seq);
+  await waitData(page, 'sync-checkout', 'seq', String(agent.seq), 5000);
+  assert.deepEqual(JSON.parse(await dataOf(page, 'sync-checkout', 'content')), agent.content, 'the right card renders the verified content');
+  assert.equal(await dataOf(page, 'sync-checkout-status', 'status'), 'synced');
+  const told = await page.evaluate(() => window.__demo.syncLog.get().map((e) => e.text).join('\n'));
+  assert.match(told, new RegExp(`activity ${ID} resync: gap`), 'the lost step was detected');
+  // Left: the same bytes, and a card that is not the agent's, with no status to say so.
+  const left = JSON.parse(await dataOf(page, 'ref-checkout', 'content'));
+  assert.notDeepEqual(left, agent.content, 'the reference card should have silently kept an old revision');
+  assert.ok(left.revision < agent.content.revision, `left at revision ${left.revision}, agent at ${agent.content.revision}`);
+  assert.equal(await page.locator('[data-testid="ref-checkout-status"]').count(), 0);
+  const dropped = await page.evaluate(() => window.__demo.reference.log.filter((e) => e.text.startsWith('activity ')).length);
+  assert.ok(dropped > 0, 'the reference dropped activity patches (console.warn only)');
 }
 
 async function followUpAcknowledgesTheEdit(page, threadId) {
