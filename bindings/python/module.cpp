@@ -109,7 +109,9 @@ void bindSync(nb::module_& m) {
       .def("note_activity", &SyncFacade::noteActivity, nb::arg("now_ms"))
       .def("guard_view", &SyncFacade::guardView, nb::arg("path"))
       .def("guard_approve", &SyncFacade::guardApprove, nb::arg("token_json"), nb::arg("now_ms"))
-      .def("guard_blocker", &SyncFacade::guardBlocker, nb::arg("now_ms"));
+      .def("guard_blocker", &SyncFacade::guardBlocker, nb::arg("now_ms"))
+      .def("guard_view_activity", &SyncFacade::guardViewActivity, nb::arg("message_id"), nb::arg("path"))
+      .def("guard_activity_blocker", &SyncFacade::guardActivityBlocker, nb::arg("message_id"), nb::arg("now_ms"));
 }
 
 // The core's SSE framer, for reading an upstream AG-UI stream (sequence_state,
@@ -250,8 +252,11 @@ NB_MODULE(_core, m) {
   bindStoreLine(m);
   bindActivities(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
-  m.def("verify", [](const nb::bytes& a, const nb::bytes& s) { return SyncFacade::verify(text(a), text(s)); },
-        nb::arg("approval_json"), nb::arg("state_json"));
+  m.def("verify",
+        [](const nb::bytes& a, const nb::bytes& s, const nb::bytes& acts) {
+          return SyncFacade::verify(text(a), text(s), text(acts));
+        },
+        nb::arg("approval_json"), nb::arg("state_json"), nb::arg("activities_json"));
   m.def("judge_approvals", [](const nb::bytes& r) { return agui_sync::judgeApprovalsJson(text(r)); },
         nb::arg("request_json"));  // the middleware's approval gate (src/facade/approval_facade.h)
   // consume_approval's steps and effect_key (src/facade/approval_consume.h)

@@ -81,7 +81,9 @@ EMSCRIPTEN_BINDINGS(agui_state_sync) {
       .function("noteActivity", &SyncFacade::noteActivity)
       .function("guardView", &SyncFacade::guardView)
       .function("guardApprove", &SyncFacade::guardApprove)
-      .function("guardBlocker", &SyncFacade::guardBlocker);
+      .function("guardBlocker", &SyncFacade::guardBlocker)
+      .function("guardViewActivity", &SyncFacade::guardViewActivity)
+      .function("guardActivityBlocker", &SyncFacade::guardActivityBlocker);
 }
 #endif
 

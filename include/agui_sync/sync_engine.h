@@ -130,6 +130,8 @@ class SyncEngine {
   const Metrics& metrics() const;
   // With options.activities: every activity held, by messageId.
   std::vector<ActivityView> activities() const;
+  // One activity by messageId (nullopt: not held), in O(log activities).
+  std::optional<ActivityView> activity(const std::string& messageId) const;
   // Bytes received since construction: any growth is a sign of life (heartbeats included).
   uint64_t bytesReceived() const;
 

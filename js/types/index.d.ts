@@ -428,9 +428,20 @@ export interface ViewToken {
   seq: number | null;
   /** stateDigest() of the value at path. */
   digest: string;
+  /** Set when the value is in that activity's content (guard.view(path, { messageId })); seq is then the activity's own. */
+  messageId?: string;
 }
 
-/** An approval the agent can check against its own state (verifyApproval). */
+/** Which document a guard call targets: the state (no messageId), or an activity's content (docs/wire.md section 11). */
+export interface GuardTarget {
+  /** The activity (sync.activities[messageId].content), judged by its own line. */
+  messageId?: string;
+}
+
+/** Where an approval with a messageId is checked: emitter.activities, or { messageId: content }. */
+export type ApprovalActivities = { content(messageId: string): unknown } | Record<string, unknown>;
+
+/** An approval the agent can check against its own state, or its content of an activity (verifyApproval). */
 export interface Approval {
   path: string;
   /** lastSeq when approved. */
@@ -441,6 +452,8 @@ export interface Approval {
   digest: string;
   /** The sender's epoch, or null. */
   epoch: string | null;
+  /** Set for a value in an activity's content: the agent checks it against its content of that activity. */
+  messageId?: string;
   /** The AG-UI interrupt this approval answers (approve(token, { interruptId })). */
   interruptId?: string;
 }
@@ -484,20 +497,20 @@ export interface ResumeEntry<P extends ExtraPayload = {}> {
 }
 
 export interface ApprovalGuard<S = JsonValue> {
-  /** The value at `path` (JSON Pointer) and a token to approve it with. */
-  view<V = JsonValue>(path: string): ViewResult<V>;
+  /** The value at `path` (JSON Pointer) and a token to approve it with; with { messageId }, in that activity's content. */
+  view<V = JsonValue>(path: string, options?: GuardTarget): ViewResult<V>;
   /**
    * An approval if the state is verified, live, not waiting on a gap, and the
    * value at token.path still has token.digest. Never throws for state.
    */
   approve(token: ViewToken, options?: { interruptId?: string }): ApproveResult;
-  /** null when approvals are possible now, else why not (resyncing, unverified, disconnected, stale, gap-pending, ...). */
-  blocker(): GuardReason | null;
+  /** null when approvals are possible now, else why not (resyncing, unverified, disconnected, stale, gap-pending, ...); with { messageId }, of that activity. */
+  blocker(options?: GuardTarget): GuardReason | null;
   /**
    * Calls `listener` now and whenever the value at `path` (by identity) or its
    * approvability changes (checked after feed/end/reset and guard.check()).
    */
-  watch<V = JsonValue>(path: string, listener: (state: GuardWatchState<V>) => void): Unsubscribe;
+  watch<V = JsonValue>(path: string, listener: (state: GuardWatchState<V>) => void, options?: GuardTarget): Unsubscribe;
   /** Re-evaluates watchers now (staleness depends on the clock). */
   check(): void;
   /** The open AG-UI interrupts. */
@@ -612,8 +625,12 @@ export declare const WIRE_KEY: 'agui-state-sync';
 export function wireFields(event: unknown): SyncWireFields | null;
 /** "sha256:" + hex SHA-256 of canonicalJson(value). */
 export function stateDigest(value: unknown): `sha256:${string}`;
-/** True only if `agentState` at approval.path has approval.digest. False for any malformed input. */
-export function verifyApproval(approval: unknown, agentState: unknown): boolean;
+/**
+ * True only if `agentState` at approval.path has approval.digest; for an approval with a
+ * messageId, the agent's content of that activity (options.activities) instead. False for any
+ * malformed input, and for an activity's approval without that activity.
+ */
+export function verifyApproval(approval: unknown, agentState: unknown, options?: { activities?: ApprovalActivities }): boolean;
 
 /** Who writes a part of the state, for `untrusted: 'auto'`. */
 export type StateOwner = 'user' | 'agent' | 'shared';

@@ -1,6 +1,6 @@
 // Type declarations for agui-state-sync/server (written by hand; see src/server.js).
 import type {
-  ActivityPosition, AguiSyncError, Approval, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, PromptRenderOptions,
+  ActivityPosition, AguiSyncError, Approval, ApprovalActivities, DurableStateEmitter, EditPolicy, EditRequest, EditResult, EmitterStore, JsonValue, PromptRenderOptions,
   StateEmitter, StateEvent,
   StateSyncPosition,
 } from './index.js';
@@ -146,8 +146,11 @@ export interface ConsumedApproval {
   replayed: boolean;
   /** The effect's idempotency key (null when refused). */
   effectKey: string | null;
-  /** Why it was refused: 'changed' (not verified), 'invalid-token', 'already-consumed' (resolved by another approval). */
-  reason?: 'changed' | 'invalid-token' | 'already-consumed';
+  /**
+   * Why it was refused: 'changed' (not verified), 'invalid-token', 'already-consumed' (resolved by
+   * another approval), 'missing' (it names an activity the agent does not hold).
+   */
+  reason?: 'changed' | 'invalid-token' | 'already-consumed' | 'missing';
 }
 
 /**
@@ -157,7 +160,7 @@ export interface ConsumedApproval {
 export function consumeApproval(
   approval: Approval | unknown,
   agentState: unknown,
-  options: { store: EmitterStore; threadId: string; interruptId?: string },
+  options: { store: EmitterStore; threadId: string; interruptId?: string; activities?: ApprovalActivities },
 ): Promise<ConsumedApproval>;
 
 /**

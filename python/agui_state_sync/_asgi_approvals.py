@@ -1,7 +1,9 @@
 """StateSyncMiddleware's approvals (issue 24, section 2; the Node proxy does
 the same in js/src/proxy/approvals.js). A RunAgentInput.resume entry carrying
 one of our approvals (payload.approval, docs/wire.md section 7) is judged
-before the endpoint runs, against the thread's sequenced state. The judgement
+before the endpoint runs, against the thread's sequenced state (one with a
+messageId against the thread's content of that activity, docs/wire.md section
+11, which the core asks for by name; none held: 'approval-stale'). The judgement
 is the core's (_core.judge_approvals, src/facade/approval_gate.h, the one the
 proxy asks too); this file reads and writes the store it asks for:
 
@@ -47,7 +49,8 @@ class ApprovalGate:
 
     async def judge(self, emitter: Any, thread_id: str, run_input: Dict[str, Any]) -> Tuple[str, Any]:
         """('pass' | 'forward', None | done_event) | ('refuse', RUN_ERROR event) | ('replayed', first_run_done)."""
-        known: Dict[str, Any] = {"threadId": thread_id, "resume": run_input.get("resume"), "records": {}, "claimed": {}}
+        known: Dict[str, Any] = {"threadId": thread_id, "resume": run_input.get("resume"), "records": {}, "claimed": {},
+                                 "activities": {}}
         if emitter is not None:
             known["state"] = emitter.state
         for _ in range(_MAX_STEPS):
@@ -68,9 +71,17 @@ class ApprovalGate:
             if kind == "peek":
                 for interrupt_id in verdict["interruptIds"]:
                     known["records"][interrupt_id] = await self.store.peek(thread_id, interrupt_id)
+                for message_id in verdict.get("activities", []):  # an approval of that activity's content
+                    known["activities"][message_id] = _activity_content(emitter, message_id)
             else:
                 await _claim(self.store, thread_id, verdict["claims"], known)
         raise RuntimeError(f"the approval gate did not settle in {_MAX_STEPS} steps")  # a bug in the core
+
+
+def _activity_content(emitter: Any, message_id: str) -> Any:
+    """The thread's content of an activity, None when it holds none (never creating its activities)."""
+    activities = None if emitter is None else emitter._activities_in_use()
+    return None if activities is None else activities.content(message_id)
 
 
 async def _claim(store: Any, thread_id: str, claims: Any, known: Dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional
 
 from . import _core
 from ._json import json_bytes, parse, plain
+from .canonical import named_activity
 from .errors import sync_type_error
 from .stores.contract import RECORD_METHODS, check_key, check_store
 
@@ -57,22 +58,28 @@ def _state_text(agent_state: Any) -> Optional[bytes]:
 
 
 async def consume_approval(approval: Any, agent_state: Any, *, store: Any, thread_id: str,
-                           interrupt_id: Optional[str] = None) -> Dict[str, Any]:
-    """Verifies ``approval`` against ``agent_state`` and records it once in
+                           interrupt_id: Optional[str] = None, activities: Any = None) -> Dict[str, Any]:
+    """Verifies ``approval`` against ``agent_state`` (an approval with a
+    messageId against ``activities``' content of that activity:
+    emitter.activities or {message_id: content}) and records it once in
     ``store`` under (thread_id, interrupt_id): {ok, decision, replayed,
     effectKey, reason?}, exactly as the JS consumeApproval answers:
       first time, verified       -> ok, 'approved', replayed False;
       the same approval again    -> the first decision, replayed True;
       another approval, same interrupt -> refused 'already-consumed';
-      not verified               -> refused 'changed' ('invalid-token' when malformed), nothing recorded.
+      not verified               -> refused 'changed' ('invalid-token' when malformed, 'missing' when
+                                    it names an activity the agent does not hold), nothing recorded.
     Act only on ok, with effectKey as the effect's idempotency key."""
     check_store(store, "consume_approval() option store", RECORD_METHODS)
     check_key(thread_id, "consume_approval() option thread_id")
     known = _request(approval, threadId=thread_id, interruptId=interrupt_id,
                      nowMs=int(time.time() * 1000))
     state = _state_text(agent_state)
+    named = named_activity(approval, activities)
     for _ in range(_MAX_STEPS):
         text = json_bytes(known, "consume_approval()")
+        if named:  # spliced in like the state
+            text = b'{"activities":' + named + b"," + text[1:]
         if state is not None:  # spliced in, not parsed again: the state may be large
             text = b'{"state":' + state + b"," + text[1:]
         step = parse(_core.consume_approval_step(text))

@@ -180,15 +180,22 @@ class SyncEngine:
         return {"state": self.state, "forwardedProps": {"stateSync": {"edits": self.pending_edits()}}}
 
     # --- the approval guard ---------------------------------------------------------
-    def view(self, path: str) -> Dict[str, Any]:
+    def view(self, path: str, *, message_id: Optional[str] = None) -> Dict[str, Any]:
         """{ok: True, token: {path, seq, digest}} or {ok: False, reason}: what a
-        person is shown, for approve()."""
+        person is shown, for approve(). With ``message_id``: the value at path
+        in that activity's content (a form rendered from it), the token with
+        the activity's own seq and its messageId ('missing': no such activity)."""
         if not isinstance(path, str):
             raise sync_type_error("invalid-argument", "view() path must be a JSON Pointer string")
-        return _guard_answer(parse(self._facade.guard_view(path)))
+        if message_id is None:
+            return _guard_answer(parse(self._facade.guard_view(path)))
+        if not isinstance(message_id, str):
+            raise sync_type_error("invalid-argument", "view() message_id must be a str")
+        return _guard_answer(parse(self._facade.guard_view_activity(message_id, path)))
 
     def approve(self, token: Any) -> Dict[str, Any]:
-        """{ok: True, approval: {path, seq, viewedSeq, digest, epoch}} or {ok: False, reason}."""
+        """{ok: True, approval: {path, seq, viewedSeq, digest, epoch}} or {ok: False, reason};
+        a token with a messageId is judged by that activity, and its approval carries it."""
         text = json_bytes(token, "approve() token").decode("utf-8")
         return _guard_answer(parse(self._facade.guard_approve(text, float(self._now()))))
 

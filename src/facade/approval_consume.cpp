@@ -22,9 +22,11 @@ const json& field(const json& object, const char* name) {
   return it == object.end() ? absent : *it;
 }
 
-// An approval the key can be made of: an object with string path and digest.
+// An approval the key can be made of: an object with string path and digest
+// (and a string messageId, if any).
 bool wellFormed(const json& approval) {
-  return approval.is_object() && field(approval, "path").is_string() && field(approval, "digest").is_string();
+  Approval a;
+  return approvalFromJson(approval, a);
 }
 
 // The interrupt an approval answers: the caller's, else the approval's own.
@@ -50,13 +52,15 @@ json fromRecord(const json& recorded, const std::string& key) {
   return answer(true, true, key, nullptr);
 }
 
-bool verified(const json& request) {
-  if (!request.contains("state")) return false;  // none the binding could put in JSON
-  const json& approval = field(request, "approval");
+// Why the approval is not of the agent's document (empty: it is): the state, or
+// the agent's content of the activity it names ("missing" when none is held).
+std::optional<Code> unverified(const json& request) {
   Approval a;
-  a.path = approval["path"].get<std::string>();
-  a.digest = approval["digest"].get<std::string>();
-  return verifyApproval(a, request["state"]);
+  approvalFromJson(field(request, "approval"), a);
+  auto state = request.find("state");  // absent: none the binding could put in JSON
+  auto activities = request.find("activities");
+  return judgeApproval(a, state == request.end() ? nullptr : &*state,
+                       activities == request.end() ? nullptr : &*activities);
 }
 
 json consumeStep(const json& request, const json& interruptId) {
@@ -67,7 +71,7 @@ json consumeStep(const json& request, const json& interruptId) {
   if (!request.contains("record")) return {{"ok", true}, {"step", "peek"}, {"recordId", recordId}};
   if (!request["record"].is_null()) return fromRecord(request["record"], key);
   if (field(request, "claimed") == true) return answer(true, false, key, nullptr);
-  if (!verified(request)) return answer(false, false, nullptr, "changed");
+  if (std::optional<Code> why = unverified(request)) return answer(false, false, nullptr, codeName(*why));
   const json& now = field(request, "nowMs");
   const std::string record = approvalRecord(key, now.is_number() ? now.get<double>() : 0);
   return {{"ok", true}, {"step", "claim"}, {"recordId", recordId}, {"record", record}};

@@ -10,11 +10,13 @@
 //     request  {"approval", "threadId": s|null, "interruptId": s|null}
 //              (interruptId null: the approval's own interruptId, if any)
 //     answer   {"ok":true,"effectKey":64 hex} | failure invalid-argument (not an approval
-//              {path, seq, digest, epoch}; an interruptId that is not a string)
+//              {path, seq, digest, epoch, messageId?}; an interruptId that is not a string)
 //
 //   consumeApprovalStepJson(requestJson)
 //     request  {"threadId": s, "interruptId": s|null, "approval", "state" (absent: none
-//               the binding could put in JSON), "record": null|s (absent until peeked),
+//               the binding could put in JSON), "activities": {messageId: content} (the
+//               agent's content of the activity an approval with a messageId names; absent
+//               or without it: none held), "record": null|s (absent until peeked),
 //               "claimed": bool (this request's claim was won), "nowMs": n}
 //     answer   {"ok":true,"step":"peek","recordId":s}: read the store's record, put it
 //                (or null) in "record", and ask again
@@ -27,7 +29,8 @@
 //     first time, verified      {ok:true, decision:'approved', replayed:false, effectKey}
 //     the same approval again   the first decision, replayed:true (whatever the state is now)
 //     another approval, same interrupt: refused 'already-consumed'
-//     not verified              refused 'changed' ('invalid-token' when malformed); nothing
+//     not verified              refused 'changed' ('invalid-token' when malformed; 'missing'
+//                               when it names an activity the agent does not hold); nothing
 //                               is recorded (a refusal consumes nothing)
 //   Without an interruptId, each distinct approval is consumed once (its record id is
 //   "approval:<effectKey>").

@@ -34,6 +34,9 @@ json answerOf(const GateDecision& d) {
   if (!d.releases.empty()) out["releases"] = claimsJson(d.releases);
   switch (d.verdict) {
     case GateVerdict::Peek:
+      out["interruptIds"] = d.interruptIds;
+      if (!d.activities.empty()) out["activities"] = d.activities;
+      break;
     case GateVerdict::Forward: out["interruptIds"] = d.interruptIds; break;
     case GateVerdict::Replay: out["interruptId"] = d.interruptIds.front(); break;
     case GateVerdict::Refuse:
@@ -66,6 +69,7 @@ std::string judgeApprovalsJson(const std::string& requestJson) {
   in.resume = field("resume");
   in.state = field("state");
   in.records = field("records");
+  in.activities = field("activities");
   if (const json* claimed = field("claimed"); claimed && claimed->is_object())
     for (auto it = claimed->begin(); it != claimed->end(); ++it)
       if (it->is_string()) in.claimed[it.key()] = it->get<std::string>();

@@ -67,9 +67,10 @@ GateDecision refused(Code code, const std::string& interruptId, const std::strin
 std::optional<GateDecision> malformed(const std::vector<Entry>& entries) {
   std::set<std::string> seen;
   for (const Entry& e : entries) {
-    if (!isString(member(*e.approval, "path")) || !isString(member(*e.approval, "digest")))
+    Approval a;
+    if (!approvalFromJson(*e.approval, a))
       return refused(Code::InvalidRequest, e.interruptId,
-                     "the approval for interrupt " + e.interruptId + " needs a string path and digest");
+                     "the approval for interrupt " + e.interruptId + " needs a string path and digest (and messageId, if any)");
     if (!seen.insert(e.interruptId).second)
       return refused(Code::InvalidRequest, e.interruptId, "interrupt " + e.interruptId + " has two resume entries");
   }
@@ -88,12 +89,24 @@ Standing standing(const GateInput& in, const Entry& e) {
                                                                                              : Standing::Conflict;
 }
 
-bool verified(const GateInput& in, const Entry& e) {
-  if (in.state == nullptr) return false;
+// The activity an entry's approval names, if any (malformed() read it already).
+const json* activityOf(const Entry& e) {
+  const json* id = member(*e.approval, "messageId");
+  return isString(id) ? id : nullptr;
+}
+
+// Why a fresh entry is not verified (empty: it is), against the document it names.
+std::optional<std::string> unverified(const GateInput& in, const Entry& e) {
   Approval a;
-  a.path = member(*e.approval, "path")->get<std::string>();
-  a.digest = member(*e.approval, "digest")->get<std::string>();
-  return verifyApproval(a, *in.state);
+  approvalFromJson(*e.approval, a);
+  const std::optional<Code> why = judgeApproval(a, in.state, in.activities);
+  const std::string& id = e.interruptId;
+  if (!why) return std::nullopt;
+  if (*why == Code::Missing)
+    return "the thread holds no activity " + *a.messageId + " to verify the approval for interrupt " + id;
+  if (!a.messageId && in.state == nullptr)
+    return "the thread has no sequenced state to verify the approval for interrupt " + id;
+  return "the approval for interrupt " + id + " is not of the thread's current value";
 }
 
 std::string recordOf(const GateInput& in, const Entry& e) {
@@ -122,10 +135,8 @@ GateDecision judgeRead(const GateInput& in, const std::vector<Entry>& entries) {
   for (size_t i = 0; i < entries.size(); ++i) {
     if (standings[i] != Standing::Fresh) continue;
     const std::string& id = entries[i].interruptId;
-    if (in.state == nullptr)
-      return releasing(refused(Code::ApprovalStale, id, "the thread has no sequenced state to verify the approval for interrupt " + id), in);
-    if (!verified(in, entries[i]))
-      return releasing(refused(Code::ApprovalStale, id, "the approval for interrupt " + id + " is not of the thread's current value"), in);
+    if (std::optional<std::string> why = unverified(in, entries[i]))
+      return releasing(refused(Code::ApprovalStale, id, *why), in);
     claim.claims.push_back({id, recordOf(in, entries[i])});
   }
   if (!claim.claims.empty()) return claim;
@@ -155,6 +166,7 @@ std::string approvalEffectKey(const json& approval, const json& threadId, const 
                    {"seq", seq ? safeSeq(*seq) : json(nullptr)},
                    {"digest", *member(approval, "digest")},
                    {"epoch", isString(epoch) ? *epoch : json(nullptr)}};
+  if (const json* messageId = member(approval, "messageId"); isString(messageId)) identity["messageId"] = *messageId;
   return stateDigest(identity).substr(7);  // without "sha256:"
 }
 
@@ -168,12 +180,19 @@ GateDecision judgeApprovals(const GateInput& in) {
   if (entries.empty()) return decided(GateVerdict::Pass, {});
   if (std::optional<GateDecision> refusal = malformed(entries)) return releasing(*refusal, in);
   std::vector<std::string> unread;
+  std::set<std::string> contents;  // the activities named whose content the binding has not given
   for (const Entry& e : entries) {
     const bool read = in.records != nullptr && in.records->is_object() && in.records->contains(e.interruptId);
     if (!read && !in.claimed.count(e.interruptId)) unread.push_back(e.interruptId);
+    const json* messageId = activityOf(e);
+    if (messageId == nullptr) continue;
+    const bool given = in.activities != nullptr && in.activities->is_object() && in.activities->contains(*messageId);
+    if (!given) contents.insert(messageId->get<std::string>());
   }
-  if (!unread.empty()) return decided(GateVerdict::Peek, std::move(unread));
-  return judgeRead(in, entries);
+  if (unread.empty() && contents.empty()) return judgeRead(in, entries);
+  GateDecision peek = decided(GateVerdict::Peek, std::move(unread));
+  peek.activities.assign(contents.begin(), contents.end());
+  return peek;
 }
 
 }  // namespace agui_sync

@@ -7,7 +7,10 @@
 // and written so far; the binding does what each verdict asks and asks again:
 //
 //   Pass     no resume entry carries one of our approvals: the run goes on
-//   Peek     read the store's records of `interruptIds` (null when none) and ask again
+//   Peek     read the store's records of `interruptIds` (null when none), and the
+//            thread's content of each activity in `activities` (null when it holds
+//            none: an approval with a messageId is of that activity, docs/wire.md
+//            section 7), and ask again
 //   Claim    claim each of `claims` in order, with its record; stop at the first one
 //            that is lost (another consumer was first) and put its existing record
 //            into the records; then ask again
@@ -26,7 +29,9 @@
 // The order of the checks is the contract: a record of another approval refuses
 // (already-consumed) before anything else, a replay wins over a stale fresh entry
 // (a re-sent resume after the first run moved the state is still a replay), and
-// only fresh entries are verified against the state. A refusal claims nothing.
+// only fresh entries are verified: against the state, or with a messageId against
+// the thread's content of that activity (none held: approval-stale, never the
+// state). A refusal claims nothing.
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +52,7 @@ struct GateClaim {
 struct GateDecision {
   GateVerdict verdict = GateVerdict::Pass;
   std::vector<std::string> interruptIds;
+  std::vector<std::string> activities;  // Peek: the activities' contents to read
   std::vector<GateClaim> claims;    // Claim: to write
   std::vector<GateClaim> releases;  // Replay, Refuse: this request's claims to drop
   Code code = Code::InvalidRequest;  // Refuse only
@@ -58,6 +64,7 @@ struct GateInput {
   const nlohmann::json* resume = nullptr;   // RunAgentInput.resume, as sent
   const nlohmann::json* state = nullptr;    // the thread's vouched state; null: none
   const nlohmann::json* records = nullptr;  // {interruptId: record text | null} read so far
+  const nlohmann::json* activities = nullptr;  // {messageId: content | null} read so far
   std::map<std::string, std::string> claimed;  // interrupt -> the record this request claimed it with
   double nowMs = 0;                         // the records' "at"
 };
@@ -67,8 +74,9 @@ GateDecision judgeApprovals(const GateInput& input);
 // consumeApproval's effect key (facade/approval_consume.h): 64 hex digits of the
 // SHA-256 of the canonical JSON of {v:1, threadId, interruptId, path, seq, digest,
 // epoch}; threadId and interruptId are strings or null, a seq that is not a safe
-// integer and an epoch that is not a string count as null. `approval` must have
-// string path and digest.
+// integer and an epoch that is not a string count as null. An approval of an
+// activity adds its messageId to that object (so a state approval's key is what it
+// always was). `approval` must have string path and digest.
 std::string approvalEffectKey(const nlohmann::json& approval, const nlohmann::json& threadId,
                               const nlohmann::json& interruptId);
 

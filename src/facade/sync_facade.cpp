@@ -205,14 +205,10 @@ std::string refusal(Code reason) { return failureJson(reason, codeInfo(reason).m
 
 json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-bool approvalFromJson(const json& j, Approval& a) {
-  if (!j.is_object()) return false;
-  auto path = j.find("path");
-  auto digest = j.find("digest");
-  if (path == j.end() || !path->is_string() || digest == j.end() || !digest->is_string()) return false;
-  a.path = *path->get_ptr<const std::string*>();
-  a.digest = *digest->get_ptr<const std::string*>();
-  return true;
+std::string tokenJson(const ViewToken& token) {
+  json t = {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}};
+  if (token.messageId) t["messageId"] = *token.messageId;
+  return json{{"ok", true}, {"token", std::move(t)}}.dump();
 }
 
 }  // namespace
@@ -222,9 +218,13 @@ void SyncFacade::noteActivity(double nowMs) { guard_->noteActivity(toMs(nowMs));
 std::string SyncFacade::guardView(const std::string& path) const {
   ViewToken token;
   GuardResult r = guard_->view(path, nullptr, &token);
-  if (!r.ok) return refusal(r.reason);
-  return json{{"ok", true}, {"token", {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}}}}
-      .dump();
+  return r.ok ? tokenJson(token) : refusal(r.reason);
+}
+
+std::string SyncFacade::guardViewActivity(const std::string& messageId, const std::string& path) const {
+  ViewToken token;
+  GuardResult r = guard_->viewActivity(messageId, path, nullptr, &token);
+  return r.ok ? tokenJson(token) : refusal(r.reason);
 }
 
 std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs) const {
@@ -232,26 +232,32 @@ std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs)
   if (parseBounded(tokenJson, kTokenDepth, t) || !t.is_object()) return refusal(Code::InvalidToken);
   auto path = t.find("path");
   auto digest = t.find("digest");
-  if (path == t.end() || !path->is_string() || digest == t.end() || !digest->is_string())
-    return refusal(Code::InvalidToken);
-  ViewToken token{*path->get_ptr<const std::string*>(), std::nullopt, *digest->get_ptr<const std::string*>()};
+  auto messageId = t.find("messageId");
+  if (path == t.end() || !path->is_string() || digest == t.end() || !digest->is_string()) return refusal(Code::InvalidToken);
+  if (messageId != t.end() && !messageId->is_null() && !messageId->is_string()) return refusal(Code::InvalidToken);
+  ViewToken token{*path->get_ptr<const std::string*>(), std::nullopt, *digest->get_ptr<const std::string*>(), std::nullopt};
+  if (messageId != t.end() && messageId->is_string()) token.messageId = messageId->get<std::string>();
   auto seq = t.find("seq");
   if (seq != t.end() && seq->is_number_unsigned()) token.seq = seq->get<uint64_t>();
   Approval a;
   GuardResult r = guard_->approve(token, toMs(nowMs), &a);
   if (!r.ok) return refusal(r.reason);
-  return json{{"ok", true},
-              {"approval",
-               {{"path", a.path},
-                {"seq", optionalSeq(a.seq)},
-                {"viewedSeq", optionalSeq(a.viewedSeq)},
-                {"digest", a.digest},
-                {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}}}}
-      .dump();
+  json approval = {{"path", a.path},
+                   {"seq", optionalSeq(a.seq)},
+                   {"viewedSeq", optionalSeq(a.viewedSeq)},
+                   {"digest", a.digest},
+                   {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}};
+  if (a.messageId) approval["messageId"] = *a.messageId;
+  return json{{"ok", true}, {"approval", std::move(approval)}}.dump();
 }
 
 std::string SyncFacade::guardBlocker(double nowMs) const {
   std::optional<Code> reason = guard_->blocker(toMs(nowMs));
+  return reason ? codeName(*reason) : "";
+}
+
+std::string SyncFacade::guardActivityBlocker(const std::string& messageId, double nowMs) const {
+  std::optional<Code> reason = guard_->activityBlocker(messageId, toMs(nowMs));
   return reason ? codeName(*reason) : "";
 }
 
@@ -266,12 +272,15 @@ std::string SyncFacade::canonicalize(const std::string& jsonText) {
   return out + "}";
 }
 
-bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson) {
+bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson, const std::string& activitiesJson) {
   Approval a;
-  json approval, state;
+  json approval, state, activities;
   if (parseBounded(approvalJson, kTokenDepth, approval) || !approvalFromJson(approval, a)) return false;
-  if (parseBounded(stateJson, Options{}.maxDepth * 4, state)) return false;
-  return verifyApproval(a, state);
+  // "": no state the binding could put in JSON (a state approval then never verifies).
+  if (!stateJson.empty() && parseBounded(stateJson, Options{}.maxDepth * 4, state)) return false;
+  // {messageId: content}: the agent's content of the activity an approval names ("" or "null": none).
+  if (!activitiesJson.empty() && parseBounded(activitiesJson, Options{}.maxDepth * 4 + 1, activities)) return false;
+  return !judgeApproval(a, stateJson.empty() ? nullptr : &state, &activities);
 }
 
 }  // namespace agui_sync

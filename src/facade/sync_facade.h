@@ -47,8 +47,18 @@
 //                        {"ok":true,"approval":{"path","seq","viewedSeq","digest","epoch"}}
 //                        | failure (code: a guard reason)
 //   guardBlocker(nowMs)  "" when approvals are possible, else the guard reason.
+//   guardViewActivity(messageId, path)
+//                        as guardView, of the value at path in that activity's content:
+//                        the token has "messageId" and the activity's own seq (missing:
+//                        no such activity held). guardApprove with such a token judges
+//                        it by that activity (its approval has "messageId" and the
+//                        activity's seq and epoch).
+//   guardActivityBlocker(messageId, nowMs)  as guardBlocker, for that activity ("missing": not held).
 // Static helpers (no engine): canonicalize(jsonText) -> {"ok":true,"canonical","digest"}
-//   | failure (invalid-json, limit-exceeded); verify(approvalJson, stateJson) -> bool.
+//   | failure (invalid-json, limit-exceeded); verify(approvalJson, stateJson, activitiesJson)
+//   -> bool: judgeApproval (approval_guard.h); stateJson "" is no state; activitiesJson
+//   {messageId: content} is the agent's content of the activity an approval names ("" or
+//   "null": none).
 //
 // Result = {"outcomes":[Outcome...], "status":"synced"|"unverified"|"resyncing",
 //           "lastSeq":n|null, "lastEventId":s|null, "epoch":s|null, "pending":n,
@@ -119,9 +129,11 @@ class SyncFacade {
   std::string guardView(const std::string& path) const;
   std::string guardApprove(const std::string& tokenJson, double nowMs) const;
   std::string guardBlocker(double nowMs) const;
+  std::string guardViewActivity(const std::string& messageId, const std::string& path) const;
+  std::string guardActivityBlocker(const std::string& messageId, double nowMs) const;
 
   static std::string canonicalize(const std::string& jsonText);
-  static bool verify(const std::string& approvalJson, const std::string& stateJson);
+  static bool verify(const std::string& approvalJson, const std::string& stateJson, const std::string& activitiesJson);
 
   SyncEngine& engine() { return *engine_; }
 

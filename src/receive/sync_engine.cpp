@@ -224,15 +224,25 @@ std::vector<uint64_t> SyncEngine::heldSeqs() const { return impl_->receiver.held
 const Metrics& SyncEngine::metrics() const { return impl_->receiver.metrics(); }
 uint64_t SyncEngine::bytesReceived() const { return impl_->bytesReceived; }
 
+namespace {
+ActivityView viewOf(const std::string& id, const ActivityBook::Line& line) {
+  const Receiver& r = line.receiver;
+  return ActivityView{&id, &line.activityType, &r.state(), r.status(), r.lastSeq(), &r.epoch(),
+                      r.resyncRequest() ? &*r.resyncRequest() : nullptr, r.pendingCount()};
+}
+}  // namespace
+
 std::vector<ActivityView> SyncEngine::activities() const {
   std::vector<ActivityView> views;
   views.reserve(impl_->activities.size());
-  for (const auto& [id, line] : impl_->activities.lines()) {
-    const Receiver& r = line.receiver;
-    views.push_back(ActivityView{&id, &line.activityType, &r.state(), r.status(), r.lastSeq(), &r.epoch(),
-                                 r.resyncRequest() ? &*r.resyncRequest() : nullptr, r.pendingCount()});
-  }
+  for (const auto& [id, line] : impl_->activities.lines()) views.push_back(viewOf(id, line));
   return views;
+}
+
+std::optional<ActivityView> SyncEngine::activity(const std::string& messageId) const {
+  auto it = impl_->activities.lines().find(messageId);
+  if (it == impl_->activities.lines().end()) return std::nullopt;
+  return viewOf(it->first, it->second);
 }
 
 std::optional<std::string> SyncEngine::lastEventId() const {

@@ -337,6 +337,24 @@ export async function approvals(): Promise<void> {
     void to, can, token;
   });
   off();
+  // A form rendered from an activity: the same guard, with { messageId }.
+  const formView = sync.guard.view<number>('/total', { messageId: 'm7' });
+  if (formView.ok) {
+    const formToken: ViewToken = formView.token;
+    const mid: string | undefined = formToken.messageId;
+    const formApproved = sync.guard.approve(formToken);
+    if (formApproved.ok) {
+      const approvedMid: string | undefined = formApproved.approval.messageId;
+      const verified: boolean = verifyApproval(formApproved.approval, {}, { activities: { m7: { total: 1 } } });
+      void approvedMid, verified;
+    }
+    void mid;
+  }
+  const formBlocker: GuardReason | null = sync.guard.blocker({ messageId: 'm7' });
+  sync.guard.watch<number>('/total', (s: GuardWatchState<number>) => void s.value, { messageId: 'm7' })();
+  // @ts-expect-error a messageId is a string
+  sync.guard.view('/total', { messageId: 7 });
+  void formBlocker;
   sync.guard.check();
   const open: Interrupt[] = sync.guard.interrupts();
   const firstId: string | undefined = open[0]?.id;
@@ -619,6 +637,8 @@ async function storeUsage(res: SseResponse, approval: Approval) {
   const adopted: number = plain.adoptHistory(events);
   const sync: CatchUpMode = catchUp(plain, null).mode; // still synchronous without a store
   const consumed: ConsumedApproval = await consumeApproval(approval, durable.state, { store, threadId: 'thread-1', interruptId: 'i1' });
+  const ofForm: ConsumedApproval = await consumeApproval(approval, durable.state, { store, threadId: 'thread-1', activities: plain.activities });
+  void ofForm;
   const key: string | null = consumed.ok ? consumed.effectKey : effectKey(approval, { threadId: 'thread-1' });
   const degraded: boolean = durable.degraded || durable.stats().store.degraded;
   void mode, adopted, sync, key, degraded;

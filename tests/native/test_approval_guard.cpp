@@ -95,9 +95,9 @@ TEST_CASE("facade: guard and canonicalization through the JSON protocol", "[guar
   json approved = json::parse(f.guardApprove(view["token"].dump(), 500));
   REQUIRE(approved["ok"] == true);
   CHECK(approved["approval"]["digest"] == view["token"]["digest"]);
-  CHECK(SyncFacade::verify(approved["approval"].dump(), proposal("alice").dump()));
-  CHECK_FALSE(SyncFacade::verify(approved["approval"].dump(), proposal("bob").dump()));
-  CHECK_FALSE(SyncFacade::verify("{}", proposal("alice").dump()));
+  CHECK(SyncFacade::verify(approved["approval"].dump(), proposal("alice").dump(), ""));
+  CHECK_FALSE(SyncFacade::verify(approved["approval"].dump(), proposal("bob").dump(), ""));
+  CHECK_FALSE(SyncFacade::verify("{}", proposal("alice").dump(), ""));
   CHECK(json::parse(f.guardApprove("not json", 500))["code"] == "invalid-token");
   CHECK(json::parse(f.guardView("/nope"))["code"] == "missing");
   json c = json::parse(SyncFacade::canonicalize(R"({"b":1.0,"a":[1e21,"\u00e9"]})"));

@@ -131,3 +131,45 @@ async def test_two_tabs_b_moves_the_proposal_after_a_approved_it():
         assert [e["snapshot"]["proposal"] for e in answer if e["type"] == "STATE_SNAPSHOT"] == [moved], "A's guard is shown B's proposal"
         await post(client, run_input("a3", resume(moved)))  # A approves what B made: paid once
         assert effects == ["a3"]
+
+
+def make_activity_app(effects):
+    """An agent whose run renders a checkout form as activity m1 (docs/wire.md section 11)."""
+    async def agent(request: Request):
+        run_input = await request.json()
+        if run_input.get("resume"):
+            effects.append(run_input["runId"])
+
+        async def stream():
+            t, r = run_input["threadId"], run_input["runId"]
+            form = (run_input.get("forwardedProps") or {}).get("form", PROPOSAL)
+            for event in ({"type": "RUN_STARTED", "threadId": t, "runId": r},
+                          {"type": "STATE_SNAPSHOT", "snapshot": {"proposal": PROPOSAL}},
+                          {"type": "ACTIVITY_SNAPSHOT", "messageId": "m1", "activityType": "checkout", "content": form},
+                          {"type": "RUN_FINISHED", "threadId": t, "runId": r}):
+                yield f"data: {json.dumps(event)}\n\n"
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    app = starlette_apps.Starlette(routes=[Route("/agent", agent, methods=["POST"])])
+    app.add_middleware(StateSyncMiddleware, paths=["/agent"])
+    return app
+
+
+def activity_resume(value, message_id="m1", interrupt_id="i1"):
+    approval = {"path": "", "seq": 0, "digest": state_digest(value), "epoch": None, "messageId": message_id}
+    return [{"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True, "approval": approval}}]
+
+
+async def test_an_activity_approval_is_judged_against_the_threads_activity():
+    effects = []
+    app = make_activity_app(effects)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        await post(client, run_input("r1"))
+        # The state's /proposal has the same value, but the approval names activity m9: none held.
+        missing = await post(client, run_input("r2", activity_resume(PROPOSAL, "m9")))
+        assert missing[-1]["code"] == "approval-stale" and "no activity m9" in missing[-1]["message"]
+        moved = {**PROPOSAL, "amount": 1}
+        stale = await post(client, run_input("r3", activity_resume(moved)))
+        assert stale[-1]["code"] == "approval-stale" and effects == []
+        ok = await post(client, run_input("r4", activity_resume(PROPOSAL)))
+        assert ok[-1]["type"] == "RUN_FINISHED" and effects == ["r4"]

@@ -4,6 +4,12 @@
 // facade's JSON into objects, notifies watchers, and binds approvals to open
 // AG-UI interrupts.
 //
+// A value in an activity's content (docs/wire.md section 11: a form rendered
+// from an ACTIVITY_SNAPSHOT) is a target too: view/watch/blocker take
+// { messageId }, the token and the approval carry it, and the C++ guard judges
+// it by that activity's own line (its status, its held deltas, its seq), never
+// the state's. Activities take no user edits, so 'edit-pending' never applies.
+//
 // Staleness is a function of time, and nothing here runs on its own: watchers
 // are re-evaluated after every feed()/end()/reset() and on guard.check(). An
 // approval flips to `stale` when no byte (heartbeats included) arrived within
@@ -38,12 +44,23 @@ function lookup(root, tokens) {
   return node;
 }
 
+// The activity a view/watch/blocker call targets: undefined (the state) or a messageId.
+function targetOf(options, who) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') throw syncTypeError('invalid-argument', `${who} options must be an object`);
+  const { messageId } = options;
+  if (messageId !== undefined && typeof messageId !== 'string') {
+    throw syncTypeError('invalid-argument', `${who} options.messageId must be a string`);
+  }
+  return messageId;
+}
+
 function isSeq(value) {
   return value === null || value === undefined || (Number.isSafeInteger(value) && value >= 0);
 }
 
 export class ApprovalGuard {
-  #host; // { link: the StateSync's EngineLink, state() (visible), confirmed(), editing(), now(), unusable() -> reason | null }
+  #host; // { link: the StateSync's EngineLink, state() (visible), confirmed(), editing(), activity(messageId) (its mirror entry), now(), unusable() -> reason | null }
   #watchers = new Set();
   #interrupts = new InterruptTracker();
   #staleCheckMs;
@@ -64,14 +81,19 @@ export class ApprovalGuard {
    * approve their own value, which the agent does not hold), or the StateSync
    * is gone ('disposed'). Where there is no pending edit, sync.state has the
    * same value.
+   * With { messageId }: the value at `path` in that activity's content
+   * (sync.activities[messageId].content), and a token {path, seq, digest,
+   * messageId} whose seq is the activity's own; 'missing' when no such
+   * activity is held.
    */
-  view(path) {
+  view(path, options) {
+    const messageId = targetOf(options, 'guard.view()');
     const unusable = this.#host.unusable();
     if (unusable) return { ok: false, reason: unusable };
     if (typeof path !== 'string') return { ok: false, reason: 'invalid-token' };
-    const result = this.#viewToken(path);
+    const result = this.#viewToken(path, messageId);
     if (!result.ok) return result;
-    const value = lookup(this.#host.confirmed(), parsePointer(path));
+    const value = lookup(this.#document(messageId, true), parsePointer(path));
     if (value === MISSING) return { ok: false, reason: 'missing' };
     return { ok: true, value, token: result.token };
   }
@@ -80,7 +102,9 @@ export class ApprovalGuard {
    * Turns a token from view()/watch() into an approval, if the state is still
    * verifiably what the person saw. {ok:false, reason}: resyncing, unverified,
    * disconnected, stale, gap-pending, changed, missing, invalid-token,
-   * unknown-interrupt, disposed, engine-failed.
+   * unknown-interrupt, disposed, engine-failed. A token with a messageId is
+   * judged by that activity (missing: it is no longer held), and the approval
+   * carries the messageId.
    */
   approve(token, options) {
     if (options !== undefined && (options === null || typeof options !== 'object')) {
@@ -95,11 +119,11 @@ export class ApprovalGuard {
     let tokenJson;
     try {
       if (token === null || typeof token !== 'object') return { ok: false, reason: 'invalid-token' };
-      const { path, seq, digest } = token;
+      const { path, seq, digest, messageId } = token;
       if (typeof path !== 'string' || typeof digest !== 'string' || !isSeq(seq)) {
         return { ok: false, reason: 'invalid-token' };
       }
-      tokenJson = JSON.stringify({ path, seq: seq ?? null, digest });
+      tokenJson = JSON.stringify({ path, seq: seq ?? null, digest, messageId }); // a messageId of another type: the core's invalid-token
     } catch {
       return { ok: false, reason: 'invalid-token' };
     }
@@ -109,16 +133,21 @@ export class ApprovalGuard {
     if (!result.ok) return { ok: false, reason: result.code }; // the facade's failure code is the guard reason
     const a = result.approval;
     const approval = { path: a.path, seq: a.seq, viewedSeq: a.viewedSeq, digest: a.digest, epoch: a.epoch };
+    if (a.messageId !== undefined) approval.messageId = a.messageId;
     if (interruptId !== undefined) approval.interruptId = interruptId;
     return { ok: true, approval };
   }
 
-  /** null when approvals are possible right now, else why not (resyncing, unverified, disconnected, stale, gap-pending, disposed). */
-  blocker() {
+  /**
+   * null when approvals are possible right now, else why not (resyncing,
+   * unverified, disconnected, stale, gap-pending, disposed). With { messageId }:
+   * of a value in that activity (its own line; 'missing' when not held).
+   */
+  blocker(options) {
+    const messageId = targetOf(options, 'guard.blocker()');
     const unusable = this.#host.unusable();
     if (unusable) return unusable;
-    const host = this.#host;
-    return host.link.invoke((f) => f.guardBlocker(host.now())) || null;
+    return this.#blocker(messageId);
   }
 
   /**
@@ -126,8 +155,11 @@ export class ApprovalGuard {
    * the value at `path` (by identity in sync.state) or whether it can be
    * approved changes. `token` approves exactly the `value` delivered with it
    * (null when the path is missing). Returns the unsubscribe function.
+   * With { messageId }: the value at `path` in that activity's content (by
+   * identity in sync.activities), approvable by that activity's own line.
    */
-  watch(path, listener) {
+  watch(path, listener, options) {
+    const messageId = targetOf(options, 'guard.watch()');
     if (typeof listener !== 'function') throw syncTypeError('invalid-argument', 'guard.watch() takes a listener function');
     let tokens;
     try {
@@ -136,7 +168,7 @@ export class ApprovalGuard {
       throw syncTypeError('invalid-argument', `guard.watch(): ${JSON.stringify(path)} is not a JSON Pointer`);
     }
     if (this.#host.unusable()) return () => {};
-    const entry = { path, tokens, listener, last: null };
+    const entry = { path, tokens, listener, messageId, last: null };
     this.#watchers.add(entry);
     this.#evaluate([entry], true);
     this.#startTimer();
@@ -183,12 +215,26 @@ export class ApprovalGuard {
 
   // --- internals ---------------------------------------------------------------
 
-  #viewToken(path) {
+  #viewToken(path, messageId) {
     const host = this.#host;
-    const result = host.link.callJson((f) => f.guardView(path));
+    const result = host.link.callJson((f) => (messageId === undefined ? f.guardView(path) : f.guardViewActivity(messageId, path)));
     if (!result.ok) return { ok: false, reason: result.code }; // the facade's failure code is the guard reason
     const { seq, digest } = result.token;
-    return { ok: true, token: { path, seq, digest } };
+    return { ok: true, token: messageId === undefined ? { path, seq, digest } : { path, seq, digest, messageId } };
+  }
+
+  #blocker(messageId) {
+    const host = this.#host;
+    const reason = host.link.invoke((f) => (messageId === undefined ? f.guardBlocker(host.now()) : f.guardActivityBlocker(messageId, host.now())));
+    return reason || null;
+  }
+
+  // The document a target reads: the state (the agent's for a token, else the
+  // visible one), or an activity's content mirror (MISSING-safe: {} when none).
+  #document(messageId, confirmed) {
+    if (messageId === undefined) return confirmed ? this.#host.confirmed() : this.#host.state();
+    const activity = this.#host.activity(messageId);
+    return activity === undefined ? MISSING : activity.content;
   }
 
   // A watcher sees the visible value (what the person sees). With a pending
@@ -196,16 +242,19 @@ export class ApprovalGuard {
   // engine refuses a token ('edit-pending'); elsewhere the visible and the
   // confirmed value are the same object, and a token is reused while it is.
   #evaluate(entries, initial) {
-    const blocker = this.blocker();
-    const state = this.#host.state();
+    const blockers = new Map(); // per target: the state's (undefined) or an activity's
     const editing = this.#host.editing();
     for (const entry of entries) {
       if (!initial && !this.#watchers.has(entry)) continue; // unsubscribed by an earlier listener
       if (this.#host.unusable()) return; // an earlier listener disposed the StateSync
-      const found = lookup(state, entry.tokens);
+      const { messageId } = entry;
+      if (!blockers.has(messageId)) blockers.set(messageId, this.#blocker(messageId));
+      const blocker = blockers.get(messageId);
+      const doc = this.#document(messageId, false);
+      const found = doc === MISSING ? MISSING : lookup(doc, entry.tokens);
       const value = found === MISSING ? undefined : found;
       // While edits are pending, ask the engine for this path every time: an edit may have landed on it.
-      const view = found !== MISSING && editing ? this.#viewToken(entry.path) : null;
+      const view = found !== MISSING && editing && messageId === undefined ? this.#viewToken(entry.path) : null;
       const reason = blocker ?? (found === MISSING ? 'missing' : view !== null && !view.ok ? view.reason : null);
       const approvable = reason === null;
       const last = entry.last;
@@ -226,7 +275,7 @@ export class ApprovalGuard {
     if (view !== null) return view.ok ? view.token : null;
     const last = entry.last;
     if (last && last.value === found && last.token) return last.token;
-    const fresh = this.#viewToken(entry.path);
+    const fresh = this.#viewToken(entry.path, entry.messageId);
     return fresh.ok ? fresh.token : null;
   }
 

@@ -75,6 +75,7 @@ export class StateSync {
       state: () => this.#state,
       confirmed: () => this.#confirmed,
       editing: () => this.#edits.size > 0,
+      activity: (messageId) => (Object.hasOwn(this.#activities.view, messageId) ? this.#activities.view[messageId] : undefined),
       now: () => Number(this.#now()),
       unusable: () => this.#unusableReason(),
     }, staleCheckMs);

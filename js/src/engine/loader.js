@@ -63,9 +63,9 @@ export class Engine {
     return this.module.canonicalize(jsonText);
   }
 
-  /** SyncFacade::verify(approvalJson, stateJson) -> bool. */
-  verify(approvalJson, stateJson) {
-    return this.module.verify(approvalJson, stateJson);
+  /** SyncFacade::verify(approvalJson, stateJson, activitiesJson) -> bool. */
+  verify(approvalJson, stateJson, activitiesJson = '') {
+    return this.module.verify(approvalJson, stateJson, activitiesJson);
   }
 
   /**

@@ -2,7 +2,9 @@
 // (issue 24, docs/wire.md section 8). A RunAgentInput.resume entry carrying
 // one of our approvals (payload.approval: {path, seq, digest, epoch}, section
 // 7) is judged before the run goes upstream, against the thread's state, the
-// one the proxy vouches for. The judgement is the core's (judgeApprovals,
+// one the proxy vouches for; one with a messageId (an activity's content was
+// approved, section 11) against the thread's content of that activity, which
+// the core asks for by name (none held: refused 'approval-stale'). The judgement is the core's (judgeApprovals,
 // src/facade/approval_gate.h, the same the Python middleware asks); this file
 // reads and writes the store it asks for, and answers the client:
 //  - forward: verified and consumed once per (thread, interrupt) in the
@@ -45,7 +47,7 @@ const bookKey = (threadId, interruptId) => JSON.stringify([threadId, interruptId
  */
 export async function judgeApprovals(book, thread, input) {
   const link = EngineLink.forEngine(await loadEmitterEngine());
-  const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: {} };
+  const known = { threadId: thread.id, resume: input.resume, state: thread.vouched ? thread.state : undefined, records: {}, claimed: {}, activities: {} };
   for (let step = 0; step < MAX_STEPS; step++) {
     const verdict = link.callJson((engine) => engine.module.judgeApprovals(JSON.stringify({ ...known, nowMs: Date.now() })));
     if (!verdict.ok) return refusedRun(thread, input, verdict.code, verdict.message);
@@ -58,6 +60,7 @@ export async function judgeApprovals(book, thread, input) {
       case 'refuse': return refusedRun(thread, input, verdict.code, verdict.message);
       case 'peek':
         for (const id of verdict.interruptIds) known.records[id] = await book.store.peek(thread.id, id);
+        for (const id of verdict.activities ?? []) known.activities[id] = thread.activityContent(id);
         break;
       default: await claim(book.store, thread.id, verdict.claims, known);
     }

@@ -87,6 +87,11 @@ export class Thread {
     return this.emitter.activities[kActivityStream]();
   }
 
+  /** The content of activity `messageId` the proxy vouches for (the thread's), or null when it holds none. */
+  activityContent(messageId) {
+    return this.hasActivities ? this.emitter.activities.content(messageId) ?? null : null;
+  }
+
   /** The thread has had activities (a catch-up then answers for them). */
   get hasActivities() {
     return this.emitter[kActivitiesInUse]() !== null;

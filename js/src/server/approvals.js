@@ -17,6 +17,7 @@ import { failureCode, syncTypeError } from '../engine/errors.js';
 import { serverEngineLink } from '../engine/init-engine.js';
 import { loadEmitterEngine } from './emitter.js';
 import { checkKey, checkStore } from './store/contract.js';
+import { namedActivityText } from './verify-approval.js';
 
 // peek, claim, then the answer; one more round when a claim is lost to a racing request.
 const MAX_STEPS = 6;
@@ -41,16 +42,17 @@ function approvalText(approval) {
   }
 }
 
-// `known` as a request, with the approval's and the state's text spliced in as they are.
-function requestText(known, approval, state) {
+// `known` as a request, with the approval's, the state's and the named activity's text spliced in as they are.
+function requestText(known, approval, state, activities = '') {
   const rest = JSON.stringify(known).slice(1);
-  return `{"approval":${approval},${state === undefined ? '' : `"state":${state},`}${rest}`;
+  return `{"approval":${approval},${state === undefined ? '' : `"state":${state},`}${activities && `"activities":${activities},`}${rest}`;
 }
 
 /**
  * A stable idempotency key (64 hex digits) for the effect an approval
  * authorizes: the SHA-256 of the canonical JSON of threadId, interruptId
- * (default approval.interruptId), the approval's path, seq, epoch and digest.
+ * (default approval.interruptId), the approval's path, seq, epoch and digest
+ * (and messageId, for an approval of an activity).
  * The same approval re-sent gives the same key, in any process and in Python.
  * Needs the sender engine (initServerEngine()). Throws 'invalid-argument' for a malformed approval.
  */
@@ -66,7 +68,7 @@ function consumeOptions(options) {
   if (options === null || typeof options !== 'object') throw syncTypeError('invalid-options', 'consumeApproval() needs options { store, threadId, interruptId }');
   const store = checkStore(options.store, 'consumeApproval() option store');
   const threadId = checkKey(options.threadId, 'consumeApproval() option threadId');
-  return { store, threadId, interruptId: options.interruptId ?? null };
+  return { store, threadId, interruptId: options.interruptId ?? null, activities: options.activities };
 }
 
 function stateText(agentState) {
@@ -78,14 +80,17 @@ function stateText(agentState) {
 }
 
 /**
- * Verifies `approval` against `agentState` as verifyApproval does and records
+ * Verifies `approval` against `agentState` as verifyApproval does (an
+ * approval with a messageId against options.activities' content of that
+ * activity: emitter.activities or { messageId: content }) and records
  * it, once, in `store` under (threadId, interruptId): { ok, decision, replayed,
  * effectKey, reason? }.
  *  - first time, verified: { ok: true, decision: 'approved', replayed: false, effectKey };
  *  - the same approval again (a re-sent resume, another instance, after a
  *    restart), whatever the state is now: the first decision, replayed: true;
  *  - another approval for an interrupt already consumed: refused, 'already-consumed';
- *  - not verified: refused, 'changed' ('invalid-token' when malformed); nothing
+ *  - not verified: refused, 'changed' ('invalid-token' when malformed,
+ *    'missing' when it names an activity the agent does not hold); nothing
  *    is recorded (a refusal consumes nothing, the person may approve again).
  * Act only on ok, with effectKey as the effect's idempotency key: a replayed
  * decision may mean the first consumer died before acting, or after.
@@ -93,12 +98,12 @@ function stateText(agentState) {
  * with 'store-unavailable' when the store is unreachable: then nothing is decided.
  */
 export async function consumeApproval(approval, agentState, options) {
-  const { store, threadId, interruptId } = consumeOptions(options);
+  const { store, threadId, interruptId, activities } = consumeOptions(options);
   const link = EngineLink.forEngine(await loadEmitterEngine());
-  const [approvalJson, state] = [approvalText(approval), stateText(agentState)];
+  const [approvalJson, state, named] = [approvalText(approval), stateText(agentState), namedActivityText(approval, activities)];
   const known = { threadId, interruptId, nowMs: Date.now() };
   for (let step = 0; step < MAX_STEPS; step++) {
-    const next = link.callJson((e) => e.module.consumeApprovalStep(requestText(known, approvalJson, state)));
+    const next = link.callJson((e) => e.module.consumeApprovalStep(requestText(known, approvalJson, state, named)));
     if (!next.ok) throw misuse(next, 'invalid-options', `consumeApproval(): ${next.message}`);
     if (next.step === 'answer') return next.answer;
     if (next.step === 'peek') {
