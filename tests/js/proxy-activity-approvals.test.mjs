@@ -6,32 +6,16 @@
 // checkout form as activity m1 and counts the resumes it received.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { readStream, runInput, serve, stackOn } from './proxy-support.mjs';
+import { readStream, resumeCountingUpstream, runInput, stackOn } from './proxy-support.mjs';
 import { pkg } from './support.mjs';
 
 const FORM = { payee: 'ACME', amount: 120 };
 
-async function formUpstream() {
-  const effects = [];
-  const server = await serve((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => { body += chunk; });
-    req.on('end', () => {
-      const input = JSON.parse(body);
-      if (Array.isArray(input.resume) && input.resume.length > 0) effects.push(input.runId);
-      const events = [
-        { type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId },
-        // The state holds the same value as the form: a gate that read the state would pass a stale form.
-        { type: 'STATE_SNAPSHOT', snapshot: FORM },
-        { type: 'ACTIVITY_SNAPSHOT', messageId: 'm1', activityType: 'checkout', content: input.forwardedProps?.form ?? FORM },
-        { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId },
-      ];
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
-    });
-  });
-  return { effects, url: server.url('/agent'), close: () => server.close() };
-}
+// The state holds the same value as the form: a gate that read the state would pass a stale form.
+const formUpstream = () => resumeCountingUpstream((input) => [
+  { type: 'STATE_SNAPSHOT', snapshot: FORM },
+  { type: 'ACTIVITY_SNAPSHOT', messageId: 'm1', activityType: 'checkout', content: input.forwardedProps?.form ?? FORM },
+]);
 
 const approvalOf = (value, messageId = 'm1') => ({ path: '/amount', seq: 0, digest: pkg.stateDigest(value), epoch: null, messageId });
 const entry = (approval, interruptId = 'i1') => ({ interruptId, status: 'resolved', payload: { approved: true, approval } });

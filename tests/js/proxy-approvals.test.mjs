@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { readStream, runInput, serve, stackOn } from './proxy-support.mjs';
+import { readStream, resumeCountingUpstream, runInput, stackOn } from './proxy-support.mjs';
 import { jsDir, pkg } from './support.mjs';
 
 const { effectKey, memoryStore } = await import(join(jsDir, 'src', 'server.js'));
@@ -17,26 +17,9 @@ const PROPOSAL = { payee: 'ACME', amount: 120 };
 
 // Every run sends the proposal (the one a run asks for in forwardedProps.proposal:
 // another tab's request to change it); a run whose input carries a resume pays once.
-async function countingUpstream() {
-  const effects = [];
-  const server = await serve((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => { body += chunk; });
-    req.on('end', () => {
-      const input = JSON.parse(body);
-      const paid = Array.isArray(input.resume) && input.resume.length > 0;
-      if (paid) effects.push(input.runId);
-      const events = [
-        { type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId },
-        { type: 'STATE_SNAPSHOT', snapshot: { proposal: input.forwardedProps?.proposal ?? PROPOSAL, paid } },
-        { type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId },
-      ];
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
-    });
-  });
-  return { effects, url: server.url('/agent'), close: () => server.close() };
-}
+const countingUpstream = () => resumeCountingUpstream((input, paid) => [
+  { type: 'STATE_SNAPSHOT', snapshot: { proposal: input.forwardedProps?.proposal ?? PROPOSAL, paid } },
+]);
 
 const approvalOf = (value, extra = {}) => ({ path: '/proposal', seq: 1, digest: pkg.stateDigest(value), epoch: null, ...extra });
 const entry = (approval, interruptId = 'i1') => ({ interruptId, status: 'resolved', payload: { approved: true, approval } });

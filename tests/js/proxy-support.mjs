@@ -214,6 +214,29 @@ export function upstreamLike(events) {
   return events.filter((e) => e.type !== 'STATE_SNAPSHOT' && e.type !== 'STATE_DELTA' && !(e.type === 'CUSTOM' && String(e.name).startsWith('agui-state-sync.')));
 }
 
+/**
+ * A plain AG-UI upstream that answers each run with `eventsOf(input, paid)` and
+ * counts the runs whose input carries a resume (`effects`: the effect an
+ * approval authorizes), for the approval gate's tests.
+ */
+export async function resumeCountingUpstream(eventsOf) {
+  const effects = [];
+  const server = await serve((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', () => {
+      const input = JSON.parse(body);
+      const paid = Array.isArray(input.resume) && input.resume.length > 0;
+      if (paid) effects.push(input.runId);
+      const run = { threadId: input.threadId, runId: input.runId };
+      const events = [{ type: 'RUN_STARTED', ...run }, ...eventsOf(input, paid), { type: 'RUN_FINISHED', ...run }];
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
+    });
+  });
+  return { effects, url: server.url('/agent'), close: () => server.close() };
+}
+
 export { until } from '../support/until.mjs';
 
 export { createStateSync };
