@@ -57,6 +57,7 @@ export class AgentRun {
     this.log = log;
     this.emitter = emitter;
     this.runId = null; // the client's first RunAgentInput names it
+    this.runStartedAt = 0; // the index of the run's RUN_STARTED in the thread's log
     this.parentRunId = null;
     this.thread = new ThreadLog(threadId);
     this.receiving = Promise.resolve(); // one RunAgentInput at a time: a branch swaps the emitter
@@ -96,8 +97,11 @@ export class AgentRun {
     this.digest = digest;
   }
 
+  // The agent's clock starts with its first connection. A run the paused
+  // clock holds goes on when the clock does (a second beat scheduled here
+  // would run the script twice over: two messages streaming at once).
   start() {
-    if (this.timer || this.finished) return;
+    if (this.timer || this.finished || this.clock?.held.has(this)) return;
     this.timer = setTimeout(() => this.next(), this.stepMs);
   }
 
@@ -281,6 +285,7 @@ export class AgentRun {
   }
 
   beginRun(runId, parentRunId, input) {
+    this.runStartedAt = this.thread.events.length; // where its RUN_STARTED goes in the log
     this.runId = runId;
     this.parentRunId = parentRunId;
     this.finished = false;
@@ -334,20 +339,71 @@ export class AgentRun {
   // Attach an HTTP response. `position` is what the package's catchUp() reads:
   // a RunAgentInput (forwardedProps.stateSync: the client's position, its
   // activities' too), or a request with X-AGUI-State-* / Last-Event-ID headers.
-  attach(res, position) {
+  // `attached`: an X-AGUI-Attach (attachClient), a page that never saw this
+  // run's stream; else a POST of the run's runId, the page that started it.
+  attach(res, position, { attached = false } = {}) {
     const connNo = ++this.connSeq;
     this.stats.connections++;
-    const { mode, events: catchUp, activities = [] } = this.pkg.catchUp(this.emitter, position);
-    this.stats.catchUps[mode] = (this.stats.catchUps[mode] || 0) + 1;
+    const answer = this.pkg.catchUp(this.emitter, position);
+    this.stats.catchUps[answer.mode] = (this.stats.catchUps[answer.mode] || 0) + 1;
+    const wire = this.openWire(res, connNo, { [this.pkg.HEADER_CATCH_UP]: answer.mode, ...(attached ? { [this.pkg.HEADER_ATTACH]: 'run' } : {}) });
+    const conn = { wire, connNo };
+    res.on('close', () => this.conns.delete(conn));
+
+    const lineage = this.parentRunId ? { parentRunId: this.parentRunId } : {};
+    wire.send(frame({ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId, ...lineage }), `start${connNo}`);
+    this.sendCatchUp(wire, connNo, position, answer, attached);
+    if (this.finished) {
+      wire.send(frame(this.finishedEvent), `fin${connNo}`);
+      wire.finish();
+      return conn;
+    }
+    if (attached) {
+      // The run so far, as the proxy's attach sends it: every event since its
+      // RUN_STARTED that is not a state or activity event (the catch-up has
+      // those). The log is complete from the run's start, so every message
+      // comes with its TEXT_MESSAGE_START, and the answer being streamed
+      // arrives from its first word.
+      for (const ev of this.thread.events.slice(this.runStartedAt + 1)) if (!isStateEvent(ev)) wire.spared(frame(ev));
+    } else if (this.openMessage) {
+      // The message that was streaming when the client dropped: re-open it so
+      // the stream stays a valid AG-UI sequence (START before CONTENT).
+      wire.spared(frame({ type: 'TEXT_MESSAGE_START', messageId: this.openMessage, role: 'assistant' }));
+    }
+    this.conns.add(conn);
+    this.start();
+    return conn;
+  }
+
+  // X-AGUI-Attach (docs/wire.md section 8): the running run, or, with none
+  // going (not started, or finished), a run of its own that brings the state
+  // up to date and ends: RUN_STARTED, the catch-up, a heartbeat, RUN_FINISHED.
+  attachClient(res, position) {
+    if (this.runId !== null && !this.finished) return this.attach(res, position, { attached: true });
+    const connNo = ++this.connSeq;
+    this.stats.connections++;
+    const answer = this.pkg.catchUp(this.emitter, position);
+    this.stats.catchUps[answer.mode] = (this.stats.catchUps[answer.mode] || 0) + 1;
+    const wire = this.openWire(res, connNo, { [this.pkg.HEADER_CATCH_UP]: answer.mode, [this.pkg.HEADER_ATTACH]: 'idle' });
+    const ids = { threadId: this.threadId, runId: `attach-${connNo}-${randomBytes(3).toString('hex')}` };
+    wire.spared(frame({ type: 'RUN_STARTED', ...ids }));
+    this.sendCatchUp(wire, connNo, position, answer, true);
+    wire.spared(frame({ type: 'RUN_FINISHED', ...ids }));
+    wire.finish();
+    return null;
+  }
+
+  // The SSE response of connection `connNo`, behind its own fault injector.
+  openWire(res, connNo, headers) {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
-      [this.pkg.HEADER_CATCH_UP]: mode,
+      ...headers,
     });
     res.flushHeaders();
-    const wire = new FaultyWire(res, {
+    return new FaultyWire(res, {
       id: connNo,
       getConfig: this.getFaults,
       deliveries: this.deliveries,
@@ -364,35 +420,20 @@ export class AgentRun {
         this.log(`conn ${connNo}: connection cut by the fault injector${outageMs ? ` (outage ${outageMs} ms)` : ''}`);
       },
     });
-    const conn = { wire, connNo };
-    res.on('close', () => this.conns.delete(conn));
+  }
 
-    const lineage = this.parentRunId ? { parentRunId: this.parentRunId } : {};
-    wire.send(frame({ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId, ...lineage }), `start${connNo}`);
+  // The client's catch-up (package catchUp()'s answer), then the heartbeat, and the connection's record.
+  sendCatchUp(wire, connNo, position, { mode, events, activities = [] }, attached) {
     // The demo's wire meter reads this comment to tell catch-up bytes from live ones.
     const where = this.pkg.readResyncRequest(position);
     const since = where.lastSeq ?? '-';
-    wire.control(`: catch-up ${connNo === 1 ? 'initial' : mode} ${catchUp.length} since ${since}\n\n`);
-    for (const ev of catchUp) wire.send(...this.framed(ev));
+    wire.control(`: catch-up ${connNo === 1 ? 'initial' : mode} ${events.length} since ${since}\n\n`);
+    for (const ev of events) wire.send(...this.framed(ev));
     wire.control(': live\n\n');
     wire.control(this.emitter.heartbeat());
-    this.log(`conn ${connNo}: client at seq ${since}${where.reason ? ` (${where.reason})` : ''} -> catch-up ${mode}${mode === 'replay' ? ` of ${catchUp.length} deltas` : ''} (agent at seq ${this.emitter.seq})`);
-    this.connLog.push({ connNo, t: Date.now() - this.startedAt, lastSeq: where.lastSeq, reason: where.reason, mode, events: catchUp.length, agentSeq: this.emitter.seq, activities });
+    this.log(`conn ${connNo}${attached ? ' (attach)' : ''}: client at seq ${since}${where.reason ? ` (${where.reason})` : ''} -> catch-up ${mode}${mode === 'replay' ? ` of ${events.length} events` : ''} (agent at seq ${this.emitter.seq})`);
+    this.connLog.push({ connNo, t: Date.now() - this.startedAt, attached, lastSeq: where.lastSeq, reason: where.reason, mode, events: events.length, agentSeq: this.emitter.seq, activities });
     if (this.connLog.length > 100) this.connLog.shift();
-
-    if (this.finished) {
-      wire.send(frame(this.finishedEvent), `fin${connNo}`);
-      wire.finish();
-      return conn;
-    }
-    if (this.openMessage) {
-      // The message that was streaming when the client dropped: re-open it so
-      // the stream stays a valid AG-UI sequence (START before CONTENT).
-      wire.spared(frame({ type: 'TEXT_MESSAGE_START', messageId: this.openMessage, role: 'assistant' }));
-    }
-    this.conns.add(conn);
-    this.start();
-    return conn;
   }
 
   // consumeApproval verifies as verifyApproval does and records the approval: the
@@ -446,6 +487,8 @@ export class AgentRun {
     };
   }
 }
+
+const isStateEvent = (ev) => ev.type.startsWith('STATE_') || ev.type.startsWith('ACTIVITY_');
 
 function valueAt(state, path) {
   if (path === '') return state;

@@ -17,6 +17,12 @@
 //                        A new runId with a parentRunId naming an earlier run of the thread is a
 //                        branch: the agent starts again from that run's end state, read from the
 //                        thread's log, in a new epoch (400: no such run; 409: a run is still going).
+//   GET  /agent with X-AGUI-Attach: <threadId> (and the X-AGUI-State-* headers, no body): attach, as
+//                        the package's proxy answers it (docs/wire.md section 8): a page reloaded mid-run
+//                        or a second page on the thread gets the running run's RUN_STARTED, its own
+//                        catch-up, the run's other events so far (the answer being streamed, from its
+//                        start), then live (X-AGUI-Attach: run); with no run going, RUN_STARTED, the
+//                        catch-up, a heartbeat and RUN_FINISHED of a run of its own (X-AGUI-Attach: idle)
 //   GET  /log?threadId[&from=N]  the thread's log (JSON Lines, agui-state-sync/log's serializeLog):
 //                        every event of every run as the agent wrote it, before the fault
 //                        injector; from=N: a log of the events from index N on (X-Log-Length: all)
@@ -54,10 +60,19 @@ function parseArgs(argv) {
 // from there beside the headers, as the proxy reads them.
 function clientPosition(req, input) {
   const headers = req.headers;
-  if (headers['x-agui-state-seq'] === undefined && headers['last-event-id'] === undefined) return input;
+  if (input && headers['x-agui-state-seq'] === undefined && headers['last-event-id'] === undefined) return input;
   const position = pkg.readResyncRequest(req);
-  if (position.activities === null) position.activities = pkg.readResyncRequest(input).activities;
+  if (position.activities === null && input) position.activities = pkg.readResyncRequest(input).activities;
   return { forwardedProps: { stateSync: position } };
+}
+
+const ATTACH = pkg.HEADER_ATTACH.toLowerCase();
+
+// An attach to a thread this server does not have: a run of its own that ran nothing.
+function answerIdleUnknown(res, threadId) {
+  const ids = { threadId, runId: `attach-${Date.now().toString(36)}` };
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', [ATTACH]: 'idle' });
+  res.end(`data: ${JSON.stringify({ type: 'RUN_STARTED', ...ids })}\n\ndata: ${JSON.stringify({ type: 'RUN_FINISHED', ...ids })}\n\n`);
 }
 
 export async function startServer(opts = {}) {
@@ -110,19 +125,32 @@ export async function startServer(opts = {}) {
     return creating.get(threadId);
   }
 
+  // A tunnel: right after a cut, the network is gone for a while. False when the client left meanwhile.
+  async function throughOutage(run, req) {
+    const wait = run.outageUntil - Date.now();
+    if (wait <= 0) return true;
+    let closed = false; req.on('close', () => { closed = true; });
+    await sleep(wait);
+    return !closed;
+  }
+
   async function handleAgent(req, res) {
     const input = await readJson(req);
     const threadId = typeof input.threadId === 'string' && input.threadId ? input.threadId : `thread-${Date.now()}`;
     const run = await runFor(threadId);
-    // A tunnel: right after a cut, the network is gone for a while.
-    const wait = run.outageUntil - Date.now();
-    if (wait > 0) {
-      let closed = false; req.on('close', () => { closed = true; });
-      await sleep(wait);
-      if (closed) return;
-    }
+    if (!(await throughOutage(run, req))) return;
     await run.receive(input); // may refuse (RunRefused: a status, no stream)
     run.attach(res, clientPosition(req, input));
+  }
+
+  // X-AGUI-Attach: the thread's run as it stands (a thread this server never had is idle, with nothing to catch up).
+  async function handleAttach(req, res) {
+    const threadId = String(req.headers[ATTACH]);
+    if (!/^[\w-]{1,100}$/.test(threadId)) return sendJson(res, 400, { error: 'X-AGUI-Attach must name a thread' });
+    const run = getRun(threadId) ?? (await creating.get(threadId));
+    if (!run) return answerIdleUnknown(res, threadId);
+    if (!(await throughOutage(run, req))) return;
+    run.attachClient(res, clientPosition(req, null));
   }
 
   const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon' };
@@ -142,6 +170,7 @@ export async function startServer(opts = {}) {
     const url = new URL(req.url, 'http://localhost');
     try {
       if (req.method === 'POST' && url.pathname === '/agent') return await handleAgent(req, res);
+      if (req.method === 'GET' && url.pathname === '/agent' && req.headers[ATTACH] !== undefined) return await handleAttach(req, res);
       if (req.method === 'GET' && url.pathname === '/truth') {
         const run = getRun(url.searchParams.get('threadId'));
         if (!run) return sendJson(res, 404, { error: 'no such thread' });
