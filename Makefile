@@ -105,7 +105,7 @@ demo: demo-build
 # the drift story, a reload mid-run (checkpoints) and time travel (the run
 # history and a branch), issue 16.
 demo-test: demo-build
-	node --test tests/browser/download.test.mjs tests/browser/demo-server.test.mjs tests/browser/demo-attach.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/timetravel.e2e.mjs
+	node --test tests/browser/download.test.mjs tests/browser/demo-server.test.mjs tests/browser/demo-attach.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/attach.e2e.mjs tests/browser/timetravel.e2e.mjs
 
 # CopilotKit e2e: a React page with a StateSyncHttpAgent as CopilotKit's agent,
 # healing over a faulty link. Its own npm project (CopilotKit's install is
@@ -129,7 +129,7 @@ test-under-load: wasm npm-deps conformance demo-build tests/copilotkit/node_modu
 	echo "test-under-load: busy loops$$busy on $$(nproc) cores"; \
 	status=0; \
 	node --expose-gc --test tests/js/ || status=1; \
-	node --test tests/browser/download.test.mjs tests/browser/demo-server.test.mjs tests/browser/demo-attach.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/timetravel.e2e.mjs || status=1; \
+	node --test tests/browser/download.test.mjs tests/browser/demo-server.test.mjs tests/browser/demo-attach.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/attach.e2e.mjs tests/browser/timetravel.e2e.mjs || status=1; \
 	node --test tests/copilotkit/copilotkit.e2e.mjs || status=1; \
 	echo "test-under-load: $$([ $$status = 0 ] && echo PASSED || echo FAILED)"; \
 	exit $$status

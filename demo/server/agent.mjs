@@ -84,6 +84,7 @@ export class AgentRun {
     this.connLog = []; // per connection: where the client said it was, and how it was caught up
     this.recordTruth();
     this.timer = null;
+    this.onResume = null; // what the paused clock holds (hold())
     this.hbTimer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
   }
 
@@ -101,7 +102,7 @@ export class AgentRun {
   // clock holds goes on when the clock does (a second beat scheduled here
   // would run the script twice over: two messages streaming at once).
   start() {
-    if (this.timer || this.finished || this.clock?.held.has(this)) return;
+    if (this.timer || this.finished || this.onResume) return;
     this.timer = setTimeout(() => this.next(), this.stepMs);
   }
 
@@ -176,12 +177,25 @@ export class AgentRun {
     for (const c of this.conns) c.wire.control(hb);
   }
 
+  // The paused clock (POST /clock) holds the agent at its next beat or word:
+  // `then` runs when the clock goes on (resume()). False when it is running.
+  hold(then) {
+    if (!this.clock?.paused) return false;
+    this.timer = null;
+    this.onResume = then;
+    this.clock.held.add(this);
+    return true;
+  }
+
+  resume() {
+    const then = this.onResume;
+    this.onResume = null;
+    if (then) then();
+  }
+
   next() {
     this.timer = null;
-    if (this.clock?.paused) {
-      this.clock.held.add(this); // resumed by the clock, at this very beat
-      return;
-    }
+    if (this.hold(() => this.next())) return;
     const beat = this.script[this.pos++];
     if (!beat) return;
     if (beat.say) { this.say(beat.say, () => this.schedule()); return; }
@@ -211,6 +225,7 @@ export class AgentRun {
     const words = text.split(' ');
     let i = 0;
     const tick = () => {
+      if (this.hold(tick)) return; // mid-message too: a reload during a held answer sees it go on
       if (i < words.length) {
         const n = 2 + (i % 3);
         const delta = (i ? ' ' : '') + words.slice(i, i + n).join(' ');
@@ -339,8 +354,8 @@ export class AgentRun {
   // Attach an HTTP response. `position` is what the package's catchUp() reads:
   // a RunAgentInput (forwardedProps.stateSync: the client's position, its
   // activities' too), or a request with X-AGUI-State-* / Last-Event-ID headers.
-  // `attached`: an X-AGUI-Attach (attachClient), a page that never saw this
-  // run's stream; else a POST of the run's runId, the page that started it.
+  // `attached`: an X-AGUI-Attach (attachClient), said in the response's
+  // X-AGUI-Attach header; else a POST of the run's runId.
   attach(res, position, { attached = false } = {}) {
     const connNo = ++this.connSeq;
     this.stats.connections++;
@@ -358,18 +373,14 @@ export class AgentRun {
       wire.finish();
       return conn;
     }
-    if (attached) {
-      // The run so far, as the proxy's attach sends it: every event since its
-      // RUN_STARTED that is not a state or activity event (the catch-up has
-      // those). The log is complete from the run's start, so every message
-      // comes with its TEXT_MESSAGE_START, and the answer being streamed
-      // arrives from its first word.
-      for (const ev of this.thread.events.slice(this.runStartedAt + 1)) if (!isStateEvent(ev)) wire.spared(frame(ev));
-    } else if (this.openMessage) {
-      // The message that was streaming when the client dropped: re-open it so
-      // the stream stays a valid AG-UI sequence (START before CONTENT).
-      wire.spared(frame({ type: 'TEXT_MESSAGE_START', messageId: this.openMessage, role: 'assistant' }));
-    }
+    // The run so far, as the proxy's attach (and its POST of a live runId)
+    // sends it: every event since its RUN_STARTED that is not a state or
+    // activity event (the catch-up has those). The log is complete from the
+    // run's start, so every message comes with its TEXT_MESSAGE_START and the
+    // answer being streamed arrives from its first word: a page that was
+    // away (reloaded, another page, or cut and reconnecting) reads every
+    // message whole, and the stream stays a valid AG-UI sequence.
+    for (const ev of this.thread.events.slice(this.runStartedAt + 1)) if (!isStateEvent(ev)) wire.spared(frame(ev));
     this.conns.add(conn);
     this.start();
     return conn;
@@ -475,6 +486,7 @@ export class AgentRun {
       seq: this.emitter.seq,
       digest: this.digest,
       finished: this.finished,
+      streaming: this.openMessage, // the messageId of the answer being streamed, or null
       proposal: this.emitter.state.proposal ?? null,
       activities: this.activitiesView(),
       limit: this.emitter.state.budget ? this.emitter.state.budget.limit : null,

@@ -87,7 +87,7 @@ export async function startServer(opts = {}) {
   });
   await pkg.initEngine(); // stateDigest / verifyApproval are synchronous and need a loaded engine
   const runs = new Map();
-  // POST /clock {paused}: holds every scripted agent before its next beat (a
+  // POST /clock {paused}: holds every scripted agent before its next beat or word (a
   // presenter explaining a screen; a test that must know how far the agent got).
   const clock = { paused: false, held: new Set() };
   const log = (msg) => { if (!quiet) console.log(`[agent] ${msg}`); };
@@ -197,7 +197,7 @@ export async function startServer(opts = {}) {
           if (!clock.paused) {
             const held = [...clock.held];
             clock.held.clear();
-            for (const run of held) if (runs.get(run.threadId) === run) run.next();
+            for (const run of held) if (runs.get(run.threadId) === run) run.resume();
           }
         }
         return sendJson(res, 200, { paused: clock.paused });

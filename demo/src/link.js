@@ -9,6 +9,7 @@
 import { connectStateSync } from './pkg.js';
 
 const STALL_MS = 3500; // heartbeats come every second
+const ATTACH = 'X-AGUI-Attach'; // docs/wire.md section 8
 
 const newRunId = () => `run-${Math.random().toString(36).slice(2, 8)}`;
 const FIRST_MESSAGE = { id: 'user-1', role: 'user', content: 'Plan our team offsite in Lisbon and prepare the venue deposit.' };
@@ -16,7 +17,12 @@ const FIRST_MESSAGE = { id: 'user-1', role: 'user', content: 'Plan our team offs
 // `saved`: the run this tab was in before a reload ({ runId, parentRunId,
 // messages, sendEdits }, from session.js), so the reloaded page rejoins it rather than
 // starting another; `onSave` hears every change of it.
-export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy, saved = null, onSave }) {
+// `attach`: the page opened a thread that exists (a reload, a second page):
+// its first stream attaches to the thread's run (a GET with X-AGUI-Attach and
+// the catch-up headers, no body: docs/wire.md section 8) and gets the run so
+// far, its answer being streamed from the first word, then live.
+// `onConnection(kind)` hears each response's X-AGUI-Attach ('run', 'idle' or null).
+export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes, onFinished, onBusy, saved = null, onSave, attach = false, onConnection }) {
   let loop = null;
   let stopped = false;
   let connections = 0;
@@ -29,14 +35,25 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
   // A branch names the run it starts from (AG-UI's parentRunId); null for the
   // first run and for follow-ups, which continue the run before them.
   let parentRunId = saved?.parentRunId ?? null;
+  let attaching = attach;
+  let attachedTo = null; // the last response's X-AGUI-Attach
   const save = () => onSave && onSave({ runId, parentRunId, messages, sendEdits });
   const log = (kind, text) => onLog && onLog({ kind, text });
 
+  const withAttach = (headers) => {
+    const out = new Headers(headers);
+    out.set(ATTACH, threadId);
+    return out;
+  };
+
   async function teeFetch(url, init) {
     connections++;
-    const res = await fetch(url, init);
+    // A request without a body is an attach (the loop's body() said so).
+    const res = await fetch(url, init.body === undefined ? { ...init, headers: withAttach(init.headers) } : init);
     reference.newConnection();
     meter.newConnection();
+    attachedTo = res.headers.get(ATTACH);
+    onConnection && onConnection(attachedTo);
     if (!res.ok || !res.body) return res;
     const reader = res.body.getReader();
     let lastBytes = Date.now();
@@ -70,28 +87,48 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
 
+  // A normal AG-UI RunAgentInput; connectStateSync adds forwardedProps.stateSync
+  // and the X-AGUI-State-* / Last-Event-ID headers.
+  // Read at every attempt: a reconnect re-sends the edits still pending
+  // (the agent applies an editId once), and drops those acknowledged meanwhile.
+  function runInput() {
+    return {
+      threadId,
+      runId,
+      ...(parentRunId ? { parentRunId } : {}),
+      state: {},
+      messages,
+      tools: [],
+      context: [],
+      ...(sendEdits ? sync.runInput() : {}),
+    };
+  }
+
+  // The run an attach joined is this tab's run from now on: a reconnect or a refresh rejoins it.
+  function joined(event) {
+    attaching = false;
+    if (event.runId === runId) return;
+    runId = event.runId;
+    parentRunId = event.parentRunId ?? null;
+    sendEdits = false;
+    save();
+  }
+
   function start() {
     if (stopped || loop) return;
     save();
     loop = connectStateSync(sync, {
       url: '/agent',
       fetch: teeFetch,
-      // A normal AG-UI RunAgentInput; connectStateSync adds forwardedProps.stateSync
-      // and the X-AGUI-State-* / Last-Event-ID headers.
-      // Read at every attempt: a reconnect re-sends the edits still pending
-      // (the agent applies an editId once), and drops those acknowledged meanwhile.
-      body: () => ({
-        threadId,
-        runId,
-        ...(parentRunId ? { parentRunId } : {}),
-        state: {},
-        messages,
-        tools: [],
-        context: [],
-        ...(sendEdits ? sync.runInput() : {}),
-      }),
+      // Until an attach has joined the thread's run: no body (a GET attach);
+      // then the page is on that run, and a reconnect rejoins it by its runId,
+      // as a cut client resumes the stream it attached to.
+      body: () => (attaching ? undefined : runInput()),
       backoff: { initialMs: 300, maxMs: 3000, jitter: 0.3 },
-      onOutcome: (o) => onOutcomes && onOutcomes([o]),
+      onOutcome: (o) => {
+        if (attaching && attachedTo === 'run' && o.kind === 'event' && o.event?.type === 'RUN_STARTED') joined(o.event);
+        onOutcomes && onOutcomes([o]);
+      },
       onStatus: (s) => {
         if (s.state === 'connecting' && s.attempt > 1) {
           const rr = sync.resyncRequest();
@@ -107,6 +144,7 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       .then(() => {
         if (loop !== current) return;
         loop = null;
+        attaching = false; // an idle attach: the page's next run is its own
         onBusy && onBusy(false);
         if (!stopped && sync.status === 'synced') {
           const again = finishedRun === runId; // refresh() of a run that had finished

@@ -57,7 +57,8 @@ function describeRestore(sync) {
 }
 
 export async function createSession({ syncOptions = {} } = {}) {
-  const threadId = threadFromUrl() ?? `thread-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  const opened = threadFromUrl(); // a thread that exists: this page attaches to it (a reload, a second page)
+  const threadId = opened ?? `thread-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
   history.replaceState(null, '', `#thread=${threadId}`);
   const checkpointKey = `agui-demo:${threadId}`;
   const runKey = `agui-demo-run:${threadId}`;
@@ -114,10 +115,16 @@ export async function createSession({ syncOptions = {} } = {}) {
   const pushLog = (s, entry) => s.set((l) => [...l.slice(-299), { t: now(), ...entry }]);
   const mark = (kind) => events.set((l) => [...l, { t: now(), kind }]);
 
+  // Every connection to a run carries the run's messages so far from their
+  // first word (docs/wire.md section 8, attach), so a TEXT_MESSAGE_START
+  // begins a message's text again: a reconnect shows each message once, whole.
   const meter = createWireMeter({
     onEvent(ev) {
       if (ev.type === 'TEXT_MESSAGE_START') {
-        transcript.set((tr) => (tr.messages.some((m) => m.id === ev.messageId) ? tr : { ...tr, messages: [...tr.messages, { id: ev.messageId, text: '' }] }));
+        transcript.set((tr) => {
+          if (!tr.messages.some((m) => m.id === ev.messageId)) return { ...tr, messages: [...tr.messages, { id: ev.messageId, text: '' }] };
+          return { ...tr, messages: tr.messages.map((m) => (m.id === ev.messageId ? { ...m, text: '' } : m)) };
+        });
       } else if (ev.type === 'TEXT_MESSAGE_CONTENT') {
         transcript.set((tr) => {
           const has = tr.messages.some((m) => m.id === ev.messageId);
@@ -191,6 +198,10 @@ export async function createSession({ syncOptions = {} } = {}) {
     onOutcomes,
     onFinished: () => finished.set(true),
     onBusy: (busy) => running.set(busy),
+    attach: opened !== null,
+    onConnection: (kind) => {
+      if (kind) pushLog(syncLog, { kind: 'attach', text: kind === 'run' ? 'attached to the thread\'s running run: its messages so far, then live' : 'attached: no run going, caught up' });
+    },
   });
 
   // The user's next message starts a new run that carries the pending edits.
