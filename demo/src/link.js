@@ -144,7 +144,6 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
       .then(() => {
         if (loop !== current) return;
         loop = null;
-        attaching = false; // an idle attach: the page's next run is its own
         onBusy && onBusy(false);
         if (!stopped && sync.status === 'synced') {
           const again = finishedRun === runId; // refresh() of a run that had finished
@@ -161,6 +160,7 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
 
   function nextRun(text, options) {
     if (stopped || loop) return false;
+    attaching = false; // a page that attached to an idle thread: this run is its own
     runId = newRunId();
     parentRunId = options.parentRunId;
     messages.push({ id: `user-${messages.length + 1}`, role: 'user', content: text });
@@ -174,7 +174,8 @@ export function createLink({ threadId, sync, reference, meter, onLog, onOutcomes
     start,
     stop() { stopped = true; if (loop) loop.close(); loop = null; },
     // One more connection after the run (a catch-up, usually empty, and a
-    // heartbeat): what a guard that went stale needs to see.
+    // heartbeat): what a guard that went stale needs to see. A page whose
+    // attach found no run going attaches again (its runId names no run).
     refresh() { start(); },
     // The app's next run on the thread (a user message), carrying the pending
     // edits in forwardedProps.stateSync.edits. False while a run is streaming.
