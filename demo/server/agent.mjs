@@ -452,7 +452,9 @@ export class AgentRun {
   // the payment is not made twice; effectKey is the payment's idempotency key.
   async approve(approval, pane) {
     const interruptId = typeof approval?.interruptId === 'string' && approval.interruptId ? approval.interruptId : undefined;
-    const decision = await this.pkg.consumeApproval(approval, this.emitter.state, { store: this.approvalStore, threadId: this.threadId, interruptId });
+    // An approval of the checkout card names its activity (messageId): it is checked against the agent's content of it.
+    const { activities } = this.emitter;
+    const decision = await this.pkg.consumeApproval(approval, this.emitter.state, { store: this.approvalStore, threadId: this.threadId, interruptId, activities });
     const matched = decision.ok;
     const record = {
       pane: String(pane || 'unknown'),
@@ -464,7 +466,8 @@ export class AgentRun {
       agentSeq: this.emitter.seq,
       approvedSeq: approval && approval.seq != null ? approval.seq : null,
       path: approval && approval.path,
-      agentValue: approval && typeof approval.path === 'string' ? valueAt(this.emitter.state, approval.path) : undefined,
+      messageId: typeof approval?.messageId === 'string' ? approval.messageId : null,
+      agentValue: approval && typeof approval.path === 'string' ? valueAt(approvedDocument(this.emitter, approval), approval.path) : undefined,
       interruptId: approval && approval.interruptId != null ? approval.interruptId : null,
     };
     this.approvals.push(record);
@@ -498,6 +501,11 @@ export class AgentRun {
       connections: this.connLog,
     };
   }
+}
+
+// What an approval is of: the agent's state, or its content of the activity the approval names.
+function approvedDocument(emitter, approval) {
+  return typeof approval.messageId === 'string' ? emitter.activities.content(approval.messageId) : emitter.state;
 }
 
 const isStateEvent = (ev) => ev.type.startsWith('STATE_') || ev.type.startsWith('ACTIVITY_');

@@ -9,6 +9,7 @@
 //                                              -> ACTIVITY_SNAPSHOT (content) or ACTIVITY_DELTA (ops)
 //        { finish: interrupt | null }          -> RUN_FINISHED (outcome: interrupt, or none)
 
+import { CHECKOUT } from '../src/checkout-id.js';
 import { AGENT_LIMIT } from '../src/edit-policy.js';
 
 const clone = (v) => JSON.parse(JSON.stringify(v));
@@ -123,7 +124,6 @@ export function buildScript() {
 // old content with a console.warn. The attendee list is there because a real
 // form carries it, and it makes the form's snapshot dearer than a few steps,
 // so a client that lost one is caught up by replay.
-export const CHECKOUT = Object.freeze({ messageId: 'checkout-1', activityType: 'checkout' });
 
 function checkoutStep(note, ops) {
   return { note: `checkout: ${note}`, activity: { ...CHECKOUT, ops: (c) => [

@@ -6,8 +6,6 @@
 // the e2e test to compare with the agent's.
 import { money } from './StateView.jsx';
 
-export const CHECKOUT_ID = 'checkout-1';
-
 function statusLine(activity) {
   if (!activity.status) return null; // the reference handler knows of no status
   const at = activity.lastSeq != null ? ` @ seq ${activity.lastSeq}` : '';
@@ -15,7 +13,23 @@ function statusLine(activity) {
   return <span className={`badge status-${activity.status}`} data-testid={`${activity.pane}-checkout-status`} data-status={activity.status}>{activity.status}{at}{why}</span>;
 }
 
-export function ActivityCard({ pane, activity }) {
+// Approve the form as this pane shows it; the agent's verdict below.
+function ApproveRow({ pane, approval }) {
+  const { canApprove, blockReason, onApprove, verdict } = approval;
+  return (
+    <div className="approve-row">
+      <button data-testid={`${pane}-checkout-approve`} disabled={!canApprove} onClick={onApprove}>Approve checkout</button>
+      {!canApprove && <span className="muted small">blocked: {blockReason}</span>}
+      {verdict && (verdict.clientRefused
+        ? <span className="verdict refused" data-testid={`${pane}-checkout-verdict`} data-verdict="refused">Not sent: {verdict.clientRefused}</span>
+        : <span className={`verdict ${verdict.matched ? 'ok' : 'bad'}`} data-testid={`${pane}-checkout-verdict`} data-verdict={verdict.matched ? 'matched' : 'rejected'}>
+          {verdict.matched ? 'The agent verified it: this is its form.' : 'The agent REJECTED it: its form is not the one you approved.'}
+        </span>)}
+    </div>
+  );
+}
+
+export function ActivityCard({ pane, activity, approval }) {
   if (!activity) {
     return <div className="activity muted small" data-testid={`${pane}-checkout`} data-present="false">No checkout form yet.</div>;
   }
@@ -34,6 +48,7 @@ export function ActivityCard({ pane, activity }) {
         <dt>Reference</dt><dd>{c.reference ?? <span className="muted">...</span>}</dd>
         <dt>Status</dt><dd data-testid={`${pane}-checkout-form-status`}>{c.status}</dd>
       </dl>
+      <ApproveRow pane={pane} approval={approval} />
     </div>
   );
 }

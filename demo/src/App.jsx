@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 
-import { ActivityCard, CHECKOUT_ID } from './ActivityCard.jsx';
+import { ActivityCard } from './ActivityCard.jsx';
+import { CHECKOUT } from './checkout-id.js';
 import { WireChart } from './Chart.jsx';
 import { ReferenceLimitEditor, SyncLimitEditor } from './EditField.jsx';
 import { FaultPanel } from './FaultPanel.jsx';
@@ -189,7 +190,8 @@ function ReferencePane({ session }) {
       <StateView state={state} />
       <ReferenceLimitEditor edits={session.refEdits} state={state} />
       <ProposalCard pane="ref" proposal={state.proposal} canApprove onApprove={onApprove} verdict={approvals.reference} />
-      <ActivityCard pane="ref" activity={refActivities[CHECKOUT_ID]} />
+      <ActivityCard pane="ref" activity={refActivities[CHECKOUT.messageId]}
+        approval={{ canApprove: true, onApprove: () => session.checkout.approve('reference'), verdict: approvals['reference-checkout'] }} />
       <h4>Log, newest first <span className="muted">(console.warn of dropped patches; it never resyncs)</span></h4>
       <LogList entries={entries} testid="ref-log" empty="nothing: it cannot tell anything is wrong" />
     </div>
@@ -231,6 +233,7 @@ function SyncPane({ session }) {
   }, [session, sync]);
   const subscribe = useCallback((onChange) => sync.subscribe(onChange), [sync]);
   const activities = useSyncExternalStore(subscribe, () => sync.activities);
+  const checkoutGuard = useStore(session.checkout.guard);
   const m = sync.metrics();
   return (
     <div className="pane sync" data-testid="sync-pane">
@@ -248,7 +251,8 @@ function SyncPane({ session }) {
         extra={guard && !guard.ok && guard.reason === 'stale'
           ? <button className="recheck" data-testid="sync-recheck" onClick={() => session.link.refresh()}>Re-check with the agent</button>
           : null} />
-      <ActivityCard pane="sync" activity={activities[CHECKOUT_ID]} />
+      <ActivityCard pane="sync" activity={activities[CHECKOUT.messageId]}
+        approval={{ canApprove: checkoutGuard.ok, blockReason: checkoutGuard.reason, onApprove: () => session.checkout.approve('sync'), verdict: approvals['sync-checkout'] }} />
       <h4>Log, newest first <span className="muted">(resyncs, replays, held events; {m.resyncs} resyncs, {m.duplicates} duplicates ignored, {m.reordersHealed} reorders healed)</span></h4>
       <LogList entries={log} testid="sync-log" empty="no trouble yet" />
     </div>

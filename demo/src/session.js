@@ -2,6 +2,7 @@
 // handlers, the wire meter, and the agent's truth polled for the indicators.
 // React components only subscribe to this object.
 import { EDIT_POLICY, LIMIT_PATH } from './edit-policy.js';
+import { trackCheckout } from './checkout.js';
 import { trackReferenceEdits, trackSyncEdits } from './edits.js';
 import { createRunHistory } from './history.js';
 import { createLink } from './link.js';
@@ -274,12 +275,14 @@ export async function createSession({ syncOptions = {} } = {}) {
     return verdict;
   }
 
+  const checkout = trackCheckout({ sync, reference, approve, onRefused: (pane, reason) => approvals.set((a) => ({ ...a, [pane]: { clientRefused: reason } })) });
+
   let forgotten = false;
   return {
     threadId, sync, reference, meter, link,
     transcript, syncLog, linkLog, truth, judgement, samples, events, approvals, finished, guard, guardTimeline,
     refEdits, syncEdits, running, continueRun, persistence, runHistory, branchFrom,
-    now, stateDigest, approve,
+    now, stateDigest, approve, checkout,
     start() { link.start(); poll(); },
     // Restart: the next session starts a new thread; this one's checkpoint and run go at dispose().
     forget() {
@@ -289,6 +292,7 @@ export async function createSession({ syncOptions = {} } = {}) {
     dispose() {
       stopped = true; clearTimeout(polling); link.stop(); refEdits.dispose();
       if (typeof unwatch === 'function') unwatch();
+      checkout.dispose();
       if (typeof unsubscribe === 'function') unsubscribe();
       sync.dispose();
       if (forgotten) {

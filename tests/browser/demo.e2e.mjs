@@ -117,6 +117,7 @@ test('demo: the reference drifts and approves a stale proposal; agui-state-sync 
   assert.deepEqual(approvals.map((a) => [a.pane, a.matched]), [['reference', false], ['sync', true]]);
   const end = await page.evaluate(async (id) => (await fetch(`/truth?threadId=${id}`)).json(), truth.threadId);
   assert.equal(end.limit, MINE, "the agent's state ends with the user's value");
+  await checkoutApprovals(page, truth.threadId);
 
   await page.waitForTimeout(300);
   const finalShot = path.join(ARTIFACTS, 'demo-final.png');
@@ -194,6 +195,20 @@ async function checkoutHealsOnTheRightOnly(page, threadId) {
   assert.equal(await page.locator('[data-testid="ref-checkout-status"]').count(), 0);
   const dropped = await page.evaluate(() => window.__demo.reference.log.filter((e) => e.text.startsWith('activity ')).length);
   assert.ok(dropped > 0, 'the reference dropped activity patches (console.warn only)');
+}
+
+// Approving the checkout card: the left signs the revision it shows, and the
+// agent (consumeApproval against its content of the activity) rejects it; the
+// right's approval names the activity's verified content, and matches.
+async function checkoutApprovals(page, threadId) {
+  await page.getByTestId('ref-checkout-approve').click();
+  await waitData(page, 'ref-checkout-verdict', 'verdict', 'rejected', 5000);
+  await page.waitForFunction(() => !document.querySelector('[data-testid="sync-checkout-approve"]').disabled, null, { timeout: 5000 });
+  await page.getByTestId('sync-checkout-approve').click();
+  await waitData(page, 'sync-checkout-verdict', 'verdict', 'matched', 5000);
+  const recorded = (await truthOf(page, threadId)).approvals.filter((a) => a.messageId !== null);
+  assert.deepEqual(recorded.map((a) => [a.pane, a.messageId, a.matched, a.executed]),
+    [['reference-checkout', 'checkout-1', false, false], ['sync-checkout', 'checkout-1', true, true]]);
 }
 
 async function followUpAcknowledgesTheEdit(page, threadId) {
