@@ -96,7 +96,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(Stale, "stale", kGuard, Cure::None, "no byte, not even a heartbeat, within staleAfterMs")                  \
   X(GapPending, "gap-pending", kGuard, Cure::None, "deltas wait in the reorder window for a gap")              \
   X(Changed, "changed", kGuard, Cure::None, "the value differs from the one the token was issued for")        \
-  X(Missing, "missing", kGuard, Cure::None, "the path does not resolve in the state")                         \
+  X(Missing, "missing", kGuard, Cure::None,                                                                   \
+    "the path does not resolve in the state, or in the activity named (none held: also missing)")             \
   X(InvalidToken, "invalid-token", kGuard, Cure::None, "the token or path is malformed")                      \
   X(EditPending, "edit-pending", kGuard, Cure::None,                                                          \
     "an edit the agent has not acknowledged touches the path: the agent does not hold that value")           \

@@ -93,7 +93,8 @@ export class ApprovalGuard {
     if (typeof path !== 'string') return { ok: false, reason: 'invalid-token' };
     const result = this.#viewToken(path, messageId);
     if (!result.ok) return result;
-    const value = lookup(this.#document(messageId, true), parsePointer(path));
+    const doc = this.#document(messageId, true);
+    const value = doc === MISSING ? MISSING : lookup(doc, parsePointer(path));
     if (value === MISSING) return { ok: false, reason: 'missing' };
     return { ok: true, value, token: result.token };
   }
@@ -230,7 +231,7 @@ export class ApprovalGuard {
   }
 
   // The document a target reads: the state (the agent's for a token, else the
-  // visible one), or an activity's content mirror (MISSING-safe: {} when none).
+  // visible one), or an activity's content mirror (MISSING when none is held).
   #document(messageId, confirmed) {
     if (messageId === undefined) return confirmed ? this.#host.confirmed() : this.#host.state();
     const activity = this.#host.activity(messageId);
