@@ -142,6 +142,10 @@ function(agui_wasm_module target output_name export_name define)
   target_compile_options(${target} PRIVATE ${AGUI_WASM_OPT_FLAGS} -fno-exceptions -fno-rtti -Wall -Wextra)
   target_compile_definitions(${target} PRIVATE JSON_NOEXCEPTION EMSCRIPTEN_HAS_UNBOUND_TYPE_NAMES=0 ${define})
   target_link_options(${target} PRIVATE ${AGUI_WASM_LINK_OPTIONS} -sEXPORT_NAME=${export_name})
+  # How a std::string crosses the boundary: the platform's TextEncoder/TextDecoder (why: in the file).
+  set(std_string_js ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/std_string.js)
+  target_link_options(${target} PRIVATE "SHELL:--js-library ${std_string_js}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${std_string_js})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${output_name}
     SUFFIX ".mjs"

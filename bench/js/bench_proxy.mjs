@@ -1,6 +1,7 @@
 // The sequencing proxy in front of a snapshot-only AG-UI agent. Not a test: it prints.
 //
 //   node --expose-gc bench/js/bench_proxy.mjs [updates=500] [stateKB=50] [threads=50]
+//   (PROXY_CPU_PROF=<dir>: the proxy's process also writes a CPU profile there)
 //
 // The agent (tests/support/upstreams.mjs, shape 'snapshots', the real
 // @ag-ui/encoder) sends a STATE_SNAPSHOT of a ~50 KB state after each of
@@ -33,6 +34,7 @@ else await main();
 // --- the proxy's process --------------------------------------------------------
 
 async function proxyChild(upstreamUrl) {
+  if (process.env.PROXY_CPU_PROF) process.on('SIGTERM', () => process.exit(0)); // so --cpu-prof writes its file
   const { createStateSyncProxy } = await import(join(root, 'js', 'src', 'proxy.js'));
   const { createStateEmitter, createStateSync } = await import(join(root, 'js', 'src', 'index.js'));
   const { kInternals } = await import(join(root, 'js', 'src', 'engine', 'internals.js'));
@@ -51,6 +53,10 @@ async function proxyChild(upstreamUrl) {
       for (let i = 0; i < message.times; i++) JSON.parse(message.text);
       const used = process.cpuUsage(cpu);
       process.send({ us: (used.user + used.system) / message.times });
+      return;
+    }
+    if (message.cmd === 'parts') {
+      parts(message.kb, message.times, createStateSync, createStateEmitter).then((figures) => process.send(figures));
       return;
     }
     if (message.cmd === 'upstream') {
@@ -74,7 +80,51 @@ async function proxyChild(upstreamUrl) {
   process.send({ port: server.address().port });
 }
 
+// What one upstream snapshot costs each part of the proxy that must read it
+// whole, in its process (CPU µs per event, median of 3 passes over `times`
+// changed states): a JSON.parse of the event; a StateSync fed its SSE frame
+// (the proxy's receiver: framing, parsing, the atomic apply, the Result and the
+// JS mirror); an emitter's update() to it (the diff against the thread's
+// state, which turns the snapshot into a delta). The last two are the floor of
+// this design: the rest of a run's cost per event is the relay, the HTTP I/O
+// and the client's stream.
+async function parts(kb, times, createStateSync, createStateEmitter) {
+  const states = Array.from({ length: times }, (_, i) => {
+    const state = bigState(kb);
+    state.counter = i + 1;
+    state.items[i % state.items.length].label = `changed ${i}`;
+    return state;
+  });
+  const texts = states.map((snapshot) => JSON.stringify({ type: 'STATE_SNAPSHOT', snapshot }));
+  const frames = texts.map((text) => new TextEncoder().encode(`data: ${text}\n\n`));
+  const sync = await createStateSync();
+  const emitter = await createStateEmitter({ initialState: bigState(kb) });
+  const cpuPer = (fn) => {
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < times; i++) fn(i);
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / times;
+  };
+  const rows = { parse: [], receiver: [], emitter: [] };
+  for (let pass = 0; pass < 4; pass++) { // pass 0 warms up
+    const parse = cpuPer((i) => JSON.parse(texts[i]));
+    const receiver = cpuPer((i) => sync.feed(frames[i]));
+    const update = cpuPer((i) => emitter.update(states[(i + pass) % times]));
+    if (pass > 0) rows.parse.push(parse), rows.receiver.push(receiver), rows.emitter.push(update);
+  }
+  sync.dispose();
+  emitter.dispose();
+  const median = (v) => v.sort((a, b) => a - b)[1];
+  return { parse: median(rows.parse), receiver: median(rows.receiver), emitter: median(rows.emitter) };
+}
+
 // --- the agent, the client, the figures -------------------------------------------
+
+// PROXY_CPU_PROF=<dir>: the proxy's process writes a V8 CPU profile there (node --cpu-prof).
+function profileArgs() {
+  const dir = process.env.PROXY_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
 
 function bigState(kb) {
   const items = Math.round((kb * 1024) / 205);
@@ -115,19 +165,21 @@ async function main() {
   const initialState = bigState(stateKB);
   const script = buildScript({ seed: 1, steps: updates, textEvery: 0, toolCall: false });
   const upstream = await startUpstream({ shape: 'snapshots', script, stepMs: 0, initialState });
-  const child = fork(fileURLToPath(import.meta.url), ['--proxy-child', upstream.url], { execArgv: ['--expose-gc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--proxy-child', upstream.url], { execArgv: ['--expose-gc', ...profileArgs()] });
   const { port } = await new Promise((resolve) => child.once('message', resolve));
   const url = `http://127.0.0.1:${port}/agent`;
   const rounds = await measureRounds(child, upstream, url);
   const eventText = JSON.stringify({ type: 'STATE_SNAPSHOT', snapshot: initialState });
   const parse = await ask(child, { cmd: 'parse', text: eventText, times: 200 });
   const memory = await perThread(child, threads, initialState, startUpstream, buildScript, url);
+  const partsUs = await ask(child, { cmd: 'parts', kb: stateKB, times: 50 }); // after perThread: its garbage is not theirs
   child.kill();
   await upstream.close();
   const measured = rounds.slice(1).sort((a, b) => a.cpuUs - b.cpuUs);
   const median = measured[Math.floor(measured.length / 2)];
   console.log(`bench_proxy: snapshot-only agent, ${Math.round(JSON.stringify(initialState).length / 1024)} KB state, ${updates} updates (${median.events} upstream events), proxy in its own process, median of ${ROUNDS} runs`);
   printFigures(median, memory, threads, parse.us);
+  printParts(partsUs);
   if (rounds.some((r) => !r.matches || r.run.status !== 'synced')) process.exitCode = 1;
 }
 
@@ -177,6 +229,16 @@ function printFigures({ run, elapsed, matches, events, cpuUs, upBytes, logBytes 
     'WASM heap in use per thread': kb(memory.wasm / threads),
     'RSS per thread': kb(memory.rss / threads),
     'event log kept per finished run (graceMs)': kb(logBytes),
+  }]);
+}
+
+function printParts({ parse, receiver, emitter }) {
+  const x = (us) => `${us.toFixed(0)} µs (${(us / parse).toFixed(2)}x)`;
+  console.table([{
+    'one snapshot event, CPU per event: JSON.parse': `${parse.toFixed(0)} µs`,
+    'receiver (StateSync.feed)': x(receiver),
+    'emitter.update (the diff)': x(emitter),
+    'both: the floor of this design': x(receiver + emitter),
   }]);
 }
 
