@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, describe, test } from 'node:test';
 import { memoryStore } from '../../js/src/server.js';
-import { proxyModule, readStream, runInput, serve, startProxyCli, until } from './proxy-support.mjs';
+import { metric, proxyModule, readStream, runInput, serve, startProxyCli, until } from './proxy-support.mjs';
 
 const { createOpsHandler, createStateSyncProxy } = proxyModule;
 
@@ -47,11 +47,6 @@ const getJson = async (url) => {
 };
 
 /** The value of one metric line `name{labels} value` in Prometheus text, or undefined. */
-function metric(text, name) {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l === name);
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
 describe('proxy operations', () => {
   const closers = [];
   after(async () => { for (const c of closers.reverse()) await c(); });

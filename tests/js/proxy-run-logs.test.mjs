@@ -26,7 +26,7 @@ import { startBalancer } from '../support/balancer.mjs';
 import { buildScript, INITIAL_STATE, messageTexts, startUpstream } from '../support/upstreams.mjs';
 import { RedisServer } from './redis-support.mjs';
 import { jsDir, plain } from './support.mjs';
-import { createStateSyncProxy, eventWatcher, isOneOf, keepBody, runInput, readStream, serve, startProxyCli, until } from './proxy-support.mjs';
+import { createStateSyncProxy, eventWatcher, isOneOf, keepBody, metric, metricSum, runInput, readStream, scrapeCli, serve, startProxyCli, until } from './proxy-support.mjs';
 
 const { StateSyncHttpAgent } = await import(join(jsDir, 'src', 'ag-ui.js'));
 const { redisStore } = await import(join(jsDir, 'src', 'server.js'));
@@ -53,7 +53,7 @@ function gate() {
 async function fleet(t, prefix, upstreamOptions) {
   const upstream = await startUpstream(upstreamOptions);
   const args = ['--upstream', upstream.url, '--port', '0', '--redis', redis.url, '--redis-prefix', prefix,
-    '--run-lease-ms', String(LEASE_MS), '--grace-ms', '20000'];
+    '--run-lease-ms', String(LEASE_MS), '--grace-ms', '20000', '--ops-port', '0'];
   const [a, b] = await Promise.all([startProxyCli(args), startProxyCli(args)]);
   const ports = [a, b].map((p) => Number(new URL(p.url).port));
   const balancer = await startBalancer(ports);
@@ -144,6 +144,7 @@ describe('run logs in Redis: two proxy processes', () => {
     await until(() => watchers[0].seen.types.includes('TEXT_MESSAGE_CONTENT'), 'chat text at the starter');
     attached.forEach((agent, i) => runs.push(agent.connectAgent({}, watchers[i + 1].subscriber)));
     await until(() => watchers.every((w) => w.seen.types.includes('TEXT_MESSAGE_CONTENT')), 'chat text at every client');
+    const onB = await scrapeCli(f.b);
     f.b.child.kill('SIGKILL');
     await until(() => logs.slice(1).every((log) => log.length >= 2 && log.at(-1).status === 200 && log.at(-1).url === f.lb), 'the attached clients to resume through the balancer');
     hold.release();
@@ -163,6 +164,21 @@ describe('run logs in Redis: two proxy processes', () => {
       assert.equal(agents[i].stateSync.status, 'synced');
     }
     for (const log of logs.slice(1)) assert.ok(log.slice(1).some((e) => e.resume === 'exact' || e.resume === 'caught-up'), 'resumed on A');
+    // Each instance's metrics say what it did. B: two clients attached to a run it did not start.
+    assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');
+    assert.equal(metric(onB, 'agui_proxy_attaches_total{found="run"}'), 2, 'B: the two attaches, to the running run');
+    assert.equal(metricSum(onB, 'agui_proxy_resumes_total'), 0, 'B: no resume yet');
+    // A: the one run it started, and every resume it answered after B died (the balancer's, B being gone).
+    const onA = await scrapeCli(f.a);
+    const answeredByA = [...logs[0], ...logs.slice(1).flatMap((log) => log.slice(1))];
+    assert.equal(metric(onA, 'agui_proxy_runs_started_total'), 1, 'A started the upstream run once');
+    // Every stream A answered with X-AGUI-Resume was a resume after an event, or an attach (after none).
+    const joined = metricSum(onA, 'agui_proxy_resumes_total') + metricSum(onA, 'agui_proxy_attaches_total');
+    assert.equal(joined, answeredByA.filter((e) => e.resume !== null).length, 'A: one resume or attach per stream it joined a client to');
+    assert.equal(metric(onA, 'agui_proxy_runs_lost_total'), 0);
+    assert.equal(metric(onA, 'agui_proxy_live_runs'), 0, 'the run ended');
+    const received = answeredByA.reduce((sum, e) => sum + Buffer.byteLength(e.text), 0);
+    assert.ok(metric(onA, 'agui_proxy_client_bytes_total') >= received, 'A counted every byte its clients read');
     for (const agent of agents) agent.dispose();
   });
 
@@ -219,6 +235,11 @@ describe('run logs in Redis: two proxy processes', () => {
     }
     for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
     assert.ok(isOneOf(states[0], history()), 'a state the upstream held');
+    // B's metrics: it started nothing and ended the lost run for its clients.
+    const onB = await scrapeCli(f.b);
+    assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');
+    assert.equal(metric(onB, 'agui_proxy_runs_lost_total'), 1, 'B ended the one lost run');
+    assert.equal(metric(onB, 'agui_proxy_live_runs'), 0);
     for (const agent of agents) agent.dispose();
   });
 });

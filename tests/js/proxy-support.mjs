@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { startUpstream } from '../support/upstreams.mjs';
+import { until } from '../support/until.mjs';
 import { jsDir, pkg, plain } from './support.mjs';
 
 export const proxyModule = await import(join(jsDir, 'src', 'proxy.js'));
@@ -237,7 +238,7 @@ export async function resumeCountingUpstream(eventsOf) {
   return { effects, url: server.url('/agent'), close: () => server.close() };
 }
 
-export { until } from '../support/until.mjs';
+export { until };
 
 export { createStateSync };
 
@@ -270,6 +271,24 @@ export async function startProxyCli(args, { path = 'agent' } = {}) {
       return exited;
     },
   };
+}
+
+/** The value of one sample (`name` with its labels, as Prometheus writes it) in a scraped text, or undefined. */
+export function metric(text, name) {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l === name);
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/** The sum of every sample of `name` whatever its labels (0 when none). */
+export function metricSum(text, name) {
+  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+/** A CLI started with --ops-port: its /metrics text, scraped now. */
+export async function scrapeCli(cli) {
+  const ops = await until(() => /operations on (http:\/\/\S+)/.exec(cli.output())?.[1], 'the operations port');
+  return (await fetch(new URL('/metrics', ops))).text();
 }
 
 /** The CLI run to its exit (a bad argument): { status, stdout, stderr }. */
