@@ -116,7 +116,7 @@ tests/copilotkit/node_modules/.package-lock.json: tests/copilotkit/package.json 
 	@touch $@
 
 copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
-	node --test tests/copilotkit/copilotkit.e2e.mjs
+	node --test tests/copilotkit/copilotkit.e2e.mjs tests/copilotkit/a2ui-middleware.test.mjs
 
 # make test-under-load: the JS suite, the browser suites (demo-test's files) and
 # the CopilotKit e2e while two busy loops keep both cores at 100% (issue 22): no
@@ -130,7 +130,7 @@ test-under-load: wasm npm-deps conformance demo-build tests/copilotkit/node_modu
 	status=0; \
 	node --expose-gc --test tests/js/ || status=1; \
 	node --test tests/browser/download.test.mjs tests/browser/demo-server.test.mjs tests/browser/demo-attach.test.mjs tests/browser/demo-history.test.mjs tests/browser/demo.e2e.mjs tests/browser/reload.e2e.mjs tests/browser/attach.e2e.mjs tests/browser/timetravel.e2e.mjs || status=1; \
-	node --test tests/copilotkit/copilotkit.e2e.mjs || status=1; \
+	node --test tests/copilotkit/copilotkit.e2e.mjs tests/copilotkit/a2ui-middleware.test.mjs || status=1; \
 	echo "test-under-load: $$([ $$status = 0 ] && echo PASSED || echo FAILED)"; \
 	exit $$status
 
