@@ -106,6 +106,8 @@ export interface StateSyncProxyStats {
   upstreamMalformed: number;
   /** Client connections cut for leaving more than maxClientQueueBytes unread. */
   slowClientsCut: number;
+  /** Grace periods of a run held here that ended with its clients at another instance (the run was kept). */
+  graceKept: number;
   /** Activity events the proxy stamped and sent (docs/wire.md section 11). */
   activityEventsSent: number;
   /** Times an upstream's activity stopped applying (held where the proxy last vouched for it). */

@@ -51,7 +51,7 @@ const RESYNC_REASON_SET = new Set([...RESYNC_REASONS, ...REPLAY_REASONS, ...SNAP
 function newCounters() {
   return {
     runsStarted: 0, runsLost: 0, passed: 0, deltasSent: 0, snapshotsSent: 0, upstreamBytes: 0, clientBytes: 0,
-    upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0, activityEventsSent: 0, upstreamActivityResyncs: 0,
+    upstreamInconsistent: 0, upstreamMalformed: 0, slowClientsCut: 0, graceKept: 0, activityEventsSent: 0, upstreamActivityResyncs: 0,
     edits: { applied: 0, rejected: 0 },
     resumes: { exact: 0, 'caught-up': 0, lost: 0 },
     attaches: { run: 0, idle: 0 },

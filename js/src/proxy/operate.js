@@ -25,6 +25,7 @@ const COUNTERS = [
   ['upstream_inconsistent_total', 'Upstream state events that did not apply', (s) => s.upstreamInconsistent],
   ['upstream_malformed_total', 'Upstream events that were not JSON objects', (s) => s.upstreamMalformed],
   ['slow_clients_cut_total', 'Client connections cut for an unread backlog', (s) => s.slowClientsCut],
+  ['grace_kept_total', 'Grace periods of a run held here that ended with its clients at another instance (the run kept)', (s) => s.graceKept],
 ];
 const LABELLED = [
   ['resumes_total', 'Stream resumptions by outcome', 'mode', (s) => s.resumes],

@@ -175,7 +175,11 @@ export class Run extends RunStream {
       if (this.abort('abandoned')) this.hooks.counters.aborts.abandoned++;
     };
     if (this.#stored === null) return abandon();
-    this.#stored.present().then((present) => (present && !this.finished ? this.startGrace() : abandon()), abandon);
+    this.#stored.present().then((present) => {
+      if (!present || this.finished) return abandon();
+      this.hooks.counters.graceKept++;
+      return this.startGrace();
+    }, abandon);
   }
 
   #end() {
