@@ -14,6 +14,10 @@
 //    the stored log, byte for byte (nothing was sent that was not committed);
 //    every state a client held was one the upstream held, and a connect()
 //    afterwards brings each client to the thread's committed state.
+//  - clients reach the fleet through a faulty link (cuts, re-chunking) in front
+//    of the balancer: every cut resumes on whichever instance the balancer
+//    picks, and each client converges on the upstream's state; the instances'
+//    metrics add up to what they did.
 // And with two proxies in this process (short grace periods and heartbeats):
 // a run whose clients all moved to the other instance is not abandoned by its
 // holder; an abort asked at the other instance aborts it; a POST of the same
@@ -23,6 +27,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startBalancer } from '../support/balancer.mjs';
+import { startFaultLink } from '../support/fault-link.mjs';
 import { buildScript, INITIAL_STATE, messageTexts, startUpstream } from '../support/upstreams.mjs';
 import { RedisServer } from './redis-support.mjs';
 import { jsDir, plain } from './support.mjs';
@@ -75,6 +80,7 @@ function recordingFetch(log, route = (url) => url) {
     const response = await fetch(entry.url, init);
     entry.status = response.status;
     entry.resume = response.headers.get('x-agui-resume');
+    entry.attach = response.headers.get('x-agui-attach');
     return keepBody(response, entry);
   };
 }
@@ -243,6 +249,52 @@ describe('run logs in Redis: two proxy processes', () => {
     assert.equal(metric(onB, 'agui_proxy_live_runs'), 0);
     for (const agent of agents) agent.dispose();
   });
+
+  for (const seed of [1, 2]) {
+    test(`seed ${seed}: clients through a faulty link in front of the balancer: every cut resumes on either instance, text once, state synced`, T, async (t) => {
+      const f = await fleet(t, `flaky${seed}:`, { shape: 'docs', script: buildScript({ seed, steps: 24 }), stepMs: 20, initialState: INITIAL });
+      // Every response is cut (before or after its first events) until three were; then the link only re-chunks.
+      const link = await startFaultLink({ target: { host: '127.0.0.1', port: Number(new URL(f.lb).port) }, seed, cutProbability: 1, cutAfterBytes: [120, 4000], chunkBytes: [1, 512] });
+      t.after(() => link.close());
+      const healed = until(() => link.stats.cuts >= 3, 'three cuts').then(() => link.setFaults({ cutProbability: 0 }));
+      const threadId = `t-flaky-${seed}`;
+      const history = () => f.upstream.history(threadId);
+      const logs = [[], [], []];
+      const agents = logs.map((log) => new StateSyncHttpAgent({ url: link.url('/agent'), threadId, fetch: recordingFetch(log), stateSync: { backoff: BACKOFF } }));
+      await Promise.all(agents.map((agent) => agent.ready));
+      const watchers = agents.map((agent) => eventWatcher(agent, history));
+      const runs = [agents[0].runAgent({ runId: `run-flaky-${seed}` }, watchers[0].subscriber)];
+      await until(() => watchers[0].seen.types.includes('RUN_STARTED'), 'the run to start');
+      for (const [i, agent] of agents.slice(1).entries()) runs.push(agent.connectAgent({}, watchers[i + 1].subscriber));
+      await Promise.all([...runs, healed]);
+
+      assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
+      const [request] = f.upstream.requests;
+      for (const [i, { seen }] of watchers.entries()) {
+        assert.deepEqual(seen.errors, [], `client ${i}`);
+        assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+        assert.equal(agents[i].stateSync.status, 'synced', `client ${i}`);
+        assert.deepEqual(plain(agents[i].state), f.upstream.state(threadId), `client ${i}: converged`);
+      }
+      // The starter saw the whole run: one start, one finish, every message's text once.
+      assert.equal(count(watchers[0].seen.types, 'RUN_STARTED'), 1);
+      assert.equal(count(watchers[0].seen.types, 'RUN_FINISHED'), 1);
+      assert.deepEqual(messageTexts(watchers[0].seen.events), messageTexts(request.events), 'the starter: the text, once');
+      // Between them the instances started the run once and joined one client per stream they answered.
+      const [onA, onB] = await Promise.all([scrapeCli(f.a), scrapeCli(f.b)]);
+      const both = (name) => metricSum(onA, name) + metricSum(onB, name);
+      assert.equal(both('agui_proxy_runs_started_total'), 1);
+      // (A stream joined a client to the run (X-AGUI-Resume: a resume, or an attach to the running run), or
+      // an attach found the run over and got the thread's state alone (X-AGUI-Attach: idle).)
+      const answered = logs.flat();
+      const joined = answered.filter((e) => typeof e.resume === 'string').length;
+      const idle = answered.filter((e) => e.attach === 'idle').length;
+      assert.equal(both('agui_proxy_resumes_total') + both('agui_proxy_attaches_total{found="run"}'), joined);
+      assert.equal(both('agui_proxy_attaches_total{found="idle"}'), idle);
+      assert.ok(link.stats.cuts >= 3);
+      for (const agent of agents) agent.dispose();
+    });
+  }
 });
 
 /** Two proxies in this process on one Redis prefix: { a, b } each { proxy, url, store }. */
