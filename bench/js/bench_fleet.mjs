@@ -8,6 +8,8 @@
 // --ops-port), and an upstream (bench_fleet_upstream.mjs, forked) whose runs
 // stream until the bench ends them: every `intervalMs`, each run sends a
 // STATE_DELTA and a TEXT_MESSAGE_CONTENT, both stamped with the send time.
+// A few more runs (runs / 10) are read straight from the upstream by one
+// client each: the floor of delivery latency on this machine as loaded now.
 // Run r is started on instance r % 2 (its holder) by a starter client (a
 // POST); then clients / runs clients attach to each run (GET with
 // X-AGUI-Attach), alternately on A and B, so half of them are on the instance
@@ -59,9 +61,10 @@ async function main() {
   await Promise.all(instances.map((cli) => ready(cli, until)));
   const store = createClient({ url: redis.url });
   await store.connect();
+  if (process.env.FLEET_APPENDFSYNC) await store.sendCommand(['CONFIG', 'SET', 'appendfsync', process.env.FLEET_APPENDFSYNC]);
   try {
     const baseline = await usedMemory(store);
-    const fleet = await buildFleet({ createStateSync, instances, clients, runs });
+    const fleet = await buildFleet({ createStateSync, instances, upstream, clients, runs });
     const measured = await measure({ fleet, instances, upstream, store, seconds });
     const scraped = await Promise.all(instances.map(scrapeCli));
     const finals = (await upstream.call({ cmd: 'finish' })).finals;
@@ -99,8 +102,13 @@ async function ready(cli, until) {
 }
 
 // The starters (run r on instance r % 2), then the attached clients, alternately on A and B.
-async function buildFleet({ createStateSync, instances, clients, runs }) {
-  const samples = { starter: [], holder: [], other: [] };
+async function buildFleet({ createStateSync, instances, upstream, clients, runs }) {
+  const samples = { starter: [], holder: [], other: [], direct: [] };
+  const direct = [];
+  for (let r = 0; r < Math.max(1, Math.floor(runs / 10)); r++) {
+    direct.push(await fleetClient(createStateSync, { url: upstream.url, threadId: `direct-${r}`, runId: `direct-run-${r}`, kind: 'direct', samples: samples.direct }));
+  }
+  await Promise.all(direct.map(openStream));
   const starters = [];
   for (let r = 0; r < runs; r++) {
     starters.push(await fleetClient(createStateSync, { url: instances[r % 2].url, threadId: `t${r}`, runId: `run-${r}`, kind: 'starter', samples: samples.starter }));
@@ -115,7 +123,7 @@ async function buildFleet({ createStateSync, instances, clients, runs }) {
     attached.push(client);
   }
   for (let i = 0; i < attached.length; i += ATTACH_BATCH) await Promise.all(attached.slice(i, i + ATTACH_BATCH).map(openStream));
-  return { samples, starters, attached, all: [...starters, ...attached] };
+  return { samples, starters, attached, direct, all: [...direct, ...starters, ...attached] };
 }
 
 // The window: every client samples latency; CPU and upstream events before and after; Redis memory at its end.
@@ -216,6 +224,7 @@ function report({ clients, runs, seconds, intervalMs, fleet, measured, loadBefor
     latency('attached, on the holder', fleet.samples.holder),
     latency('attached, on the other instance', fleet.samples.other),
     latency('starters (on the holder)', fleet.samples.starter),
+    latency(`direct: ${fleet.direct.length} runs read from the upstream, no proxy (the floor)`, fleet.samples.direct),
   ]);
   console.table(cpu);
   console.log(`redis: ${memory.logs} run logs, ${round(memory.bytes / memory.logs / 1024, 1)} KB each (MEMORY USAGE), ${round(memory.entries / memory.logs, 0)} entries each, ${round(memory.bytes / memory.entries, 0)} B per entry; used_memory ${round(memory.used / 1048576, 1)} MB for ${memory.dbKeys} keys, ${round((memory.used - baseline) / runs / 1024, 1)} KB per run over the empty server's (everything included)`);

@@ -1,7 +1,9 @@
 // The clients of bench_fleet.mjs, all in the bench's process: each is a real
 // engine (createStateSync) fed by its own HTTP connection to one proxy
 // instance, either the run's starter (POST of a RunAgentInput) or attached to
-// the thread's running run (GET with X-AGUI-Attach, docs/wire.md section 8).
+// the thread's running run (GET with X-AGUI-Attach, docs/wire.md section 8);
+// or 'direct', a run of the upstream's own with no proxy (the floor: its
+// stream is not sequenced, so the engine holds it 'unverified').
 // A client records the delivery latency of every stamped event it gets while
 // the bench measures (receive time minus the upstream's send time, on the
 // monotonic clock), and what the end check needs: its status, state, the chat
@@ -18,9 +20,12 @@ export function fleetClient(createStateSync, { url, threadId, runId, kind, sampl
   }));
 }
 
-/** Opens the client's stream; resolves once it is synced (its first state), rejects on a failed request. */
+/**
+ * Opens the client's stream; resolves once it is synced (its first state; a
+ * 'direct' client, on the upstream itself, once it holds one), rejects on a failed request.
+ */
 export function openStream(client) {
-  const attach = client.kind === 'attach';
+  const attach = client.kind === 'attach'; // else a POST of a run
   const headers = { accept: 'text/event-stream', ...(attach ? { 'x-agui-attach': client.threadId } : { 'content-type': 'application/json' }) };
   return new Promise((resolve, reject) => {
     let ended;
@@ -36,7 +41,7 @@ export function openStream(client) {
       }
       res.on('data', (chunk) => {
         receive(client, chunk, nowUs());
-        if (client.sync.status === 'synced') resolve();
+        if (client.sync.status === 'synced' || (client.kind === 'direct' && client.sync.state != null)) resolve();
       });
       res.on('end', () => {
         client.problems.push(...client.sync.end().filter(bad).map(describe));
@@ -83,7 +88,7 @@ function sampleEvent(client, event, at) {
 export function endProblems(client, final) {
   const problems = [...client.problems];
   if (client.kind === 'attach' && client.attach !== 'run') problems.push(`attached to ${client.attach}, not the running run`);
-  if (client.sync.status !== 'synced') problems.push(`status ${client.sync.status}`);
+  if (client.sync.status !== (client.kind === 'direct' ? 'unverified' : 'synced')) problems.push(`status ${client.sync.status}`);
   if (!final) problems.push('the upstream ran no run of its thread');
   else {
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(client.sync.state)), final.state)) problems.push(`state ${JSON.stringify(client.sync.state)} != ${JSON.stringify(final.state)}`);

@@ -4,7 +4,8 @@
 // /t: the send time) and one TEXT_MESSAGE_CONTENT whose text is the send time,
 // so a client far away measures delivery latency on one clock: the monotonic
 // clock (process.hrtime), the same for every process on the machine.
-// IPC: { cmd: 'count' } -> { events } sent so far; { cmd: 'finish' } -> every
+// IPC: { cmd: 'count' } -> { events } sent so far (of threads not named
+// 'direct-...': those runs are read with no proxy, for the floor); { cmd: 'finish' } -> every
 // run ends (a last delta with done: true, TEXT_MESSAGE_END, RUN_FINISHED) and
 // the answer is { finals: { threadId: { state, text } } }.
 import { createServer } from 'node:http';
@@ -33,8 +34,9 @@ export async function upstreamChild(intervalMs) {
     const encoder = new EventEncoder({ accept: req.headers.accept });
     res.writeHead(200, { 'content-type': encoder.getContentType(), 'cache-control': 'no-cache' });
     const run = { state: { ...INITIAL }, text: '', messageId: `m-${input.runId}` };
+    const proxied = !input.threadId.startsWith('direct-');
     run.send = (event) => {
-      events++;
+      if (proxied) events++;
       res.write(encoder.encode(event));
     };
     run.end = () => res.end();
