@@ -147,6 +147,7 @@ bench: native-build wasm npm-deps bench/js/node_modules/.package-lock.json
 	node --expose-gc bench/js/bench_memory.mjs
 	node --expose-gc bench/js/bench_proxy.mjs
 	node --expose-gc bench/js/bench_fanout.mjs 1000 60
+	node bench/js/bench_fleet.mjs
 	node --expose-gc bench/js/bench_log.mjs
 	node --expose-gc bench/js/bench_persist.mjs
 	node --expose-gc bench/js/bench_store.mjs

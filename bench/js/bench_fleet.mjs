@@ -1,10 +1,10 @@
 // A fleet under load (issue 26, item 5). Not a test: it prints, and exits 1
 // when a client did not end in sync.
 //
-//   node bench/js/bench_fleet.mjs [clients=1000] [runs=100] [seconds=30] [intervalMs=500]
+//   node bench/js/bench_fleet.mjs [clients=1000] [runs=100] [seconds=30] [intervalMs=500] [appendfsync=always]
 //
 // Real processes on this machine: a redis-server (started here on a free
-// port), two agui-state-sync-proxy CLI instances (A and B, --redis on it,
+// port, appendonly; `appendfsync` always, as the tests run it, or everysec), two agui-state-sync-proxy CLI instances (A and B, --redis on it,
 // --ops-port), and an upstream (bench_fleet_upstream.mjs, forked) whose runs
 // stream until the bench ends them: every `intervalMs`, each run sends a
 // STATE_DELTA and a TEXT_MESSAGE_CONTENT, both stamped with the send time.
@@ -47,7 +47,8 @@ if (process.argv[2] === '--upstream-child') await upstreamChild(Number(process.a
 else process.exitCode = await main();
 
 async function main() {
-  const [clients = 1000, runs = 100, seconds = 30, intervalMs = 500] = process.argv.slice(2).map(Number);
+  const [clients = 1000, runs = 100, seconds = 30, intervalMs = 500] = process.argv.slice(2, 6).map(Number);
+  const appendfsync = process.argv[6] ?? 'always';
   const loadBefore = loadavg();
   const { RedisServer } = await import(join(root, 'tests', 'js', 'redis-support.mjs'));
   const { metric, scrapeCli, startProxyCli, until } = await import(join(root, 'tests', 'js', 'proxy-support.mjs'));
@@ -61,7 +62,7 @@ async function main() {
   await Promise.all(instances.map((cli) => ready(cli, until)));
   const store = createClient({ url: redis.url });
   await store.connect();
-  if (process.env.FLEET_APPENDFSYNC) await store.sendCommand(['CONFIG', 'SET', 'appendfsync', process.env.FLEET_APPENDFSYNC]);
+  await store.sendCommand(['CONFIG', 'SET', 'appendfsync', appendfsync]);
   try {
     const baseline = await usedMemory(store);
     const fleet = await buildFleet({ createStateSync, instances, upstream, clients, runs });
@@ -70,7 +71,7 @@ async function main() {
     const finals = (await upstream.call({ cmd: 'finish' })).finals;
     const problems = await endCheck(fleet, finals);
     problems.push(...metricProblems(scraped, fleet, metric));
-    report({ clients, runs, seconds, intervalMs, fleet, measured: { ...measured, baseline }, loadBefore, problems });
+    report({ clients, runs, seconds, intervalMs, appendfsync, fleet, measured: { ...measured, baseline }, loadBefore, problems });
     return problems.length === 0 ? 0 : 1;
   } finally {
     await store.close();
@@ -211,9 +212,9 @@ function metricProblems(scraped, fleet, metric) {
   return problems;
 }
 
-function report({ clients, runs, seconds, intervalMs, fleet, measured, loadBefore, problems }) {
+function report({ clients, runs, seconds, intervalMs, appendfsync, fleet, measured, loadBefore, problems }) {
   const { events, wallS, cpu, memory, baseline } = measured;
-  console.log(`\nfleet: ${clients} attached clients + ${runs} starters on ${runs} runs, two proxy instances on one redis-server;`);
+  console.log(`\nfleet: ${clients} attached clients + ${runs} starters on ${runs} runs, two proxy instances on one redis-server (appendfsync ${appendfsync});`);
   console.log(`each run sends a STATE_DELTA and a TEXT_MESSAGE_CONTENT every ${intervalMs} ms; measured ${round(wallS, 1)} s, ${events} upstream events (${round(events / wallS, 0)}/s)`);
   console.log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, after: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (1/5/15 min)`);
   const latency = (name, list) => {
