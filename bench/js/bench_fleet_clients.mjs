@@ -66,13 +66,13 @@ const describe = (outcome) => `${outcome.kind} ${outcome.code ?? outcome.reason}
 function receive(client, chunk, at) {
   for (const outcome of client.sync.feed(chunk)) {
     if (bad(outcome)) client.problems.push(describe(outcome));
-    else if (outcome.kind === 'applied' && outcome.type === 'STATE_DELTA') sampleState(client, outcome.state.t, at);
+    else if (outcome.kind === 'applied') sampleState(client, outcome.state.t, at); // a delta, or a snapshot the emitter chose
     else if (outcome.kind === 'event') sampleEvent(client, outcome.event, at);
   }
 }
 
 function sampleState(client, t, at) {
-  if (t === client.lastT) return; // the last delta (done: true) carries no new stamp
+  if (t === client.lastT || t === 0) return; // the first state, a catch-up or the last change (done: true): no new stamp
   client.lastT = t;
   if (client.measuring) client.samples.push(at - t);
 }

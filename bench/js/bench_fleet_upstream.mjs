@@ -16,7 +16,9 @@ export function nowUs() {
   return Number(process.hrtime.bigint() / 1000n);
 }
 
-const INITIAL = { title: 'fleet', counter: 0, t: 0, done: false };
+// A brief of 4 KB, so that a change is sent as a delta (the emitter sends a
+// snapshot instead when the state is smaller than the delta).
+const INITIAL = { title: 'fleet', brief: 'Plan the team offsite: venue, flights, dinner, budget. '.repeat(75), counter: 0, t: 0, done: false };
 
 export async function upstreamChild(intervalMs) {
   const runs = new Map(); // threadId -> { state, text, send, end, timer }
