@@ -4,7 +4,8 @@
 //   agui_emitter  (AGUI_BIND_EMITTER) the sender EmitterFacade (src/facade/emitter_facade.h), the
 //                 upstream CursorFacade (src/facade/cursor_facade.h), a store-bound emitter's
 //                 StoreLineFacade (src/facade/store_line_facade.h) and a thread's activities'
-//                 ActivityFacade (src/facade/activity_facade.h), servers
+//                 ActivityFacade (src/facade/activity_facade.h) and the proxy's
+//                 SegmentTaxFacade (src/facade/segment_tax_facade.h), servers
 // Both export canonicalize/verify (SyncFacade's static helpers), so
 // canonicalJson, stateDigest and verifyApproval work with whichever module is
 // loaded. The prompt renderer (renderPromptInput, src/facade/prompt_facade.h)
@@ -29,6 +30,7 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
+#include "facade/segment_tax_facade.h"
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 
@@ -160,6 +162,14 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("seq", &ActivityFacade::seq)
       .function("epoch", &ActivityFacade::epoch)
       .function("size", &ActivityFacade::size);
+  // The snapshot tax per connection type (src/facade/segment_tax_facade.h): the proxy's flakySegments.
+  emscripten::class_<agui_sync::SegmentTaxFacade>("SegmentTaxFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<agui_sync::SegmentTaxFacade>)
+      .function("sent", &agui_sync::SegmentTaxFacade::sent)
+      .function("caughtUp", &agui_sync::SegmentTaxFacade::caughtUp)
+      .function("snapshots", &agui_sync::SegmentTaxFacade::snapshots)
+      .function("switches", &agui_sync::SegmentTaxFacade::switches);
   // One run's stream of a thread's activities: which ones its client holds a position for.
   emscripten::class_<agui_sync::ActivityStreamFacade>("ActivityStreamFacade")
       .constructor<const std::string&>()
