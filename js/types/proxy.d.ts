@@ -76,6 +76,21 @@ export interface StateSyncProxyOptions {
    * a refusal is answered 500 and reported to onError, and nothing is forwarded.
    */
   promptContext?: true | PromptContextOptions;
+  /**
+   * The tax study's policy 5 (docs/wire.md section 8): runs whose starting
+   * client's connection type (forwardedProps.stateSync.connection, else
+   * 'unknown') is a segment whose snapshot tax passed break-even get a
+   * STATE_SNAPSHOT per update instead of deltas, decided every `window` updates
+   * of the segment, and go back to deltas with hysteresis. Default off.
+   */
+  flakySegments?: true | FlakySegmentsOptions;
+}
+
+export interface FlakySegmentsOptions {
+  /** Updates of a segment per decision (default 100). */
+  window?: number;
+  /** An explicit switch threshold in (0, 1] for catch-ups per update (default: the break-even rate (S - d) / S). */
+  breakEven?: number;
 }
 
 export interface PromptContextOptions extends PromptRenderOptions {
@@ -118,6 +133,8 @@ export interface StateSyncProxyStats {
   /** X-AGUI-Attach requests, by what they found: the thread's running run, or none (a catch-up). */
   attaches: { run: number; idle: number };
   aborts: { client: number; abandoned: number };
+  /** The flakySegments option, by connection type: 1 while on a snapshot per update, and the mode switches. */
+  flakySegments: { snapshotMode: Record<string, 0 | 1>; switches: Record<string, number> };
 }
 
 /** A Node (req, res) handler: `http.createServer(createStateSyncProxy({ upstream }))`. */
@@ -136,7 +153,7 @@ export interface StateSyncProxy {
 export function createStateSyncProxy(options: StateSyncProxyOptions): StateSyncProxy;
 
 /** The defaults of every numeric limit, and forwardHeaders. */
-export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders' | 'promptContext'>> & { forwardHeaders: readonly string[] }>;
+export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders' | 'promptContext' | 'flakySegments'>> & { forwardHeaders: readonly string[] }>;
 
 /** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
 export const HEADER_ABORT: string;

@@ -502,9 +502,12 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
   createStateSyncProxy({ upstream: 'http://x/', promptContext: context });
   createStateSyncProxy({ upstream: 'http://x/', promptContext: true });
   createStateSyncProxy({ upstream: new URL('http://127.0.0.1/agent') });
+  createStateSyncProxy({ upstream: 'http://x/', flakySegments: true });
+  createStateSyncProxy({ upstream: 'http://x/', flakySegments: { window: 50, breakEven: 0.3 } });
   handler(req, res);
   const stats: StateSyncProxyStats = handler.stats();
-  const counted: number = stats.threads + stats.liveRuns + stats.bufferedBytes + stats.resumes.exact + stats.aborts.abandoned + stats.edits.rejected;
+  const counted: number = stats.threads + stats.liveRuns + stats.bufferedBytes + stats.resumes.exact + stats.aborts.abandoned + stats.edits.rejected
+    + (stats.flakySegments.switches['2g'] ?? 0) + (stats.flakySegments.snapshotMode['2g'] ?? 0);
   handler.close();
   const names: string[] = [HEADER_ABORT, HEADER_RESUME, UPSTREAM_INCONSISTENT, UPSTREAM_CONSISTENT, EVENTS_LOST];
   const grace: number = PROXY_DEFAULTS.graceMs;
@@ -524,6 +527,8 @@ export function proxy(req: ProxyRequest, res: ProxyResponse): void {
   createStateSyncProxy({ upstream: 'http://x/', edits: { onConflict: 'mine' } });
   // @ts-expect-error promptContext is true or options
   createStateSyncProxy({ upstream: 'http://x/', promptContext: 'yes' });
+  // @ts-expect-error flakySegments is true or { window, breakEven }
+  createStateSyncProxy({ upstream: 'http://x/', flakySegments: { threshold: 0.2 } });
 }
 
 // agui-state-sync/ag-ui: the engine inside @ag-ui/client.

@@ -58,6 +58,10 @@ export class Engine {
     return this.module.ActivityStreamFacade;
   }
 
+  get SegmentTaxFacade() {
+    return this.module.SegmentTaxFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

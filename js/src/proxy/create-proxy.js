@@ -39,6 +39,7 @@ import { after } from '../server/emitter-writes.js';
 import { newStreamKey, SSE_HEAD } from './sse-out.js';
 import { connectionTypeOf } from '../shared/resync-wire.js';
 import { openUpstream } from './upstream.js';
+import { FlakySegments } from './flaky-segments.js';
 
 export { EVENTS_LOST, HEADER_ABORT, HEADER_ATTACH, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
 
@@ -58,17 +59,35 @@ function newCounters() {
     aborts: { client: 0, abandoned: 0 },
     runsByConnection: {}, // connection type (forwardedProps.stateSync.connection, else 'unknown') -> runs
     resyncs: {}, // reason -> connection type -> runs whose client came back resyncing
+    flakySegments: { snapshotMode: {}, switches: {} }, // connection type -> 1 while on snapshots; -> mode changes
   };
 }
 
-// The run's client, labelled: a known resync reason ('other' for a made-up one: labels are bounded) and connection type.
+// The run's client, labelled: a known resync reason ('other' for a made-up one: labels are bounded) and
+// connection type, which it returns (the run's segment).
 function countClient(counters, input, position) {
   const connection = connectionTypeOf(input.forwardedProps?.stateSync?.connection) ?? 'unknown';
   counters.runsByConnection[connection] = (counters.runsByConnection[connection] ?? 0) + 1;
-  if (position.reason === null) return;
+  if (position.reason === null) return connection;
   const reason = RESYNC_REASON_SET.has(position.reason) ? position.reason : 'other';
   const byConnection = (counters.resyncs[reason] ??= {});
   byConnection[connection] = (byConnection[connection] ?? 0) + 1;
+  return connection;
+}
+
+// A client of `run` came back at `position` and got `events` (its catch-up): reported for the run's segment.
+function noteCatchUp(ctx, run, position, events) {
+  if (ctx.segments === null || run.remote) return;
+  const { emitter } = run.thread;
+  ctx.segments.caughtUp(run.segment, position, emitter.seq, emitter.epoch, events.some((e) => e.type === 'STATE_SNAPSHOT'));
+}
+
+// The flakySegments option's unit, loaded with the sender engine by the first run (null: the option is off).
+async function flakySegments(ctx) {
+  if (ctx.config.flakySegments === null) return null;
+  ctx.segmentsLoading ??= FlakySegments.create(ctx.config.flakySegments, ctx.counters.flakySegments);
+  ctx.segments = await ctx.segmentsLoading;
+  return ctx.segments;
 }
 
 /**
@@ -79,12 +98,14 @@ function countClient(counters, input, position) {
 export function createStateSyncProxy(options) {
   const config = proxyOptions(options);
   const counters = newCounters();
-  const ctx = { config, counters, registry: new Registry(config, counters), approvals: approvalBook(config.store) };
+  const ctx = {
+    config, counters, registry: new Registry(config, counters), approvals: approvalBook(config.store), segments: null, segmentsLoading: null,
+  };
   ctx.report = (error) => report(config, error);
   const { registry } = ctx;
   ctx.runHooks = {
     charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), forget: (r) => registry.removeRun(r),
-    counters, report: ctx.report,
+    caughtUp: (r, position, events) => noteCatchUp(ctx, r, position, events), counters, report: ctx.report,
   };
   // With a Redis store, every run's log is kept there too: any instance serves it (proxy/run-store.js).
   ctx.runStore = runStoreFor(config.store, {
@@ -95,7 +116,10 @@ export function createStateSyncProxy(options) {
   const handler = (req, res) => {
     serve(ctx, req, res).catch((error) => answerFailure(ctx, res, error));
   };
-  handler.close = () => ctx.registry.close();
+  handler.close = () => {
+    ctx.registry.close();
+    ctx.segments?.dispose();
+  };
   handler.stats = () => stats(ctx);
   // Stop taking new runs (503 + Retry-After; resumes still served) and resolve
   // once no run is live: what a SIGTERM does before close() (proxy/operate.js).
@@ -165,7 +189,10 @@ async function resume(ctx, res, { run, n }, position, attach = false) {
   if (run.remote && !run.started) await new Promise((resolve) => run.whenStarted(resolve));
   // The preamble and the attach in one step: no event may fall between them.
   return run.thread.withCatchUp((catchUpEvents) => {
-    const { text, mode } = resumePreamble(run, n, position, catchUpEvents, attach);
+    let caughtUp = [];
+    const caughtUpEvents = (p, stream) => (caughtUp = catchUpEvents(p, stream));
+    const { text, mode } = resumePreamble(run, n, position, caughtUpEvents, attach);
+    noteCatchUp(ctx, run, position, caughtUp);
     if (!attach || n > 0) ctx.counters.resumes[mode]++;
     res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode, ...(attach ? { [HEADER_ATTACH]: 'run' } : {}) });
     res.flushHeaders();
@@ -196,14 +223,16 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     thread.pins--;
   }
   counters.runsStarted++;
-  countClient(counters, input, request.position);
+  run.segment = countClient(counters, input, request.position);
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
   run.attach(res, '');
   const { base, start } = upstream;
   let engine;
   let cursor;
+  let segments;
   try {
+    segments = await flakySegments(ctx);
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
     engine = await createStateSync({
       initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true,
@@ -218,7 +247,7 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     cursor.dispose();
     return engine.dispose();
   }
-  const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report });
+  const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report, segments });
   const abortUpstream = openUpstream(config, JSON.stringify(forwarded), req.headers, {
     data: (chunk) => relay.feed(chunk),
     end: (error) => endRun(ctx, run, relay, error),

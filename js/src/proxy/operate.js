@@ -8,7 +8,8 @@
 //                 sent (the snapshot tax measured on the server), resumes by
 //                 mode, aborts, edits, upstream inconsistencies, store latency,
 //                 runs by the client's connection type and client resyncs by
-//                 reason and connection type
+//                 reason and connection type, and with flakySegments which
+//                 connection types get snapshots per update and how often they switched
 import { syncError } from '../engine/errors.js';
 
 const PREFIX = 'agui_proxy_';
@@ -33,11 +34,18 @@ const LABELLED = [
   ['aborts_total', 'Runs aborted, by cause', 'cause', (s) => s.aborts],
   ['edits_total', 'Client edits judged, by verdict', 'status', (s) => s.edits],
   ['runs_by_connection_total', 'Runs started, by the client\'s connection type (forwardedProps.stateSync.connection)', 'connection', (s) => s.runsByConnection],
+  ['segment_switches_total', 'flakySegments: switches between deltas and a snapshot per update, by connection type', 'connection',
+    (s) => s.flakySegments.switches],
 ];
 // [name, help, [outer, inner] labels, read(stats) -> { outer: { inner: n } }]
 const LABELLED_TWICE = [
   ['resyncs_total', 'Runs whose client came back resyncing, by reason and connection type: the snapshot tax by segment',
     ['reason', 'connection'], (s) => s.resyncs],
+];
+// [name, help, label, read(stats) -> { label value: gauge value }]
+const LABELLED_GAUGES = [
+  ['segment_snapshot_mode', 'flakySegments: 1 while runs of this connection type get a snapshot per update', 'connection',
+    (s) => s.flakySegments.snapshotMode],
 ];
 const GAUGES = [
   ['threads', 'Threads held', (s) => s.threads],
@@ -56,17 +64,20 @@ async function loadPromClient() {
 
 // Counters read from proxy.stats() at scrape time (collect), so the proxy's own
 // bookkeeping stays the one source and nothing is counted twice.
+
 function registerMetrics(prom, registry, proxy) {
   const opts = (name, help, extra = {}) => ({ name: PREFIX + name, help, registers: [registry], ...extra });
   for (const [name, help, read] of COUNTERS) {
     new prom.Counter(opts(name, help, { collect() { this.reset(); this.inc(read(proxy.stats())); } }));
   }
-  for (const [name, help, label, read] of LABELLED) {
-    new prom.Counter(opts(name, help, {
+  const labelled = [...LABELLED.map((entry) => [prom.Counter, ...entry]), ...LABELLED_GAUGES.map((entry) => [prom.Gauge, ...entry])];
+  for (const [Metric, name, help, label, read] of labelled) {
+    new Metric(opts(name, help, {
       labelNames: [label],
       collect() {
         this.reset();
-        for (const [value, count] of Object.entries(read(proxy.stats()))) this.inc({ [label]: value }, count);
+        const put = Metric === prom.Counter ? (labels, n) => this.inc(labels, n) : (labels, n) => this.set(labels, n);
+        for (const [value, n] of Object.entries(read(proxy.stats()))) put({ [label]: value }, n);
       },
     }));
   }

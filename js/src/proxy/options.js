@@ -4,6 +4,7 @@ import { checkEditPolicy } from '../shared/edit-policy.js';
 import { syncTypeError } from '../engine/errors.js';
 import { checkStore } from '../server/store/contract.js';
 import { promptContextOption } from './prompt-context.js';
+import { flakySegmentsOption } from './flaky-segments.js';
 
 const MiB = 1024 * 1024;
 
@@ -37,7 +38,7 @@ const EMITTER_PASSTHROUGH = new Set([
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store', 'promptContext']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store', 'promptContext', 'flakySegments']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -114,5 +115,7 @@ export function proxyOptions(options) {
   // Thread emitters bound to their threadId in this store (memoryStore(), redisStore()): restarts and other instances continue them.
   config.store = options.store === undefined ? null : checkStore(options.store, 'createStateSyncProxy() option store');
   config.promptContext = promptContextOption(options.promptContext);
+  // Snapshots per update for a segment (connection type) whose snapshot tax passes break-even: null (off) | { window, breakEven }.
+  config.flakySegments = flakySegmentsOption(options.flakySegments);
   return Object.freeze(config);
 }

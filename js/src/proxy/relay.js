@@ -14,6 +14,9 @@
 // (thread.js restampActivity, the core's decision); an activity's resync only
 // stops that activity in the run's engine until its next snapshot, and clients
 // keep the content the proxy last vouched for (counted, never a state hold).
+// With the flakySegments option (flaky-segments.js), each update is reported
+// for the run's segment, and while the core has that segment on snapshots the
+// run's clients get the thread's re-stamped snapshot instead of its deltas.
 import { customEvent, TERMINAL_TYPES, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
 import { after } from '../server/emitter-writes.js';
 
@@ -25,9 +28,11 @@ export class Relay {
   #cursor; // the run's RunCursor: how each applied outcome goes on top of the thread's state
   #held = false;
   #queue = null; // outcomes waiting for a store-bound emitter's write: later ones wait their turn
+  #segments; // FlakySegments, or null (the option is off)
 
-  constructor({ run, engine, cursor, counters, onError }) {
+  constructor({ run, engine, cursor, counters, onError, segments = null }) {
     this.#run = run;
+    this.#segments = segments;
     this.#engine = engine;
     this.#cursor = cursor;
     this.#counters = counters;
@@ -107,7 +112,7 @@ export class Relay {
     const run = this.#run;
     if (event.type !== 'RUN_FINISHED' || event.outcome?.type !== 'interrupt') return undefined;
     if (!run.plain || this.#held || run.lastStateType !== 'STATE_DELTA' || !run.thread.vouched) return undefined;
-    return after(run.thread.emitter.snapshot(), (snapshot) => this.#sendStates([snapshot]));
+    return after(run.thread.emitter.snapshot(), (snapshot) => this.#sendStates([snapshot], false));
   }
 
   #applied(outcome) {
@@ -150,20 +155,22 @@ export class Relay {
 
   #sendApplied(stamped) {
     const run = this.#run;
-    // A stream with no position yet starts with a snapshot, never a delta.
-    if (run.seq === null) {
-      const first = run.thread.emitter.snapshot();
-      if (typeof first?.then === 'function') return first.then((snapshot) => this.#sendStates([snapshot]));
-      return this.#sendStates([first]);
-    }
-    return this.#sendStates(stamped);
+    // A stream with no position yet starts with a snapshot, never a delta; a
+    // segment the core put on snapshots gets the thread's snapshot for its deltas.
+    const asSnapshot = run.seq === null
+      || (this.#segments !== null && stamped.some((event) => event.type === 'STATE_DELTA') && this.#segments.snapshots(run.segment));
+    if (asSnapshot) return after(run.thread.emitter.snapshot(), (snapshot) => this.#sendStates([snapshot], true));
+    return this.#sendStates(stamped, true);
   }
 
-  #sendStates(events) {
+  // update: the events carry an upstream change (reported for the run's segment).
+  #sendStates(events, update) {
     const run = this.#run;
     for (const event of events) {
-      run.send(event, true);
-      this.#counters[event.type === 'STATE_DELTA' ? 'deltasSent' : 'snapshotsSent']++;
+      const bytes = run.send(event, true);
+      const snapshot = event.type === 'STATE_SNAPSHOT';
+      this.#counters[snapshot ? 'snapshotsSent' : 'deltasSent']++;
+      if (update && this.#segments !== null && bytes > 0) this.#segments.sent(run.segment, bytes, snapshot);
     }
     if (this.#held) {
       this.#held = false;

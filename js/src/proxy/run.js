@@ -19,6 +19,7 @@ export class Run extends RunStream {
   seq = null; // the seq a client holds after the last event sent (committed or not); null: no position yet
   sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
   plain; // started by a client that does not sequence (no position given): relay.js gives it AG-UI's interrupt boundary
+  segment = 'unknown'; // its starting client's connection type (flaky-segments.js)
   lastStateType = null; // the type of the last state event sent
   #teardown = null; // aborts the upstream request and frees the relay
   #pendingPosition; // where the client said it was, until its catch-up is written
@@ -63,9 +64,10 @@ export class Run extends RunStream {
    * gets it). isState: a state event the proxy stamped (the stream's seq
    * moves); sequenced: one of the proxy's sequenced events, the state's or an
    * activity's (a resume that is caught up sends its catch-up instead).
+   * Returns the framed text's length (0: not sent, the run is over).
    */
   send(event, isState = false, sequenced = isState) {
-    if (this.finished) return;
+    if (this.finished) return 0;
     if (isState) {
       this.seq = wireSeq(event);
       this.lastStateType = event.type;
@@ -75,6 +77,7 @@ export class Run extends RunStream {
     const first = event.type === 'RUN_STARTED' && !this.#sentStarted;
     if (first) this.#sentStarted = true;
     this.#commit(new LogEntry(n, text, this.seq, sequenced, TERMINAL_TYPES.has(event.type), first));
+    return text.length;
   }
 
   /**
@@ -90,6 +93,7 @@ export class Run extends RunStream {
     this.#pendingPosition = undefined;
     const vouched = this.thread.vouched;
     return after(this.thread.catchUpEvents(position, this.catchUpStream), (events) => { // a Promise for a store-bound thread
+      this.hooks.caughtUp?.(this, position, events);
       for (const event of events) this.send(event, isStateEvent(event), true);
       if (!vouched) return this.#afterCommitted(() => this.flushWaiting());
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
