@@ -192,7 +192,8 @@ async function resume(ctx, res, { run, n }, position, attach = false) {
     let caughtUp = [];
     const caughtUpEvents = (p, stream) => (caughtUp = catchUpEvents(p, stream));
     const { text, mode } = resumePreamble(run, n, position, caughtUpEvents, attach);
-    noteCatchUp(ctx, run, position, caughtUp);
+    // Before RUN_STARTED a catch-up is deferred to the run's own (Run.writeCatchUp reports it then).
+    if (mode === 'exact' || run.startedN > 0) noteCatchUp(ctx, run, position, caughtUp);
     if (!attach || n > 0) ctx.counters.resumes[mode]++;
     res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode, ...(attach ? { [HEADER_ATTACH]: 'run' } : {}) });
     res.flushHeaders();
