@@ -20,6 +20,10 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --on-conflict POLICY    agent-wins (default) or user-wins: whose write stands when a client's
                           edit and the agent's meet on a shared path
   --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
+  --flaky-segments        a STATE_SNAPSHOT per update for a connection type whose snapshot tax passes
+                          break-even, back to deltas with hysteresis (docs/wire.md section 8)
+  --flaky-window N        with --flaky-segments: updates of a connection type per decision (default 100)
+  --flaky-break-even X    with --flaky-segments: the switch threshold in (0, 1] (default (S - d) / S)
   --redis URL             keep each thread's emitter in Redis (redis:// or rediss://; needs the npm
                           package \`redis\`): a restarted proxy, or another one on the same Redis,
                           continues the thread's epoch and seq, and clients catch up by replay;
@@ -61,6 +65,9 @@ function readArgs() {
         own: { type: 'string', multiple: true },
         'on-conflict': { type: 'string' },
         'prompt-context': { type: 'boolean', default: false },
+        'flaky-segments': { type: 'boolean', default: false },
+        'flaky-window': { type: 'string' },
+        'flaky-break-even': { type: 'string' },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
         'run-lease-ms': { type: 'string' },
@@ -73,6 +80,20 @@ function readArgs() {
   } catch (error) {
     return fail(error.message);
   }
+}
+
+// --flaky-segments with its window and threshold (createStateSyncProxy checks the values), or undefined.
+function flakySegments(args) {
+  const window = args['flaky-window'];
+  const breakEven = args['flaky-break-even'];
+  if (!args['flaky-segments']) {
+    if (window !== undefined || breakEven !== undefined) fail('--flaky-window and --flaky-break-even need --flaky-segments');
+    return undefined;
+  }
+  return {
+    ...(window !== undefined && { window: integer('flaky-window', window, 1) }),
+    ...(breakEven !== undefined && { breakEven: Number(breakEven) }),
+  };
 }
 
 // The edits policy of --own / --on-conflict (createStateSyncProxy checks the values).
@@ -156,6 +177,7 @@ function main() {
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
       edits: editPolicy(args),
       ...(args['prompt-context'] && { promptContext: true }),
+      flakySegments: flakySegments(args),
       onError: (error) => log('error', 'run-error', { code: error.code, message: error.message }),
     });
   } catch (error) {

@@ -10,7 +10,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, describe, test } from 'node:test';
-import { createStateSync, metric, parseSse, proxyModule, readStream, runInput, serve, until } from './proxy-support.mjs';
+import {
+  createStateSync, metric, parseSse, proxyModule, readStream, runInput, runProxyCli, scrapeCli, serve, startProxyCli, until,
+} from './proxy-support.mjs';
 import { plain } from './support.mjs';
 
 const { createOpsHandler, createStateSyncProxy } = proxyModule;
@@ -162,5 +164,23 @@ describe('proxy flakySegments', () => {
       assert.throws(() => createStateSyncProxy({ upstream: 'http://127.0.0.1:1/agent', flakySegments }), { code: 'invalid-options' });
     }
     createStateSyncProxy({ upstream: 'http://127.0.0.1:1/agent', flakySegments: true }).close();
+  });
+
+  test('the CLI: --flaky-segments with --flaky-window and --flaky-break-even; a bad value exits 2', async () => {
+    for (const bad of [['--flaky-window', '4'], ['--flaky-segments', '--flaky-window', '0'], ['--flaky-segments', '--flaky-break-even', '1.5'],
+      ['--flaky-segments', '--flaky-break-even', 'x']]) {
+      const r = runProxyCli(['--upstream', 'http://127.0.0.1:1/agent', ...bad]);
+      assert.equal(r.status, 2, bad.join(' '));
+      assert.match(r.stderr, /usage:/);
+    }
+    const cli = await startProxyCli(['--upstream', 'http://127.0.0.1:1/agent', '--port', '0', '--ops-port', '0',
+      '--flaky-segments', '--flaky-window', '4', '--flaky-break-even', '0.2']);
+    try {
+      const text = await scrapeCli(cli);
+      assert.match(text, /# TYPE agui_proxy_segment_snapshot_mode gauge/);
+      assert.match(text, /# TYPE agui_proxy_segment_switches_total counter/);
+    } finally {
+      await cli.stop();
+    }
   });
 });
