@@ -46,7 +46,6 @@ const getJson = async (url) => {
   return { status: r.status, body: await r.json() };
 };
 
-/** The value of one metric line `name{labels} value` in Prometheus text, or undefined. */
 describe('proxy operations', () => {
   const closers = [];
   after(async () => { for (const c of closers.reverse()) await c(); });

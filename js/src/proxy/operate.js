@@ -64,7 +64,6 @@ async function loadPromClient() {
 
 // Counters read from proxy.stats() at scrape time (collect), so the proxy's own
 // bookkeeping stays the one source and nothing is counted twice.
-
 function registerMetrics(prom, registry, proxy) {
   const opts = (name, help, extra = {}) => ({ name: PREFIX + name, help, registers: [registry], ...extra });
   for (const [name, help, read] of COUNTERS) {
