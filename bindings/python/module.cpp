@@ -28,6 +28,7 @@
 #include "facade/emitter_facade.h"
 #include "receive/sse_framer.h"
 #include "facade/prompt_facade.h"
+#include "facade/segment_tax_facade.h"
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
 #include "json/json_diff_impl.h"
@@ -241,6 +242,19 @@ void bindActivities(nb::module_& m) {
       .def("catch_up", &ActivityStreamFacade::catchUp, nb::arg("thread"), nb::arg("position_json"));
 }
 
+// The snapshot tax per connection type (src/facade/segment_tax_facade.h): the middleware's flaky_segments.
+void bindSegmentTax(nb::module_& m) {
+  using agui_sync::SegmentTaxFacade;
+  nb::class_<SegmentTaxFacade>(m, "SegmentTaxFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const SegmentTaxFacade& f) { return f.initResult(); })
+      .def("sent", &SegmentTaxFacade::sent, nb::arg("label"), nb::arg("bytes"), nb::arg("snapshot"))
+      .def("came_back", &SegmentTaxFacade::cameBack, nb::arg("label"), nb::arg("last_seq"), nb::arg("client_epoch"),
+           nb::arg("seq"), nb::arg("epoch"), nb::arg("snapshot"))
+      .def("snapshots", &SegmentTaxFacade::snapshots, nb::arg("label"))
+      .def("switches", &SegmentTaxFacade::switches, nb::arg("label"));
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -251,6 +265,7 @@ NB_MODULE(_core, m) {
   bindCursor(m);
   bindStoreLine(m);
   bindActivities(m);
+  bindSegmentTax(m);
   m.def("canonicalize", [](const nb::bytes& j) { return SyncFacade::canonicalize(text(j)); }, nb::arg("json"));
   m.def("verify",
         [](const nb::bytes& a, const nb::bytes& s, const nb::bytes& acts) {

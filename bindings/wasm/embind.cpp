@@ -167,7 +167,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .constructor<const std::string&>()
       .function("initResult", &initResult<agui_sync::SegmentTaxFacade>)
       .function("sent", &agui_sync::SegmentTaxFacade::sent)
-      .function("caughtUp", &agui_sync::SegmentTaxFacade::caughtUp)
+      .function("cameBack", &agui_sync::SegmentTaxFacade::cameBack)
       .function("snapshots", &agui_sync::SegmentTaxFacade::snapshots)
       .function("switches", &agui_sync::SegmentTaxFacade::switches);
   // One run's stream of a thread's activities: which ones its client holds a position for.

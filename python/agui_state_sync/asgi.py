@@ -22,6 +22,12 @@ A resume entry carrying one of our approvals is checked and consumed once
 endpoint (RUN_ERROR 'approval-stale'), a re-sent one does not run it again, and an
 approved run is not stopped by its client going away.
 
+``flaky_segments`` (True, or {"window": n, "break_even": x}): the tax study's
+policy 5, as the Node proxy's flakySegments. A run's segment is its client's
+connection type; the core (_flaky_segments.py) counts each segment's updates
+and its clients' catch-ups over windows, and while a segment's tax passes
+break-even its runs send the thread's snapshot in place of each delta.
+
 Not here (the Node proxy's job): resuming the whole stream (chat text
 included) after a cut; a reconnecting client gets the state, not the text.
 """
@@ -30,10 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._asgi_approvals import ApprovalGate, answer_events, carries_resume, detached, run_finished
 from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
+from ._flaky_segments import FlakySegments
 from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
 from .errors import AguiSyncError, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
@@ -49,7 +56,7 @@ _STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADE
 class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
                  store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
-                 approval_store: Any = None) -> None:
+                 approval_store: Any = None, flaky_segments: Any = None) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -63,6 +70,8 @@ class StateSyncMiddleware:
         self.heartbeat_s = heartbeat_s
         self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
         self.store = store
+        # Snapshots per update for a connection type whose snapshot tax passes break-even (_flaky_segments.py).
+        self.flaky = None if flaky_segments is None or flaky_segments is False else FlakySegments(flaky_segments)
         # True once the server said it shuts down (ASGI lifespan): readiness fails (operate.py), runs go on.
         self.draining = False
         self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "approvals": {}, "resyncs": {},
@@ -71,12 +80,15 @@ class StateSyncMiddleware:
     def stats(self) -> Dict[str, Any]:
         """Counters since creation, for operate.ops_app's /metrics: runsStarted, liveRuns,
         clientBytes, approvals {verdict: n}, runsByConnection {connection type: n},
-        resyncs {client reason: {connection type: n}}, and the sequencer's threads,
-        events sent by type and catch-ups by mode."""
+        resyncs {client reason: {connection type: n}}, flakySegments {snapshotMode:
+        {connection type: 0 | 1}, switches: {connection type: n}}, and the
+        sequencer's threads, events sent by type and catch-ups by mode."""
         counts = self._counts
+        flaky = self.flaky.stats() if self.flaky is not None else {"snapshotMode": {}, "switches": {}}
         return {"runsStarted": counts["runs"], "liveRuns": counts["live"], "clientBytes": counts["bytes"],
                 "approvals": dict(counts["approvals"]), "runsByConnection": dict(counts["connections"]),
-                "resyncs": {reason: dict(by) for reason, by in counts["resyncs"].items()}, **self.sequencer.stats()}
+                "resyncs": {reason: dict(by) for reason, by in counts["resyncs"].items()}, "flakySegments": flaky,
+                **self.sequencer.stats()}
 
     def _count(self, family: str, key: str) -> None:
         self._counts[family][key] = self._counts[family].get(key, 0) + 1
@@ -99,17 +111,19 @@ class StateSyncMiddleware:
         run_input = _with_header_position(scope, run_input)
         verdict, done = await self._approvals(send, run_input)
         if verdict == "forward":
-            self._count_client(run_input)
+            connection = self._count_client(run_input)
             self._counts["runs"] += 1
             self._counts["live"] += 1
             try:
-                await self._sequenced(scope, receive, send, run_input, done)
+                segment = None if self.flaky is None else (self.flaky, connection)
+                await self._sequenced(scope, receive, send, run_input, done, segment)
             finally:
                 self._counts["live"] -= 1
 
-    def _count_client(self, run_input: Dict[str, Any]) -> None:
+    def _count_client(self, run_input: Dict[str, Any]) -> str:
         """The run's client, labelled by its connection type (forwardedProps.stateSync.connection)
-        and, when it came back resyncing, its reason: both bounded, a client cannot mint labels."""
+        and, when it came back resyncing, its reason: both bounded, a client cannot mint labels.
+        Returns the connection type (the run's segment)."""
         state_sync = (run_input.get("forwardedProps") or {}).get("stateSync")
         said = state_sync.get("connection") if isinstance(state_sync, dict) else None
         connection = said if said in CONNECTION_TYPES else "unknown"
@@ -118,6 +132,7 @@ class StateSyncMiddleware:
         if reason is not None:
             by = self._counts["resyncs"].setdefault(reason if reason in _KNOWN_REASONS else "other", {})
             by[connection] = by.get(connection, 0) + 1
+        return connection
 
     def _lifespan(self, receive: Any) -> Any:
         """The server's lifespan messages, passed on; a shutdown marks the middleware draining."""
@@ -146,7 +161,7 @@ class StateSyncMiddleware:
         return "answered", None
 
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
-                         done: Optional[asyncio.Event] = None) -> None:
+                         done: Optional[asyncio.Event] = None, segment: Optional[Tuple[FlakySegments, str]] = None) -> None:
         tap = ResponseTap(send)
         app_task: Optional[asyncio.Task] = None
 
@@ -159,7 +174,7 @@ class StateSyncMiddleware:
 
         thread_id = str(run_input.get("threadId") or "")
         modes: list = []  # the catch-up's mode, known before its first byte
-        stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append)
+        stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append, segment=segment)
         if done is not None:  # an approved run goes on without its client: the effect completes once
             stream = detached(stream, done)
         started = False

@@ -9,7 +9,9 @@ mount beside the agent's routes), as Node's proxy has (js/src/proxy/operate.js):
                   runs, threads, events sent by type (deltas vs snapshots: the
                   snapshot tax measured on the server), bytes out, catch-ups
                   by mode, client resyncs by reason and connection type,
-                  runs by connection type, approvals by verdict, store latency
+                  runs by connection type, approvals by verdict, store latency,
+                  and with flaky_segments which connection types get a
+                  snapshot per update and how often they switched
 
 Counters are read from middleware.stats() at scrape time, so the middleware's
 own bookkeeping stays the one source. Metric names follow the proxy's, with
@@ -38,6 +40,8 @@ _LABELLED = (
     ("approvals", "Resumes carrying an approval, by verdict", "verdict", lambda s: s["approvals"]),
     ("runs_by_connection", "Runs started, by the client's connection type", "connection",
      lambda s: s["runsByConnection"]),
+    ("segment_switches", "flaky_segments: switches between deltas and a snapshot per update, by connection type",
+     "connection", lambda s: s["flakySegments"]["switches"]),
 )
 _GAUGES = (
     ("threads", "Threads held", lambda s: s["threads"]),
@@ -79,6 +83,11 @@ class _Collector:
         yield resyncs
         for name, doc, read in _GAUGES:
             yield core.GaugeMetricFamily(PREFIX + name, doc, value=read(stats))
+        mode = core.GaugeMetricFamily(PREFIX + "segment_snapshot_mode", "flaky_segments: 1 while runs of this "
+                                      "connection type get a snapshot per update", labels=["connection"])
+        for connection, value in sorted(stats["flakySegments"]["snapshotMode"].items()):
+            mode.add_metric([connection], value)
+        yield mode
         yield core.GaugeMetricFamily(PREFIX + "draining", "1 while the server shuts down",
                                      value=1 if self._middleware.draining else 0)
 

@@ -14,7 +14,7 @@ one parse of a snapshot instead of two)."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _core
 from ._json import MAX_DEPTH, json_bytes, parse
@@ -43,13 +43,16 @@ class RunStamper:
         self.cursor = _core.CursorFacade("")
         self._stream: Any = None  # the run's stream of the thread's activities, once it needs one
 
-    async def handle(self, event: Event) -> List[Event]:
-        """The events to send for one event of the agent; the catch-up follows RUN_STARTED."""
+    async def handle(self, event: Event) -> Tuple[List[Event], List[Event]]:
+        """The events to send for one event of the agent, in two parts: what leads
+        (RUN_STARTED, then the catch-up; the catch-up alone when the agent's first
+        event is another) and what the agent's event made (its updates, which a
+        flaky segment's sender may answer with a snapshot)."""
         if self.started:
-            return await self._events(event)
+            return [], await self._events(event)
         if event.get("type") == "RUN_STARTED":
-            return [event, *await self._prelude()]
-        return [*await self._prelude(), *await self._events(event)]
+            return [event, *await self._prelude()], []
+        return await self._prelude(), await self._events(event)
 
     async def _prelude(self) -> List[Event]:
         """The emitter moves to the run's input state, the cursor starts from it,
@@ -59,7 +62,7 @@ class RunStamper:
         refused: Optional[AguiSyncError] = None
         if state is not None:
             try:
-                await _settled(self.emitter.update(state))
+                await settled(self.emitter.update(state))
             except AguiSyncError as error:
                 refused = error
         view = state if state is not None and refused is None else self.emitter.state
@@ -71,7 +74,7 @@ class RunStamper:
         if not isinstance(asked, dict):
             return []
         in_use = getattr(self.emitter, "_activities_in_use", lambda: None)() is not None
-        answer = await _settled(catch_up(self.emitter, self.input, self._activity_stream() if in_use else None))
+        answer = await settled(catch_up(self.emitter, self.input, self._activity_stream() if in_use else None))
         self.catch_up_mode = answer["mode"]
         if answer["mode"] == "current":  # nothing to send still answers, at the client's seq
             self.current_heartbeat = self.emitter.heartbeat()
@@ -158,7 +161,7 @@ class RunStamper:
             value = attempt["update" if update else "patch"]
             text = payload if value == "event" else json_bytes(value, "the rebase")
             try:
-                stamped = await _settled(self.emitter._update_json(text) if update else self.emitter._patch_json(text))
+                stamped = await settled(self.emitter._update_json(text) if update else self.emitter._patch_json(text))
             except AguiSyncError as error:
                 last = error
                 if not update and error.code in _NOT_APPLICABLE:
@@ -171,7 +174,7 @@ class RunStamper:
         return []
 
 
-async def _settled(value: Any) -> Any:
+async def settled(value: Any) -> Any:
     """A write's result: awaited when the emitter is store-bound."""
     return await value if inspect.isawaitable(value) else value
 

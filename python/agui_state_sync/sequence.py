@@ -23,20 +23,22 @@ import copy
 import logging
 import inspect
 import weakref
-from typing import Any, AsyncIterator, Callable, Dict, Mapping, Optional, Union
+from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._events import Upstream, events_of
+from ._flaky_segments import FlakySegments
 from ._json import plain
 from .errors import sync_error, sync_type_error
 from .resync import check_edit_policy, read_resync_request
 from .stores.contract import check_store
-from .run_stamper import RunStamper
+from .run_stamper import RunStamper, settled
 from .emitter import StateEmitter
 from .threads import ThreadEmitters
 
 log = logging.getLogger("agui_state_sync")
 DEFAULT_MAX_THREADS = 1000
 DEFAULT_IDLE_TTL_MS = 30 * 60 * 1000
+_STATE_TYPES = ("STATE_SNAPSHOT", "STATE_DELTA")
 Agent = Union[Upstream, Callable[[Dict[str, Any]], Upstream]]
 OnInconsistent = Callable[[Dict[str, Any]], None]
 
@@ -87,40 +89,70 @@ class StateSequencer:
         return {"threads": len(self._threads), "sent": dict(self._sent), "catchUps": dict(self._catch_ups)}
 
     async def run(self, agent: Agent, run_input: Any, *, sse: bool = False,
-                  on_catch_up: Optional[Callable[[str], None]] = None) -> AsyncIterator[Any]:
+                  on_catch_up: Optional[Callable[[str], None]] = None,
+                  segment: Optional[Tuple[FlakySegments, str]] = None) -> AsyncIterator[Any]:
         """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with
         ``sse``. on_catch_up(mode) hears how the client was caught up, before the
         catch-up's first byte is yielded. With ``sse``, a client that is current
         gets a heartbeat at its seq in place of the catch-up (as Node's
-        writeCatchUp): a restored client ends its resync now, not at the next beat."""
+        writeCatchUp): a restored client ends its resync now, not at the next beat.
+        ``segment``: (the middleware's FlakySegments, the run's connection type):
+        its updates and its client's return are reported there, and while the
+        core has the segment on snapshots, the thread's snapshot goes out for
+        the agent's deltas."""
         given = plain(run_input, event=True)
         if not isinstance(given, dict):
             raise sync_type_error("invalid-argument", "sequence_state() run_input must be a RunAgentInput or a dict")
         entry, fresh = await self._threads.acquire(str(given.get("threadId") or ""), given.get("state"))
+        emitter = entry.emitter
         try:
-            prepared = await self._with_edits(given, entry.emitter, fresh)
+            prepared = await self._with_edits(given, emitter, fresh)
             upstream = agent(prepared) if callable(agent) else agent
-            stamper = RunStamper(entry.emitter, prepared, self._reporter(given))
+            stamper = RunStamper(emitter, prepared, self._reporter(given))
             caught_up = False
             async for event in events_of(upstream):
-                outs = await stamper.handle(event)
-                beat = None
+                leading, made = await stamper.handle(event)
                 if not caught_up and stamper.catch_up_mode is not None:
                     caught_up = True
-                    self._catch_ups[stamper.catch_up_mode] = self._catch_ups.get(stamper.catch_up_mode, 0) + 1
-                    if on_catch_up is not None:
-                        on_catch_up(stamper.catch_up_mode)
-                        beat = stamper.current_heartbeat if sse else None
-                if beat is not None:  # where the catch-up goes: after RUN_STARTED, else first
-                    at = 1 if outs and outs[0].get("type") == "RUN_STARTED" else 0
-                    outs = [*outs[:at], beat, *outs[at:]]
-                for out in outs:
-                    if not isinstance(out, bytes):
-                        kind = str(out.get("type"))
-                        self._sent[kind] = self._sent.get(kind, 0) + 1
-                    yield out if isinstance(out, bytes) else entry.emitter.encode(out) if sse else out
+                    leading = self._caught_up(stamper, given, segment, leading, sse, on_catch_up)
+                for out in leading:
+                    yield self._out(out, emitter, sse)
+                if segment is not None:
+                    made = await _for_segment(made, emitter, *segment)
+                for out in made:
+                    framed = self._out(out, emitter, sse)
+                    if segment is not None and out.get("type") in _STATE_TYPES:
+                        size = len(framed if sse else emitter.encode(out))
+                        segment[0].sent(segment[1], size, out["type"] == "STATE_SNAPSHOT")
+                    yield framed
         finally:
             self._threads.release(entry)
+
+    def _caught_up(self, stamper: RunStamper, given: Dict[str, Any], segment: Optional[Tuple[FlakySegments, str]],
+                   leading: List[Any], sse: bool, on_catch_up: Optional[Callable[[str], None]]) -> List[Any]:
+        """The run's catch-up is answered: counted, reported to the segment and to
+        on_catch_up; with sse and on_catch_up, the current client's heartbeat goes
+        where the catch-up goes (after RUN_STARTED, else first)."""
+        mode, emitter = stamper.catch_up_mode, stamper.emitter
+        self._catch_ups[mode] = self._catch_ups.get(mode, 0) + 1
+        if segment is not None:
+            segment[0].came_back(segment[1], read_resync_request(given), emitter.seq, emitter.epoch, mode == "snapshot")
+        if on_catch_up is None:
+            return leading
+        on_catch_up(mode)
+        beat = stamper.current_heartbeat if sse else None
+        if beat is None:
+            return leading
+        at = 1 if leading and not isinstance(leading[0], bytes) and leading[0].get("type") == "RUN_STARTED" else 0
+        return [*leading[:at], beat, *leading[at:]]
+
+    def _out(self, out: Any, emitter: Any, sse: bool) -> Any:
+        """One event to send, counted by type: SSE bytes with ``sse`` (a heartbeat already is)."""
+        if isinstance(out, bytes):
+            return out
+        kind = str(out.get("type"))
+        self._sent[kind] = self._sent.get(kind, 0) + 1
+        return emitter.encode(out) if sse else out
 
     async def _with_edits(self, run_input: Dict[str, Any], emitter: Any, fresh: bool) -> Dict[str, Any]:
         """The input the agent runs on when the client sent edits: judged by the
@@ -160,6 +192,15 @@ class StateSequencer:
                                             "runId": info["runId"], "type": event.get("type"), "reason": info["reason"],
                                             "code": getattr(error, "code", None)}})
         return report
+
+
+async def _for_segment(made: List[Any], emitter: Any, segments: FlakySegments, label: str) -> List[Any]:
+    """The agent's update as the run's segment gets it: the thread's snapshot
+    (at the seq its deltas reached) for deltas while the core has the segment
+    on snapshots, as the Node proxy's relay sends it."""
+    if any(e.get("type") == "STATE_DELTA" for e in made) and segments.snapshots(label):
+        return [await settled(emitter.snapshot())]
+    return made
 
 
 _default: Optional[StateSequencer] = None

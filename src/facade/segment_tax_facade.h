@@ -9,6 +9,10 @@
 //   sent(label, bytes, snapshot)   one update sent to a client of `label` -> 0 (no switch),
 //                                  1 (the window ended: snapshots from now), 2 (back to deltas)
 //   caughtUp(label, missed, snapshot)  a client of `label` came back `missed` seqs behind
+//   cameBack(label, lastSeq, clientEpoch, seq, epoch, snapshot)
+//                                  a client of `label` came back at lastSeq (< 0: none) of clientEpoch
+//                                  while the thread stands at seq of epoch: a catch-up of the seqs it
+//                                  missed when it is behind in the same epoch -> those seqs, else 0
 //   snapshots(label)               whether `label`'s clients get a snapshot per update
 //   switches(label)                how many times `label` changed mode
 #include <cstdint>
@@ -26,6 +30,16 @@ class SegmentTaxFacade {
     return static_cast<int>(tax_.sent(label, toCount(bytes), snapshot));
   }
   void caughtUp(const std::string& label, double missed, bool snapshot) { tax_.caughtUp(label, toCount(missed), snapshot); }
+  // Every binding's sender reports a returning client this way, so "behind" is decided once: a
+  // client of another epoch is resynced from scratch (not a missed run of deltas), and one at or
+  // past the thread's seq missed nothing.
+  double cameBack(const std::string& label, double lastSeq, const std::string& clientEpoch, double seq,
+                  const std::string& epoch, bool snapshot) {
+    if (!(lastSeq >= 0) || clientEpoch != epoch || !(lastSeq < seq)) return 0;
+    const double missed = seq - lastSeq;
+    caughtUp(label, missed, snapshot);
+    return missed;
+  }
   bool snapshots(const std::string& label) const { return tax_.snapshots(label); }
   double switches(const std::string& label) const {
     const SegmentWindow* w = tax_.segment(label);

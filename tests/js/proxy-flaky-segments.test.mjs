@@ -14,6 +14,7 @@ import {
   createStateSync, metric, parseSse, proxyModule, readStream, runInput, runProxyCli, scrapeCli, serve, startProxyCli, until,
 } from './proxy-support.mjs';
 import { plain } from './support.mjs';
+import { storeKinds } from './store-support.mjs';
 
 const { createOpsHandler, createStateSyncProxy } = proxyModule;
 
@@ -110,54 +111,68 @@ async function client(url, proxy, threadId, connection) {
 const types = (events) => events.map((e) => e.data.type);
 const all = (n, type) => Array.from({ length: n }, () => type);
 
+/**
+ * The schedule, through a proxy on `store` (undefined: none): a 2g client cut
+ * mid-run and resumed after each of its first runs, a 4g client that never is.
+ */
+async function flakySchedule(closers, store) {
+  const upstream = await upstreamAgent();
+  closers.push(upstream.close);
+  const errors = [];
+  const proxy = createStateSyncProxy({ upstream: upstream.url, store, flakySegments: { window: 4, breakEven: 0.2 }, onError: (e) => errors.push(e) });
+  closers.push(async () => proxy.close());
+  const agent = await serve(proxy);
+  closers.push(agent.close);
+  const ops = await serve(await createOpsHandler(proxy));
+  closers.push(ops.close);
+  const scrape = async () => (await fetch(ops.url('/metrics'))).text();
+
+  const slow = await client(agent.url(), proxy, 'T2', '2g');
+  const fast = await client(agent.url(), proxy, 'T4', '4g');
+  // Window 1 of 2g: the first snapshot and 3 deltas, nothing missed yet (the cut lands after the window).
+  assert.deepEqual(types(await slow.run('r1-3', 2)), ['STATE_SNAPSHOT', ...all(3, 'STATE_DELTA')]);
+  assert.deepEqual(types(await fast.run('f1-3')), ['STATE_SNAPSHOT', ...all(3, 'STATE_DELTA')]);
+  // Window 2: 4 deltas and the catch-up of r1 (1 in 4 > 0.2): snapshots from its end on.
+  assert.deepEqual(types(await slow.run('r2-4', 2)), all(4, 'STATE_DELTA'));
+  assert.equal(proxy.stats().flakySegments.snapshotMode['2g'], 1);
+  // Windows 3 and 4: snapshot mode, each with a catch-up that missed 2 seqs (2 / 4 >= 0.1): it stays.
+  assert.deepEqual(types(await slow.run('r3-4', 2)), all(4, 'STATE_SNAPSHOT'));
+  assert.deepEqual(types(await fast.run('f2-4')), all(4, 'STATE_DELTA'));
+  assert.deepEqual(types(await slow.run('r4-4')), all(4, 'STATE_SNAPSHOT'));
+  let text = await scrape();
+  assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="2g"}'), 1);
+  assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="4g"}'), undefined);
+  assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="2g"}'), 1);
+  // Window 5 (r5) misses nothing: still snapshots, then back to deltas at its end (hysteresis); 4g never switched.
+  assert.deepEqual(types(await slow.run('r5-4')), all(4, 'STATE_SNAPSHOT'));
+  assert.deepEqual(types(await slow.run('r6-4')), all(4, 'STATE_DELTA'));
+  assert.deepEqual(types(await fast.run('f3-4')), all(4, 'STATE_DELTA'));
+  text = await scrape();
+  assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="2g"}'), 0);
+  assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="2g"}'), 2);
+  assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="4g"}'), undefined);
+  assert.deepEqual(proxy.stats().flakySegments, { snapshotMode: { '2g': 0 }, switches: { '2g': 2 } });
+
+  for (const [who, threadId] of [[slow, 'T2'], [fast, 'T4']]) {
+    assert.equal(who.sync.status, 'synced', threadId);
+    assert.deepEqual(plain(who.sync.state), upstream.state(threadId), threadId);
+  }
+  assert.deepEqual(errors, []);
+}
+
 describe('proxy flakySegments', () => {
   const closers = [];
   after(async () => { for (const c of closers.reverse()) await c(); });
 
-  test('a 2g segment that keeps coming back behind gets snapshots per update, 4g keeps deltas; back with hysteresis', async () => {
-    const upstream = await upstreamAgent();
-    closers.push(upstream.close);
-    const errors = [];
-    const proxy = createStateSyncProxy({ upstream: upstream.url, flakySegments: { window: 4, breakEven: 0.2 }, onError: (e) => errors.push(e) });
-    closers.push(async () => proxy.close());
-    const agent = await serve(proxy);
-    closers.push(agent.close);
-    const ops = await serve(await createOpsHandler(proxy));
-    closers.push(ops.close);
-    const scrape = async () => (await fetch(ops.url('/metrics'))).text();
-
-    const slow = await client(agent.url(), proxy, 'T2', '2g');
-    const fast = await client(agent.url(), proxy, 'T4', '4g');
-    // Window 1 of 2g: the first snapshot and 3 deltas, nothing missed yet (the cut lands after the window).
-    assert.deepEqual(types(await slow.run('r1-3', 2)), ['STATE_SNAPSHOT', ...all(3, 'STATE_DELTA')]);
-    assert.deepEqual(types(await fast.run('f1-3')), ['STATE_SNAPSHOT', ...all(3, 'STATE_DELTA')]);
-    // Window 2: 4 deltas and the catch-up of r1 (1 in 4 > 0.2): snapshots from its end on.
-    assert.deepEqual(types(await slow.run('r2-4', 2)), all(4, 'STATE_DELTA'));
-    assert.equal(proxy.stats().flakySegments.snapshotMode['2g'], 1);
-    // Windows 3 and 4: snapshot mode, each with a catch-up that missed 2 seqs (2 / 4 >= 0.1): it stays.
-    assert.deepEqual(types(await slow.run('r3-4', 2)), all(4, 'STATE_SNAPSHOT'));
-    assert.deepEqual(types(await fast.run('f2-4')), all(4, 'STATE_DELTA'));
-    assert.deepEqual(types(await slow.run('r4-4')), all(4, 'STATE_SNAPSHOT'));
-    let text = await scrape();
-    assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="2g"}'), 1);
-    assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="4g"}'), undefined);
-    assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="2g"}'), 1);
-    // Window 5 (r5) misses nothing: still snapshots, then back to deltas at its end (hysteresis); 4g never switched.
-    assert.deepEqual(types(await slow.run('r5-4')), all(4, 'STATE_SNAPSHOT'));
-    assert.deepEqual(types(await slow.run('r6-4')), all(4, 'STATE_DELTA'));
-    assert.deepEqual(types(await fast.run('f3-4')), all(4, 'STATE_DELTA'));
-    text = await scrape();
-    assert.equal(metric(text, 'agui_proxy_segment_snapshot_mode{connection="2g"}'), 0);
-    assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="2g"}'), 2);
-    assert.equal(metric(text, 'agui_proxy_segment_switches_total{connection="4g"}'), undefined);
-    assert.deepEqual(proxy.stats().flakySegments, { snapshotMode: { '2g': 0 }, switches: { '2g': 2 } });
-
-    for (const [who, threadId] of [[slow, 'T2'], [fast, 'T4']]) {
-      assert.equal(who.sync.status, 'synced', threadId);
-      assert.deepEqual(plain(who.sync.state), upstream.state(threadId), threadId);
-    }
-    assert.deepEqual(errors, []);
-  });
+  // Without a store, and on each store (a store-bound emitter's snapshot is awaited; with Redis the run's log is a Stream).
+  const kinds = [{ name: 'no store', open: () => undefined, setup: async () => {}, teardown: async () => {} }, ...storeKinds()];
+  for (const kind of kinds) {
+    test(`a 2g segment that keeps coming back behind gets snapshots per update, 4g keeps deltas; back with hysteresis (${kind.name})`, async () => {
+      await kind.setup();
+      closers.push(kind.teardown);
+      await flakySchedule(closers, kind.open());
+    });
+  }
 
   test('the option is checked when the proxy is created', () => {
     for (const flakySegments of [{ window: 0 }, { breakEven: 0 }, { breakEven: 2 }, { other: 1 }, 'yes', null]) {

@@ -14,6 +14,9 @@
 //    the stored log, byte for byte (nothing was sent that was not committed);
 //    every state a client held was one the upstream held, and a connect()
 //    afterwards brings each client to the thread's committed state.
+//  - B, then in another fleet A, is killed while clients reach A, B and the
+//    balancer through faulty links (cuts, re-chunking): the same outcomes,
+//    every cut resumed;
 //  - clients reach the fleet through a faulty link (cuts, re-chunking) in front
 //    of the balancer: every cut resumes on whichever instance the balancer
 //    picks, and each client converges on the upstream's state; the instances'
@@ -105,6 +108,34 @@ async function storedLog(prefix, key) {
   } finally {
     await client.close();
   }
+}
+
+/**
+ * A fleet (prefix, upstream script `seed`, its end held by `hold`) whose three
+ * clients on thread 't-faulty' reach it through faulty links: one in front of
+ * each way in (A for the starter's first request, B for the two attached
+ * clients' first, the balancer for every request after). Each link re-chunks
+ * and cuts every response until the links cut two (then heals: `healed`).
+ * Returns once the run is going and every client has chat text.
+ */
+async function faultyFleet(t, prefix, seed, hold) {
+  const f = await fleet(t, prefix, { shape: 'docs', script: buildScript({ seed, steps: 16 }), stepMs: 2, initialState: INITIAL, faults: { hold } });
+  const port = (url) => Number(new URL(url).port);
+  const links = await Promise.all([f.a.url, f.b.url, f.lb].map((url, i) => startFaultLink({
+    target: { host: '127.0.0.1', port: port(url) }, seed: seed * 10 + i, cutProbability: 1, cutAfterBytes: [400, 6000], chunkBytes: [1, 512] })));
+  t.after(() => Promise.all(links.map((link) => link.close())));
+  const cuts = () => links.reduce((sum, link) => sum + link.stats.cuts, 0);
+  const healed = until(() => cuts() >= 2, 'two cuts').then(() => { for (const link of links) link.setFaults({ cutProbability: 0 }); });
+  const [viaA, viaB, viaLb] = links.map((link) => link.url('/agent'));
+  const firstVia = [viaA, viaB, viaB];
+  const agents = firstVia.map((first) => new StateSyncHttpAgent({ url: viaLb, threadId: 't-faulty', fetch: recordingFetch([], (url, k) => (k === 0 ? first : url)), stateSync: { backoff: BACKOFF } }));
+  await Promise.all(agents.map((agent) => agent.ready));
+  const watchers = agents.map((agent) => eventWatcher(agent, () => f.upstream.history('t-faulty')));
+  const runs = [agents[0].runAgent({ runId: `run-${prefix}` }, watchers[0].subscriber)];
+  await until(() => watchers[0].seen.types.includes('TEXT_MESSAGE_CONTENT'), 'chat text at the starter');
+  agents.slice(1).forEach((agent, i) => runs.push(agent.connectAgent({}, watchers[i + 1].subscriber)));
+  await until(() => watchers.every((w) => w.seen.types.includes('TEXT_MESSAGE_CONTENT')), 'chat text at every client');
+  return { f, agents, watchers, runs, healed, cuts };
 }
 
 describe('run logs in Redis: two proxy processes', () => {
@@ -295,6 +326,59 @@ describe('run logs in Redis: two proxy processes', () => {
       for (const agent of agents) agent.dispose();
     });
   }
+  test('through faulty links, the instance that does not hold the run is killed: every client ends on the holder, text once, state synced', T, async (t) => {
+    const hold = gate();
+    const { f, agents, watchers, runs, healed, cuts } = await faultyFleet(t, 'killbflaky:', 9, hold.promise);
+    const onB = await scrapeCli(f.b);
+    assert.ok(metric(onB, 'agui_proxy_attaches_total{found="run"}') >= 1, 'B served clients of the run it did not hold');
+    f.b.child.kill('SIGKILL');
+    hold.release();
+    await Promise.all([...runs, healed]);
+
+    assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
+    const [request] = f.upstream.requests;
+    assert.equal(request.completed, true);
+    for (const [i, { seen }] of watchers.entries()) {
+      assert.deepEqual(seen.errors, [], `client ${i}`);
+      assert.equal(count(seen.types, 'RUN_STARTED'), 1, `client ${i}: one RUN_STARTED`);
+      assert.equal(count(seen.types, 'RUN_FINISHED'), 1, `client ${i}: one RUN_FINISHED`);
+      assert.deepEqual(messageTexts(seen.events), messageTexts(request.events), `client ${i}: the text, once`);
+      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+      assert.deepEqual(plain(agents[i].state), f.upstream.state('t-faulty'), `client ${i}: converged`);
+      assert.equal(agents[i].stateSync.status, 'synced');
+    }
+    assert.ok(cuts() >= 2, 'the links cut streams');
+    const onA = await scrapeCli(f.a);
+    assert.equal(metric(onA, 'agui_proxy_runs_started_total'), 1, 'A started the upstream run once');
+    assert.equal(metric(onA, 'agui_proxy_runs_lost_total'), 0);
+    for (const agent of agents) agent.dispose();
+  });
+
+  test('through faulty links, the holder is killed: every client gets one RUN_ERROR run-lost and ends on one committed state', T, async (t) => {
+    const { f, agents, watchers, runs, healed, cuts } = await faultyFleet(t, 'killaflaky:', 10, new Promise(() => {}));
+    f.a.child.kill('SIGKILL');
+    await Promise.all([...runs, healed]);
+
+    for (const [i, { seen }] of watchers.entries()) {
+      const errors = seen.events.filter((e) => e.type === 'RUN_ERROR');
+      assert.deepEqual(errors.map((e) => e.code), ['run-lost'], `client ${i}: one RUN_ERROR run-lost`);
+      assert.equal(count(seen.types, 'RUN_FINISHED'), 0);
+      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+    }
+    const states = [];
+    for (const agent of agents) {
+      await agent.connectAgent({});
+      assert.equal(agent.stateSync.status, 'synced');
+      states.push(plain(agent.state));
+    }
+    for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
+    assert.ok(isOneOf(states[0], f.upstream.history('t-faulty')), 'a state the upstream held');
+    assert.ok(cuts() >= 2, 'the links cut streams');
+    const onB = await scrapeCli(f.b);
+    assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');
+    assert.equal(metric(onB, 'agui_proxy_runs_lost_total'), 1, 'B ended the one lost run');
+    for (const agent of agents) agent.dispose();
+  });
 });
 
 /** Two proxies in this process on one Redis prefix: { a, b } each { proxy, url, store }. */

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 
@@ -203,4 +204,20 @@ TEST_CASE("segment tax facade: options are checked, the rule runs behind plain d
   for (int i = 0; i < 2; ++i) REQUIRE(f.sent("2g", 5000, true) == 0);
   REQUIRE(f.sent("2g", 5000, true) == 2);
   REQUIRE_FALSE(f.snapshots("2g"));
+}
+
+TEST_CASE("segment tax facade: a returning client is a catch-up only when behind in the thread's epoch", "[segment-tax][facade]") {
+  SegmentTaxFacade f(R"({"window":2,"breakEven":0.4})");
+  REQUIRE(f.cameBack("3g", -1, "e1", 9, "e1", false) == 0);          // no position: a first connect
+  REQUIRE(f.cameBack("3g", 4, "e0", 9, "e1", true) == 0);            // another epoch: a resync, not missed seqs
+  REQUIRE(f.cameBack("3g", 9, "e1", 9, "e1", false) == 0);           // current
+  REQUIRE(f.cameBack("3g", 12, "e1", 9, "e1", false) == 0);          // ahead (a reset thread): nothing missed
+  REQUIRE(f.cameBack("3g", std::nan(""), "e1", 9, "e1", false) == 0);
+  f.sent("3g", 4000, true);
+  REQUIRE(f.sent("3g", 100, false) == 0);                            // none of the above counted
+  REQUIRE_FALSE(f.snapshots("3g"));
+  REQUIRE(f.cameBack("3g", 6, "e1", 9, "e1", false) == 3);           // behind by 3
+  f.sent("3g", 100, false);
+  REQUIRE(f.sent("3g", 100, false) == 1);                            // 1 catch-up in 2 updates > 0.4
+  REQUIRE(f.snapshots("3g"));
 }

@@ -66,13 +66,13 @@ export class FlakySegments {
 
   /**
    * A client of `segment` came back at `position` while the thread stands at
-   * `seq` / `epoch`: behind (same epoch, an older seq) it is a catch-up of the
-   * seqs it missed; `bySnapshot`: its answer was a snapshot.
+   * `seq` / `epoch`; `bySnapshot`: its answer was a snapshot. Whether that was
+   * a catch-up of seqs it missed is the core's to say (cameBack).
    */
   caughtUp(segment, position, seq, epoch, bySnapshot) {
     const { lastSeq } = position;
-    if (typeof lastSeq !== 'number' || position.epoch !== epoch || lastSeq >= seq) return;
-    this.#link.invoke((f) => f.caughtUp(segment, seq - lastSeq, bySnapshot));
+    const at = typeof lastSeq === 'number' ? lastSeq : -1;
+    this.#link.invoke((f) => f.cameBack(segment, at, String(position.epoch ?? ''), seq, epoch, bySnapshot));
   }
 
   dispose() {
