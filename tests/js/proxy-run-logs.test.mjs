@@ -23,7 +23,8 @@
 //    metrics add up to what they did.
 // And with two proxies in this process (short grace periods and heartbeats):
 // a run whose clients all moved to the other instance is not abandoned by its
-// holder; an abort asked at the other instance aborts it; a POST of the same
+// holder; an abort asked at the other instance aborts it, whether or not that
+// instance serves any of the run's clients; a POST of the same
 // runId at the other instance joins the run instead of starting the agent again;
 // the stored log is trimmed by count and bytes and expires graceMs after the run.
 import assert from 'node:assert/strict';
@@ -437,6 +438,31 @@ describe('run logs in Redis: two proxies in one process', () => {
     for (const r of [mine, theirs]) assert.equal(r.events.at(-1).data.code, 'run-aborted');
     assert.equal(a.proxy.stats().aborts.client, 1, 'the holder aborted it');
     await until(() => upstream.requests[0].aborted, 'the upstream request to close');
+  });
+
+  test('an abort that lands on an instance serving none of the run\'s clients reaches the holder through the store', T, async (t) => {
+    // Held until aborted; released at the end either way, so that a failure here fails rather than hangs the file.
+    const hold = gate();
+    const upstream = await startUpstream({ shape: 'docs', script: buildScript({ seed: 4, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } });
+    const { a, b } = await twoProxies(t, 'abort-none:', upstream);
+    try {
+      const owner = { authorization: 'Bearer owner' };
+      const onA = readStream(a.url, { input: runInput('t-abort-none', 'run-abort-none'), headers: owner });
+      await until(() => upstream.requests.length === 1, 'the run');
+      assert.deepEqual(b.proxy.stats().attaches, { run: 0, idle: 0 }, 'B serves no client of the run');
+      for (const [runId, headers] of [['run-abort-none', { authorization: 'Bearer other' }], ['no-such-run', owner]]) {
+        const refused = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': runId, ...headers } });
+        assert.equal(refused.status, 404, runId);
+      }
+      const asked = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': 'run-abort-none', ...owner } });
+      assert.equal(asked.status, 202);
+      assert.equal((await onA).events.at(-1).data.code, 'run-aborted');
+      assert.equal(a.proxy.stats().aborts.client, 1, 'the holder aborted it');
+      assert.equal(b.proxy.stats().aborts.client, 1, 'B asked for it');
+      await until(() => upstream.requests[0].aborted, 'the upstream request to close');
+    } finally {
+      hold.release();
+    }
   });
 
   test('the stored log is trimmed by count and by bytes, and expires graceMs after the run; a resume from a trimmed id is \'lost\'', T, async (t) => {

@@ -320,10 +320,23 @@ function finishRun(ctx, run, relay, failure) {
 }
 
 // X-AGUI-Abort: <runId>: aborts the live runs of that runId started with the same credentials.
-function answerAbort(ctx, res, { runId, fingerprint }) {
+// With run logs in Redis, an instance that serves none of the run's clients
+// asks its holder through the store (the balancer picks where an abort lands).
+async function answerAbort(ctx, res, { runId, fingerprint }) {
   const runs = ctx.registry.liveRuns(runId).filter((run) => run.fingerprint === fingerprint);
-  for (const run of runs) if (run.abort('client')) ctx.counters.aborts.client++;
-  respondJson(res, runs.length > 0 ? 202 : 404, { aborted: runs.length > 0 });
+  let aborted = 0;
+  for (const run of runs) if (run.abort('client')) aborted++;
+  if (runs.length === 0 && ctx.runStore !== null) {
+    try {
+      aborted = await ctx.runStore.requestAbortOf(runId, fingerprint);
+    } catch (error) {
+      ctx.report(error);
+      respondJson(res, 503, { error: { code: 'store-unavailable', message: 'the run store cannot be reached' } });
+      return;
+    }
+  }
+  ctx.counters.aborts.client += aborted;
+  respondJson(res, runs.length > 0 || aborted > 0 ? 202 : 404, { aborted: runs.length > 0 || aborted > 0 });
 }
 
 function answerFailure(ctx, res, error) {

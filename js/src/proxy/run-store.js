@@ -6,7 +6,9 @@
 // startedN, startedText, trimmedSeq), log (a Stream, entry `<n>-0` per event:
 // q its seq, f its flags, t its framed text) and lease (the holder's id, with
 // a TTL the holder renews). The thread's running run is named by
-// <prefix>{<threadId>}:live. Every write is one Lua script (lua/), so it is
+// <prefix>{<threadId>}:live, and the live runs of a runId by the set
+// <prefix>{runid:<runId>}:runs (an X-AGUI-Abort names only the runId, and may
+// reach an instance that serves none of the run's clients). Every write is one Lua script (lua/), so it is
 // atomic, and PUBLISHes on the meta key's name, which store.watch('run:<key>')
 // hears. This module is only I/O: what is written when is the runs' business.
 import { kStoreCommand, kStoreScript } from '../engine/internals.js';
@@ -59,6 +61,10 @@ class RunStore {
     return `${this.#store.prefix}{${threadId}}:live`;
   }
 
+  #runIdKey(runId) {
+    return `${this.#store.prefix}{runid:${runId}}:runs`;
+  }
+
   async #script(name, keys, args) {
     return this.#store[kStoreScript](await scriptText(name, LUA), keys, args);
   }
@@ -68,6 +74,8 @@ class RunStore {
     const { owner, leaseMs, keepMs } = this.#options;
     await this.#script('run-open', this.#keys(key), [threadId, runId, fingerprint, owner, String(leaseMs), String(keepMs)]);
     await this.#store[kStoreCommand](['SET', this.#liveKey(threadId), key, 'PX', String(keepMs)]);
+    await this.#store[kStoreCommand](['SADD', this.#runIdKey(runId), key]);
+    await this.#store[kStoreCommand](['PEXPIRE', this.#runIdKey(runId), String(keepMs)]);
   }
 
   /** Appends LogEntry-like entries ({ n, text, seq, state, terminal, started }): { ok, lastN }. */
@@ -80,10 +88,13 @@ class RunStore {
   }
 
   /** Renews the holder's lease: 'held', 'abort' (another instance asked for one) or 'lost'. */
-  async renew(key, threadId) {
+  async renew(key, threadId, runId) {
     const { owner, leaseMs, keepMs } = this.#options;
     const answer = await this.#script('run-renew', this.#keys(key), [owner, String(leaseMs), String(keepMs)]);
-    if (answer !== 0) await this.#store[kStoreCommand](['PEXPIRE', this.#liveKey(threadId), String(keepMs)]);
+    if (answer !== 0) {
+      await this.#store[kStoreCommand](['PEXPIRE', this.#liveKey(threadId), String(keepMs)]);
+      await this.#store[kStoreCommand](['PEXPIRE', this.#runIdKey(runId), String(keepMs)]);
+    }
     return answer === 2 ? 'abort' : answer === 1 ? 'held' : 'lost';
   }
 
@@ -132,6 +143,14 @@ class RunStore {
   /** Asks the holder to abort (seen at its next renewal) if `fingerprint` is the run's starter's. */
   async requestAbort(key, fingerprint) {
     return (await this.#script('run-abort', this.#keys(key), [fingerprint])) === 1;
+  }
+
+  /** Asks the holders of every live run of `runId` started with `fingerprint` to abort: how many were asked. */
+  async requestAbortOf(runId, fingerprint) {
+    const keys = await this.#store[kStoreCommand](['SMEMBERS', this.#runIdKey(runId)]);
+    let asked = 0;
+    for (const key of keys ?? []) if (await this.requestAbort(key, fingerprint)) asked++;
+    return asked;
   }
 
   /** onChange() after every write to the run's log by any instance; returns unwatch(). */

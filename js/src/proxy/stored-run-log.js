@@ -79,7 +79,7 @@ export class StoredRunLog {
   async #renew() {
     if (this.#lost || !(await this.#opened) || this.#timer === null) return;
     try {
-      const answer = await this.#store.renew(this.#run.key, this.#run.thread.id);
+      const answer = await this.#store.renew(this.#run.key, this.#run.thread.id, this.#run.runId);
       if (this.#timer === null) return;
       this.#lastWrite = Date.now();
       if (answer === 'lost') await this.#lose(null);
