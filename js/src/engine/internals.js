@@ -4,6 +4,8 @@ export const kInternals = Symbol('agui-state-sync.internals');
 export const kCatchUpSnapshot = Symbol('agui-state-sync.catchUpSnapshot');
 // StateEmitter: the core's catch-up answer for a client's position (server/catch-up.js).
 export const kCatchUp = Symbol('agui-state-sync.catchUp');
+// StateEmitter: that answer SSE-encoded, kept while the same position comes at the same state (writeCatchUp()).
+export const kCatchUpEncoded = Symbol('agui-state-sync.catchUpEncoded');
 // StateSync's local-edit listeners, for StateSyncHttpAgent (agent.state follows an edit).
 export const kLocalEdit = Symbol('agui-state-sync.localEdit');
 // StateEmitter: a write into its facade made by another facade (the upstream

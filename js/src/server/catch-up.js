@@ -2,7 +2,7 @@
 // StateEmitter: read where a reconnecting client is, and answer with nothing,
 // the missed deltas, or one snapshot.
 import { syncTypeError } from '../engine/errors.js';
-import { kActivitiesInUse, kActivityCatchUp, kCatchUp, kStoreCatchUp } from '../engine/internals.js';
+import { kActivitiesInUse, kActivityCatchUp, kCatchUp, kCatchUpEncoded, kStoreCatchUp } from '../engine/internals.js';
 import { after } from './emitter-writes.js';
 import {
   HEADER_ACTIVITIES,
@@ -114,16 +114,50 @@ export function withActivities(emitter, request, answer, activityStream) {
  * (a Promise for a store-bound emitter, resolved once written).
  */
 export function writeCatchUp(res, emitter, request) {
+  const encoded = encodedCatchUp(emitter, request);
+  if (encoded !== null) {
+    writeAnswer(res, emitter, encoded.mode, encoded.text);
+    return lazyAnswer(encoded);
+  }
   const result = catchUp(emitter, request);
   if (typeof result?.then === 'function') return result.then((r) => writeResult(res, emitter, r));
   return writeResult(res, emitter, result);
 }
 
+/**
+ * A plain StateEmitter's answer, already encoded (kCatchUpEncoded: the same bytes
+ * for the same position while the emitter is unchanged), or null where the
+ * answer depends on more than the position: a store-bound emitter, held seqs, or
+ * activity positions to answer for.
+ */
+function encodedCatchUp(emitter, request) {
+  if (emitter === null || typeof emitter !== 'object' || typeof emitter[kCatchUpEncoded] !== 'function') return null;
+  const { lastSeq, epoch, reason, held, activities } = readResyncRequest(request);
+  if (held.length > 0 || (activities !== null && emitter[kActivitiesInUse]() !== null)) return null;
+  return emitter[kCatchUpEncoded]({ lastSeq, epoch, reason, held });
+}
+
+// catchUp()'s shape for a kept answer: its events parsed only if read (each reader gets its own objects).
+function lazyAnswer({ mode, eventsJson }) {
+  let events = null;
+  return {
+    mode,
+    get events() {
+      events ??= JSON.parse(eventsJson);
+      return events;
+    },
+  };
+}
+
 function writeResult(res, emitter, result) {
-  if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, result.mode);
-  if (result.events.length) res.write(result.events.map((event) => emitter.encode(event)).join(''));
+  writeAnswer(res, emitter, result.mode, result.events.map((event) => emitter.encode(event)).join(''));
+  return result;
+}
+
+function writeAnswer(res, emitter, mode, text) {
+  if (!res.headersSent && typeof res.setHeader === 'function') res.setHeader(HEADER_CATCH_UP, mode);
+  if (text) res.write(text);
   // A state that needs nothing still answers: a heartbeat at the client's seq ends a
   // restored client's resync (reason 'restored') now rather than at the next beat.
-  if (result.mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
-  return result;
+  if (mode === 'current' && typeof emitter.heartbeat === 'function') res.write(emitter.heartbeat());
 }

@@ -7,7 +7,7 @@
 import { checkEditPolicy } from '../shared/edit-policy.js';
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kActivitiesInUse, kCatchUp, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
+import { kActivitiesInUse, kCatchUp, kCatchUpEncoded, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
 import { ActivityEmitter } from './activity-emitter.js';
 import { activityOptions, emitterOptions } from './emitter-options.js';
@@ -36,6 +36,9 @@ export class StateEmitter {
   #stateValid = false;
   #activityOptions; // the ActivityFacade's options (activityOptions())
   #activities = null; // created on first use
+  #version = 0; // bumped by every write: an encoded catch-up is kept only while it stands
+  #encoded = null; // { key, version, mode, text, eventsJson }: the last catch-up writeCatchUp() wrote
+  #encodedHits = { replay: 0, snapshot: 0 }; // answered from #encoded: counted in stats() as the core counts them
 
   /** @internal use createStateEmitter() */
   constructor(link, activityOptionsObject = {}) {
@@ -70,6 +73,7 @@ export class StateEmitter {
    */
   update(newState) {
     this.#check();
+    this.#version++;
     const text = jsonText(newState, 'update() state');
     const result = this.#callJson((f) => f.update(text));
     if (!result.ok) throw refusal('update()', result, 'invalid-json');
@@ -85,6 +89,7 @@ export class StateEmitter {
    */
   patch(ops) {
     this.#check();
+    this.#version++;
     const text = jsonText(ops, 'patch() operations');
     const result = this.#callJson((f) => f.patch(text));
     if (!result.ok) throw refusal('patch()', result, 'patch-failed');
@@ -110,6 +115,7 @@ export class StateEmitter {
    */
   applyEdits(edits, policy, { epoch = null } = {}) {
     this.#check();
+    this.#version++;
     if (!Array.isArray(edits)) throw syncTypeError('invalid-request', 'applyEdits() edits must be an array of { editId, baseSeq, ops }');
     if (epoch !== null && typeof epoch !== 'string') throw syncTypeError('invalid-request', 'applyEdits() epoch must be a string or null');
     const policyText = JSON.stringify(checkEditPolicy(policy, 'applyEdits() policy'));
@@ -132,6 +138,7 @@ export class StateEmitter {
    */
   adoptHistory(events) {
     this.#check();
+    this.#version++;
     if (!Array.isArray(events)) throw syncTypeError('invalid-argument', 'adoptHistory() events must be an array of events');
     const result = this.#callJson((f) => f.adoptHistory(jsonText(events, 'adoptHistory() events')));
     if (!result.ok) throw failureError(result, 'invalid-request', `adoptHistory() refused: ${result.message}`);
@@ -247,6 +254,26 @@ export class StateEmitter {
     return { mode: result.mode, events: result.events };
   }
 
+  /**
+   * @internal [kCatchUp]'s answer SSE-encoded, for writeCatchUp(): { mode, text, eventsJson }.
+   * The answer is the core's; while no write came, the same position gets the
+   * same bytes from memory (a fan-out's clients connect at one seq: one answer
+   * parsed and encoded, not one per client). `position` holds nothing held.
+   */
+  [kCatchUpEncoded](position) {
+    this.#check();
+    const key = JSON.stringify(position);
+    const kept = this.#encoded;
+    if (kept !== null && kept.key === key && kept.version === this.#version) {
+      if (kept.mode !== 'current') this.#encodedHits[kept.mode]++;
+      return kept;
+    }
+    const { mode, events } = this[kCatchUp](position);
+    const text = events.map((event) => this.encode(event)).join('');
+    this.#encoded = { key, version: this.#version, mode, text, eventsJson: JSON.stringify(events) };
+    return this.#encoded;
+  }
+
   [kCatchUpSnapshot]() {
     this.#check();
     return this.#replay('{"snapshot":true}', 'catchUp()')[0];
@@ -255,7 +282,10 @@ export class StateEmitter {
   /** Counters: deltas, snapshots, digests, repaired, rejected, replays, replaySnapshots. */
   stats() {
     this.#check();
-    return this.#callJson((f) => f.statsJson());
+    const stats = this.#callJson((f) => f.statsJson());
+    stats.replays += this.#encodedHits.replay;
+    stats.replaySnapshots += this.#encodedHits.snapshot;
+    return stats;
   }
 
   /** Frees the engine objects (its activities' too). Idempotent; any other call afterwards throws. */
@@ -276,6 +306,7 @@ export class StateEmitter {
   [kWriteThrough](fn) {
     this.#check();
     this.#stateValid = false;
+    this.#version++;
     return fn(this.#link.facade);
   }
 
