@@ -51,10 +51,12 @@ def is_event_stream(start: Message) -> bool:
 
 class ResponseTap:
     """The app's send(): an SSE response's body chunks go to ``chunks()``; any
-    other response goes to the client untouched."""
+    other response goes to the client untouched. ``on_body(n)`` hears the size
+    of each SSE body chunk (the bytes read from the agent)."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, on_body: Optional[Callable[[int], None]] = None) -> None:
         self._send = send
+        self._on_body = on_body
         self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
         self.start: Optional[Message] = None  # the SSE response's start, held back
         self.passthrough = False
@@ -72,6 +74,8 @@ class ResponseTap:
         if message["type"] == "http.response.body":
             if message.get("body"):
                 self._queue.put_nowait(bytes(message["body"]))
+                if self._on_body is not None:
+                    self._on_body(len(message["body"]))
             if not message.get("more_body"):
                 self._queue.put_nowait(_END)
 

@@ -74,18 +74,19 @@ class StateSyncMiddleware:
         self.flaky = None if flaky_segments is None or flaky_segments is False else FlakySegments(flaky_segments)
         # True once the server said it shuts down (ASGI lifespan): readiness fails (operate.py), runs go on.
         self.draining = False
-        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "approvals": {}, "resyncs": {},
-                                        "connections": {}}
+        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "upstream_bytes": 0, "approvals": {},
+                                        "resyncs": {}, "connections": {}}
 
     def stats(self) -> Dict[str, Any]:
         """Counters since creation, for operate.ops_app's /metrics: runsStarted, liveRuns,
-        clientBytes, approvals {verdict: n}, runsByConnection {connection type: n},
+        clientBytes, upstreamBytes (read from the agent's SSE responses), approvals {verdict: n}, runsByConnection {connection type: n},
         resyncs {client reason: {connection type: n}}, flakySegments {snapshotMode:
         {connection type: 0 | 1}, switches: {connection type: n}}, and the
-        sequencer's threads, events sent by type and catch-ups by mode."""
+        sequencer's threads, events received and sent by type, and catch-ups by mode."""
         counts = self._counts
         flaky = self.flaky.stats() if self.flaky is not None else {"snapshotMode": {}, "switches": {}}
         return {"runsStarted": counts["runs"], "liveRuns": counts["live"], "clientBytes": counts["bytes"],
+                "upstreamBytes": counts["upstream_bytes"],
                 "approvals": dict(counts["approvals"]), "runsByConnection": dict(counts["connections"]),
                 "resyncs": {reason: dict(by) for reason, by in counts["resyncs"].items()}, "flakySegments": flaky,
                 **self.sequencer.stats()}
@@ -119,6 +120,9 @@ class StateSyncMiddleware:
                 await self._sequenced(scope, receive, send, run_input, done, segment)
             finally:
                 self._counts["live"] -= 1
+
+    def _count_upstream(self, size: int) -> None:
+        self._counts["upstream_bytes"] += size
 
     def _count_client(self, run_input: Dict[str, Any]) -> str:
         """The run's client, labelled by its connection type (forwardedProps.stateSync.connection)
@@ -162,7 +166,7 @@ class StateSyncMiddleware:
 
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
                          done: Optional[asyncio.Event] = None, segment: Optional[Tuple[FlakySegments, str]] = None) -> None:
-        tap = ResponseTap(send)
+        tap = ResponseTap(send, self._count_upstream)
         app_task: Optional[asyncio.Task] = None
 
         def start_agent(prepared: Dict[str, Any]) -> Any:

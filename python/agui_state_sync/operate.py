@@ -6,8 +6,9 @@ mount beside the agent's routes), as Node's proxy has (js/src/proxy/operate.js):
                   saw the ASGI lifespan's shutdown) or while the store does
                   not answer, so a load balancer sends new runs elsewhere
     GET /metrics  Prometheus text (prometheus_client, the ``metrics`` extra):
-                  runs, threads, events sent by type (deltas vs snapshots: the
-                  snapshot tax measured on the server), bytes out, catch-ups
+                  runs, threads, events received from the agent and sent
+                  by type (deltas vs snapshots: the snapshot tax measured on
+                  the server), bytes in and out, catch-ups
                   by mode, client resyncs by reason and connection type,
                   runs by connection type, approvals by verdict, store latency,
                   and with flaky_segments which connection types get a
@@ -33,8 +34,10 @@ PREFIX = "agui_middleware_"
 _COUNTERS = (
     ("runs_started", "Runs started through the middleware", lambda s: s["runsStarted"]),
     ("client_bytes", "Bytes written to clients", lambda s: s["clientBytes"]),
+    ("upstream_bytes", "Bytes read from the agent's SSE responses", lambda s: s["upstreamBytes"]),
 )
 _LABELLED = (
+    ("events_received", "Events read from the agent, by type", "type", lambda s: s["received"]),
     ("events_sent", "Events sent to clients, by type", "type", lambda s: s["sent"]),
     ("catch_ups", "Catch-ups answered, by mode", "mode", lambda s: s["catchUps"]),
     ("approvals", "Resumes carrying an approval, by verdict", "verdict", lambda s: s["approvals"]),

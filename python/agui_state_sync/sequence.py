@@ -73,6 +73,7 @@ class StateSequencer:
                                        _positive(idle_ttl_ms, "idle_ttl_ms"), store=store)
         self._edits = check_edit_policy(edits, "StateSequencer() edits")
         self._on_inconsistent = on_inconsistent
+        self._received: Dict[str, int] = {}  # the agents' events, by type
         self._sent: Dict[str, int] = {}  # events sent, by type: the snapshot tax, measured here
         self._catch_ups: Dict[str, int] = {}
 
@@ -85,8 +86,10 @@ class StateSequencer:
         return len(self._threads)
 
     def stats(self) -> Dict[str, Any]:
-        """Counters since creation: {threads, sent: {event type: n}, catchUps: {mode: n}}."""
-        return {"threads": len(self._threads), "sent": dict(self._sent), "catchUps": dict(self._catch_ups)}
+        """Counters since creation: {threads, received: {event type: n} (the agents'),
+        sent: {event type: n}, catchUps: {mode: n}}."""
+        return {"threads": len(self._threads), "received": dict(self._received), "sent": dict(self._sent),
+                "catchUps": dict(self._catch_ups)}
 
     async def run(self, agent: Agent, run_input: Any, *, sse: bool = False,
                   on_catch_up: Optional[Callable[[str], None]] = None,
@@ -111,6 +114,8 @@ class StateSequencer:
             stamper = RunStamper(emitter, prepared, self._reporter(given))
             caught_up = False
             async for event in events_of(upstream):
+                kind = str(event.get("type"))
+                self._received[kind] = self._received.get(kind, 0) + 1
                 leading, made = await stamper.handle(event)
                 if not caught_up and stamper.catch_up_mode is not None:
                     caught_up = True

@@ -24,17 +24,25 @@ core = pytest.importorskip("ag_ui.core")
 EventEncoder = pytest.importorskip("ag_ui.encoder").EventEncoder
 
 
-def agent_app(runs):
-    """An unchanged AG-UI endpoint: each run streams the states its test gave for its runId."""
+def agent_app(runs, sent=None):
+    """An unchanged AG-UI endpoint: each run streams the states its test gave for its runId
+    (``sent``: {"bytes": n, type: n} of what it wrote, when given)."""
     async def agent(request: Request):
         run_input = core.RunAgentInput.model_validate(await request.json())
         encoder = EventEncoder()
 
+        def encoded(event):
+            text = encoder.encode(event)
+            if sent is not None:
+                sent["bytes"] = sent.get("bytes", 0) + len(text.encode())
+                sent[event.type.value] = sent.get(event.type.value, 0) + 1
+            return text
+
         async def stream():
-            yield encoder.encode(core.RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
+            yield encoded(core.RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
             for state in runs[run_input.run_id]:
-                yield encoder.encode(core.StateSnapshotEvent(snapshot=state))
-            yield encoder.encode(core.RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
+                yield encoded(core.StateSnapshotEvent(snapshot=state))
+            yield encoded(core.RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
         return StreamingResponse(stream(), media_type="text/event-stream")
     return starlette_apps.Starlette(routes=[Route("/agent", agent, methods=["POST"])])
 
@@ -58,8 +66,8 @@ def metrics(text):
 @pytest.mark.parametrize("seed", range(5))
 async def test_counters_match_what_the_clients_received(seed):
     rnd = random.Random(seed)
-    runs = {}
-    middleware = StateSyncMiddleware(agent_app(runs), paths=["/agent"], store=memory_store(), heartbeat_s=None)
+    runs, upstream = {}, {}
+    middleware = StateSyncMiddleware(agent_app(runs, upstream), paths=["/agent"], store=memory_store(), heartbeat_s=None)
     ops = ops_app(middleware)
     received, reasons, connections = b"", {}, {}
     clients = {}
@@ -89,6 +97,9 @@ async def test_counters_match_what_the_clients_received(seed):
     seen = metrics(page.text)
     assert seen[("agui_middleware_runs_started_total", frozenset())] == len(runs)
     assert seen[("agui_middleware_client_bytes_total", frozenset())] == len(received)
+    assert seen[("agui_middleware_upstream_bytes_total", frozenset())] == upstream.pop("bytes")
+    for kind, count in upstream.items():  # what the agent wrote, event by event
+        assert seen[("agui_middleware_events_received_total", frozenset({("type", kind)}))] == count, kind
     for kind in ("STATE_SNAPSHOT", "STATE_DELTA", "RUN_STARTED", "RUN_FINISHED"):
         sent = seen.get(("agui_middleware_events_sent_total", frozenset({("type", kind)})), 0)
         assert sent == received.count(f'"type":"{kind}"'.encode()), kind
