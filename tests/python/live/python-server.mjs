@@ -1,5 +1,5 @@
 // A Python server script of tests/python/live/ as a child process, once it
-// prints "listening <port>": { port, stderr(), close() }. The venv's Python
+// prints "listening <port>": { port, stderr(), exited(), signal(name), close() }. The venv's Python
 // (AGUI_PYTHON, else build/venv).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,6 +24,8 @@ export async function startPythonServer(script, args = []) {
   return {
     port: Number(match[1]),
     stderr: () => err,
+    exited: () => exited, // { code, signal } once the process is gone, else null
+    signal: (name) => child.kill(name),
     async close() {
       if (exited) return;
       child.kill('SIGTERM');
