@@ -111,6 +111,39 @@ async function storedLog(prefix, key) {
   }
 }
 
+/** After a finished run: every client saw one start, one finish, the text once, only upstream states, and ends on `final`. */
+function assertFinishedEverywhere(agents, watchers, request, final) {
+  for (const [i, { seen }] of watchers.entries()) {
+    assert.deepEqual(seen.errors, [], `client ${i}`);
+    assert.equal(count(seen.types, 'RUN_STARTED'), 1, `client ${i}: one RUN_STARTED`);
+    assert.equal(count(seen.types, 'RUN_FINISHED'), 1, `client ${i}: one RUN_FINISHED`);
+    assert.deepEqual(messageTexts(seen.events), messageTexts(request.events), `client ${i}: the text, once`);
+    assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+    assert.deepEqual(plain(agents[i].state), final, `client ${i}: converged`);
+    assert.equal(agents[i].stateSync.status, 'synced');
+  }
+}
+
+/** After the holder was killed: client `i` got one RUN_ERROR run-lost, no finish, and synced only on upstream states. */
+function assertRunLost(seen, i) {
+  const errors = seen.events.filter((e) => e.type === 'RUN_ERROR');
+  assert.deepEqual(errors.map((e) => e.code), ['run-lost'], `client ${i}: one RUN_ERROR run-lost`);
+  assert.equal(count(seen.types, 'RUN_FINISHED'), 0);
+  assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+}
+
+/** The thread's state stays where the last committed event left it: connect() brings every client to one state the upstream held. */
+async function assertOneCommittedState(agents, history) {
+  const states = [];
+  for (const agent of agents) {
+    await agent.connectAgent({});
+    assert.equal(agent.stateSync.status, 'synced');
+    states.push(plain(agent.state));
+  }
+  for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
+  assert.ok(isOneOf(states[0], history), 'a state the upstream held');
+}
+
 /**
  * A fleet (prefix, upstream script `seed`, its end held by `hold`) whose three
  * clients on thread 't-faulty' reach it through faulty links: one in front of
@@ -193,15 +226,7 @@ describe('run logs in Redis: two proxy processes', () => {
     assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
     assert.equal(request.completed, true);
     const final = f.upstream.state(threadId);
-    for (const [i, { seen }] of watchers.entries()) {
-      assert.deepEqual(seen.errors, [], `client ${i}`);
-      assert.equal(count(seen.types, 'RUN_STARTED'), 1, `client ${i}: one RUN_STARTED`);
-      assert.equal(count(seen.types, 'RUN_FINISHED'), 1, `client ${i}: one RUN_FINISHED`);
-      assert.deepEqual(messageTexts(seen.events), messageTexts(request.events), `client ${i}: the text, once`);
-      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
-      assert.deepEqual(plain(agents[i].state), final, `client ${i}: converged`);
-      assert.equal(agents[i].stateSync.status, 'synced');
-    }
+    assertFinishedEverywhere(agents, watchers, request, final);
     for (const log of logs.slice(1)) assert.ok(log.slice(1).some((e) => e.resume === 'exact' || e.resume === 'caught-up'), 'resumed on A');
     // Each instance's metrics say what it did. B: two clients attached to a run it did not start.
     assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');
@@ -248,10 +273,7 @@ describe('run logs in Redis: two proxy processes', () => {
     assert.equal(lost.type, 'RUN_ERROR');
     assert.equal(lost.code, 'run-lost', 'the stored log ends with run-lost');
     for (const [i, { seen }] of watchers.entries()) {
-      const errors = seen.events.filter((e) => e.type === 'RUN_ERROR');
-      assert.deepEqual(errors.map((e) => e.code), ['run-lost'], `client ${i}: one RUN_ERROR run-lost`);
-      assert.equal(count(seen.types, 'RUN_FINISHED'), 0);
-      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
+      assertRunLost(seen, i);
       // Every framed event this client received is the stored one, byte for byte.
       for (const entry of logs[i]) {
         for (const frame of framesOf(entry)) {
@@ -265,15 +287,7 @@ describe('run logs in Redis: two proxy processes', () => {
       }
     }
     assert.ok(logs.some((log) => log.some((e) => e.url === f.lb && e.status === 200)), 'clients came back through the balancer');
-    // The thread's state stays where the last committed event left it: connect() brings every client there.
-    const states = [];
-    for (const agent of agents) {
-      await agent.connectAgent({});
-      assert.equal(agent.stateSync.status, 'synced');
-      states.push(plain(agent.state));
-    }
-    for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
-    assert.ok(isOneOf(states[0], history()), 'a state the upstream held');
+    await assertOneCommittedState(agents, history());
     // B's metrics: it started nothing and ended the lost run for its clients.
     const onB = await scrapeCli(f.b);
     assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');
@@ -339,15 +353,7 @@ describe('run logs in Redis: two proxy processes', () => {
     assert.equal(f.upstream.requests.length, 1, 'the upstream ran once');
     const [request] = f.upstream.requests;
     assert.equal(request.completed, true);
-    for (const [i, { seen }] of watchers.entries()) {
-      assert.deepEqual(seen.errors, [], `client ${i}`);
-      assert.equal(count(seen.types, 'RUN_STARTED'), 1, `client ${i}: one RUN_STARTED`);
-      assert.equal(count(seen.types, 'RUN_FINISHED'), 1, `client ${i}: one RUN_FINISHED`);
-      assert.deepEqual(messageTexts(seen.events), messageTexts(request.events), `client ${i}: the text, once`);
-      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
-      assert.deepEqual(plain(agents[i].state), f.upstream.state('t-faulty'), `client ${i}: converged`);
-      assert.equal(agents[i].stateSync.status, 'synced');
-    }
+    assertFinishedEverywhere(agents, watchers, request, f.upstream.state('t-faulty'));
     assert.ok(cuts() >= 2, 'the links cut streams');
     const onA = await scrapeCli(f.a);
     assert.equal(metric(onA, 'agui_proxy_runs_started_total'), 1, 'A started the upstream run once');
@@ -360,20 +366,8 @@ describe('run logs in Redis: two proxy processes', () => {
     f.a.child.kill('SIGKILL');
     await Promise.all([...runs, healed]);
 
-    for (const [i, { seen }] of watchers.entries()) {
-      const errors = seen.events.filter((e) => e.type === 'RUN_ERROR');
-      assert.deepEqual(errors.map((e) => e.code), ['run-lost'], `client ${i}: one RUN_ERROR run-lost`);
-      assert.equal(count(seen.types, 'RUN_FINISHED'), 0);
-      assert.deepEqual(seen.violations, [], `client ${i}: synced only on states the upstream held`);
-    }
-    const states = [];
-    for (const agent of agents) {
-      await agent.connectAgent({});
-      assert.equal(agent.stateSync.status, 'synced');
-      states.push(plain(agent.state));
-    }
-    for (const state of states) assert.deepEqual(state, states[0], 'every client on the same state');
-    assert.ok(isOneOf(states[0], f.upstream.history('t-faulty')), 'a state the upstream held');
+    for (const [i, { seen }] of watchers.entries()) assertRunLost(seen, i);
+    await assertOneCommittedState(agents, f.upstream.history('t-faulty'));
     assert.ok(cuts() >= 2, 'the links cut streams');
     const onB = await scrapeCli(f.b);
     assert.equal(metric(onB, 'agui_proxy_runs_started_total'), 0, 'B started no run');

@@ -17,39 +17,30 @@ import socket
 import sys
 
 import uvicorn
-from ag_ui.core import RunAgentInput, RunFinishedEvent, RunStartedEvent, StateSnapshotEvent
-from ag_ui.encoder import EventEncoder
+from agent_support import snapshot_agent
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from agui_state_sync import StateSyncMiddleware, redis_store
 
 
-def agent_for(release: str):
-    async def agent(request: Request) -> StreamingResponse:
-        run_input = RunAgentInput.model_validate(await request.json())
-        encoder = EventEncoder()
-
-        async def stream():
-            yield encoder.encode(RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
-            state = dict(run_input.state or {})
-            # A state whose deltas are smaller than its snapshot (a catch-up by snapshot is then visible).
-            state = {"brief": "plan " * 800, **state, "step": state.get("step", 0) + 1, "last": run_input.run_id}
-            yield encoder.encode(StateSnapshotEvent(snapshot=state))
-            while not os.path.exists(release):  # the agent's own pace: the test releases it
-                await asyncio.sleep(0.01)
-            yield encoder.encode(StateSnapshotEvent(snapshot={**state, "step": state["step"] + 1}))
-            yield encoder.encode(RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
-        return StreamingResponse(stream(), media_type="text/event-stream")
-    return agent
+def states_for(release: str):
+    async def states(run_input):
+        # A state whose deltas are smaller than its snapshot (a catch-up by snapshot is then visible).
+        state = {"brief": "plan " * 800, **(run_input.state or {})}
+        state = {**state, "step": state.get("step", 0) + 1, "last": run_input.run_id}
+        yield state
+        while not os.path.exists(release):  # the agent's own pace: the test releases it
+            await asyncio.sleep(0.01)
+        yield {**state, "step": state["step"] + 1}
+    return states
 
 
 async def main() -> None:
     url, prefix, release, grace = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-    app = StateSyncMiddleware(Starlette(routes=[Route("/agent", agent_for(release), methods=["POST"])]),
-                              paths=["/agent"], store=redis_store(url, prefix=prefix), heartbeat_s=None)
+    agent = snapshot_agent(states_for(release))
+    app = StateSyncMiddleware(Starlette(routes=[Route("/agent", agent, methods=["POST"])]), paths=["/agent"],
+                              store=redis_store(url, prefix=prefix), heartbeat_s=None)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=grace)

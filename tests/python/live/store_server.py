@@ -16,11 +16,8 @@ import socket
 import sys
 
 import uvicorn
-from ag_ui.core import RunAgentInput, RunFinishedEvent, RunStartedEvent, StateSnapshotEvent
-from ag_ui.encoder import EventEncoder
+from agent_support import snapshot_agent
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from agui_state_sync import StateSyncMiddleware, redis_store
@@ -28,22 +25,16 @@ from agui_state_sync import StateSyncMiddleware, redis_store
 STEPS = 3
 
 
-async def agent(request: Request) -> StreamingResponse:
-    run_input = RunAgentInput.model_validate(await request.json())
-    encoder = EventEncoder()
-
-    async def stream():
-        yield encoder.encode(RunStartedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
-        state = dict(run_input.state or {})
-        for _ in range(STEPS):
-            state = {**state, "python": state.get("python", 0) + 1, "last": run_input.run_id}
-            yield encoder.encode(StateSnapshotEvent(snapshot=state))
-        yield encoder.encode(RunFinishedEvent(thread_id=run_input.thread_id, run_id=run_input.run_id))
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"connection": "close"})
+async def states(run_input):
+    state = dict(run_input.state or {})
+    for _ in range(STEPS):
+        state = {**state, "python": state.get("python", 0) + 1, "last": run_input.run_id}
+        yield state
 
 
 async def main() -> None:
     url, prefix = sys.argv[1], sys.argv[2]
+    agent = snapshot_agent(states, headers={"connection": "close"})
     app = StateSyncMiddleware(Starlette(routes=[Route("/agent", agent, methods=["POST"])]), paths=["/agent"],
                               store=redis_store(url, prefix=prefix), heartbeat_s=None)
     sock = socket.socket()
