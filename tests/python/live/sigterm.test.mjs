@@ -47,7 +47,7 @@ async function instance(t, prefix, release, grace) {
 const shutDown = (exited) => exited.code === 0 || exited.signal === 'SIGTERM';
 const refused = (url) => fetch(url, { method: 'GET' }).then(() => false, () => true);
 
-function watch(agent) {
+function watch() {
   const seen = [];
   return { seen, subscriber: { onEvent: ({ event }) => { seen.push(event.type); } } };
 }
@@ -57,7 +57,7 @@ test('SIGTERM: A stops accepting, the run in progress ends on A, then A exits', 
   const a = await instance(t, 'drain1:', release, 60);
   const agent = new StateSyncHttpAgent({ url: a.url, threadId: 't-drain' });
   await agent.ready;
-  const { seen, subscriber } = watch(agent);
+  const { seen, subscriber } = watch();
   const run = agent.runAgent({ runId: 'r1' }, subscriber);
   await until(() => agent.state?.step === 1, 'the run to be in progress');
   a.signal('SIGTERM');
@@ -81,7 +81,7 @@ test('SIGTERM past the graceful shutdown: A cuts the run; the next run on B cont
   const [a, b] = await Promise.all([instance(t, 'drain2:', held, 1), instance(t, 'drain2:', released, 60)]);
   const agent = new StateSyncHttpAgent({ url: a.url, threadId: 't-drain-2', stateSync: { backoff: { initialMs: 5, maxMs: 50 } } });
   await agent.ready;
-  const run = agent.runAgent({ runId: 'r1' }, watch(agent).subscriber);
+  const run = agent.runAgent({ runId: 'r1' }, watch().subscriber);
   await until(() => agent.state?.step === 1, 'the run to be in progress');
   const { lastSeq, epoch } = agent.stateSync;
   a.signal('SIGTERM');
@@ -91,7 +91,7 @@ test('SIGTERM past the graceful shutdown: A cuts the run; the next run on B cont
   agent.abortRun();
   await run.catch(() => {});
   agent.url = b.url;
-  const { seen, subscriber } = watch(agent);
+  const { seen, subscriber } = watch();
   await agent.runAgent({ runId: 'r2' }, subscriber);
   assert.equal(agent.stateSync.status, 'synced');
   assert.equal(agent.stateSync.epoch, epoch, 'the same line');
