@@ -79,7 +79,8 @@ class StateSyncMiddleware:
 
     def stats(self) -> Dict[str, Any]:
         """Counters since creation, for operate.ops_app's /metrics: runsStarted, liveRuns,
-        clientBytes, upstreamBytes (read from the agent's SSE responses), approvals {verdict: n}, runsByConnection {connection type: n},
+        clientBytes, upstreamBytes (read from the agent's SSE responses),
+        approvals {verdict: n}, runsByConnection {connection type: n},
         resyncs {client reason: {connection type: n}}, flakySegments {snapshotMode:
         {connection type: 0 | 1}, switches: {connection type: n}}, and the
         sequencer's threads, events received and sent by type, and catch-ups by mode."""
@@ -165,7 +166,8 @@ class StateSyncMiddleware:
         return "answered", None
 
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
-                         done: Optional[asyncio.Event] = None, segment: Optional[Tuple[FlakySegments, str]] = None) -> None:
+                         done: Optional[asyncio.Event] = None,
+                         segment: Optional[Tuple[FlakySegments, str]] = None) -> None:
         tap = ResponseTap(send, self._count_upstream)
         app_task: Optional[asyncio.Task] = None
 

@@ -148,7 +148,7 @@ class StateSequencer:
         beat = stamper.current_heartbeat if sse else None
         if beat is None:
             return leading
-        at = 1 if leading and not isinstance(leading[0], bytes) and leading[0].get("type") == "RUN_STARTED" else 0
+        at = 1 if leading and leading[0].get("type") == "RUN_STARTED" else 0
         return [*leading[:at], beat, *leading[at:]]
 
     def _out(self, out: Any, emitter: Any, sse: bool) -> Any:

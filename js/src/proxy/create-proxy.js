@@ -336,7 +336,8 @@ async function answerAbort(ctx, res, { runId, fingerprint }) {
     }
   }
   ctx.counters.aborts.client += aborted;
-  respondJson(res, runs.length > 0 || aborted > 0 ? 202 : 404, { aborted: runs.length > 0 || aborted > 0 });
+  const found = runs.length > 0 || aborted > 0;
+  respondJson(res, found ? 202 : 404, { aborted: found });
 }
 
 function answerFailure(ctx, res, error) {

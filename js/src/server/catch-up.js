@@ -23,7 +23,9 @@ function headerValue(headers, name, lowercased) {
   if (typeof headers.get === 'function') value = headers.get(name); // WHATWG Headers
   else {
     const lower = name.toLowerCase();
-    const key = lowercased || Object.hasOwn(headers, lower) ? lower : Object.keys(headers).find((k) => k.toLowerCase() === lower);
+    const key = lowercased || Object.hasOwn(headers, lower)
+      ? lower
+      : Object.keys(headers).find((k) => k.toLowerCase() === lower);
     value = key === undefined ? undefined : headers[key];
   }
   if (Array.isArray(value)) value = value[0];

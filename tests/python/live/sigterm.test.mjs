@@ -1,7 +1,7 @@
 // SIGTERM on a Python instance (issue 26, item 4): StateSyncMiddleware on a
 // Redis store under uvicorn (tests/python/live/drain_server.py), two instances
 // on one redis-server. A run is in progress on A (its agent waits for the
-// test's release file) when A gets SIGTERM:
+// test's SIGUSR1) when A gets SIGTERM:
 //  - A stops accepting at once: a new connection is refused;
 //  - the run in progress goes on and ends (RUN_FINISHED), and only then A
 //    exits (uvicorn re-raises the SIGTERM once it has shut down);
@@ -10,8 +10,6 @@
 //    caught up without a snapshot, on the state A last committed.
 // Every wait is for the condition itself.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { jsDir, plain } from '../../js/support.mjs';
@@ -26,19 +24,12 @@ const T = { timeout: 120000 };
 const BRIEF = 'plan '.repeat(800); // drain_server.py's
 
 let redis;
-let dir;
-before(async () => {
-  redis = await RedisServer.start();
-  dir = mkdtempSync(join(tmpdir(), 'agui-sigterm-'));
-});
-after(async () => {
-  await redis?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+before(async () => { redis = await RedisServer.start(); });
+after(async () => { await redis?.close(); });
 
-/** A Python instance on `prefix`, its agent held until `release` exists; `grace`: uvicorn's graceful shutdown (s). */
-async function instance(t, prefix, release, grace) {
-  const server = await startPythonServer('drain_server.py', [redis.url, prefix, release, String(grace)]);
+/** A Python instance on `prefix`, its runs 'held' until it gets SIGUSR1 or 'free'; `grace`: uvicorn's graceful shutdown (s). */
+async function instance(t, prefix, hold, grace) {
+  const server = await startPythonServer('drain_server.py', [redis.url, prefix, hold, String(grace)]);
   t.after(() => server.close());
   return { ...server, url: `http://127.0.0.1:${server.port}/agent` };
 }
@@ -53,8 +44,7 @@ function watch() {
 }
 
 test('SIGTERM: A stops accepting, the run in progress ends on A, then A exits', T, async (t) => {
-  const release = join(dir, 'release-1');
-  const a = await instance(t, 'drain1:', release, 60);
+  const a = await instance(t, 'drain1:', 'held', 60);
   const agent = new StateSyncHttpAgent({ url: a.url, threadId: 't-drain' });
   await agent.ready;
   const { seen, subscriber } = watch();
@@ -64,7 +54,7 @@ test('SIGTERM: A stops accepting, the run in progress ends on A, then A exits', 
   await until(() => refused(a.url), 'A to stop accepting');
   assert.equal(seen.includes('RUN_FINISHED'), false, 'the run is still going');
   assert.equal(a.exited(), null, 'A waits for it');
-  writeFileSync(release, '');
+  a.signal('SIGUSR1'); // the agent ends its run
   await run;
   assert.equal(seen.filter((type) => type === 'RUN_FINISHED').length, 1);
   assert.equal(agent.stateSync.status, 'synced');
@@ -75,10 +65,7 @@ test('SIGTERM: A stops accepting, the run in progress ends on A, then A exits', 
 });
 
 test('SIGTERM past the graceful shutdown: A cuts the run; the next run on B continues the line, caught up without a snapshot', T, async (t) => {
-  const held = join(dir, 'never');
-  const released = join(dir, 'release-b');
-  writeFileSync(released, '');
-  const [a, b] = await Promise.all([instance(t, 'drain2:', held, 1), instance(t, 'drain2:', released, 60)]);
+  const [a, b] = await Promise.all([instance(t, 'drain2:', 'held', 1), instance(t, 'drain2:', 'free', 60)]);
   const agent = new StateSyncHttpAgent({ url: a.url, threadId: 't-drain-2', stateSync: { backoff: { initialMs: 5, maxMs: 50 } } });
   await agent.ready;
   const run = agent.runAgent({ runId: 'r1' }, watch().subscriber);
