@@ -134,6 +134,7 @@ set_source_files_properties(${AGUI_WASM_SMALL_HOT_SOURCES} PROPERTIES COMPILE_OP
 function(agui_wasm_module target output_name export_name define)
   add_executable(${target}
     ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/embind.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/type_name.cpp
     ${AGUI_CORE_SOURCES})
   target_include_directories(${target} PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/include
@@ -144,8 +145,11 @@ function(agui_wasm_module target output_name export_name define)
   target_link_options(${target} PRIVATE ${AGUI_WASM_LINK_OPTIONS} -sEXPORT_NAME=${export_name})
   # How a std::string crosses the boundary: the platform's TextEncoder/TextDecoder (why: in the file).
   set(std_string_js ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/std_string.js)
-  target_link_options(${target} PRIVATE "SHELL:--js-library ${std_string_js}")
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${std_string_js})
+  # How a long decimal becomes a double: the platform's Number() (why: in the file).
+  set(parse_decimal_js ${CMAKE_CURRENT_SOURCE_DIR}/bindings/wasm/parse_decimal.js)
+  target_link_options(${target} PRIVATE "SHELL:--js-library ${std_string_js}"
+                      "SHELL:--js-library ${parse_decimal_js}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${std_string_js} ${parse_decimal_js})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${output_name}
     SUFFIX ".mjs"
@@ -165,4 +169,12 @@ function(agui_wasm_module target output_name export_name define)
 endfunction()
 
 agui_wasm_module(agui_sync_wasm agui_sync createAguiSyncModule AGUI_BIND_SYNC)
+# The browser engine inlines less than -O3's default (threshold 225 before
+# LTO): at 100 its wasm is ~5.5 KB smaller gzipped (issue 27: the page budget)
+# and bench/js/bench_consumers.mjs --baseline measured no per-event cost (d/d0
+# 0.90-1.04x over 2 x 9 runs; at 40 it was 3-7% slower). The server engine
+# keeps the default: nobody downloads it per page view.
+# (Both before LTO, at compile, and in the LTO step at link.)
+target_compile_options(agui_sync_wasm PRIVATE "SHELL:-mllvm -inline-threshold=100")
+target_link_options(agui_sync_wasm PRIVATE "-Wl,-mllvm,-inline-threshold=100")
 agui_wasm_module(agui_emitter_wasm agui_emitter createAguiEmitterModule AGUI_BIND_EMITTER)

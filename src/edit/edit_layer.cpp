@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "json/json_measure.h"
+#include "json/json_write.h"
 #include "wire/patch_code.h"
 #include "wire/wire.h"
 
@@ -23,8 +24,10 @@ std::optional<uint64_t> hashAt(const json& doc, const Tokens& path) {
   return v ? std::optional<uint64_t>(contentHash(*v)) : std::nullopt;
 }
 
-std::optional<std::string> jsonText(const std::optional<json>& v) {
-  return v ? std::optional<std::string>(v->dump(-1, ' ', false, json::error_handler_t::replace)) : std::nullopt;
+// Every value here came through the engine's reader (the state, an edit's ops),
+// so its strings are valid UTF-8 and the writer needs no replacement policy.
+std::optional<std::string> optionalJsonText(const std::optional<json>& v) {
+  return v ? std::optional<std::string>(jsonText(*v)) : std::nullopt;
 }
 
 Outcome editOutcome(OutcomeKind kind, const std::string& editId) {
@@ -254,8 +257,8 @@ AGUI_COLD void EditLayer::conflict(Edit& e, const Write& w, const json& doc, std
   Outcome o = editOutcome(OutcomeKind::Conflict, e.info.editId);
   o.seq = seq;
   o.path = formatPointer(w.path);
-  o.mine = jsonText(w.mine);
-  o.theirs = jsonText(valueAt(doc, w.path));
+  o.mine = optionalJsonText(w.mine);
+  o.theirs = optionalJsonText(valueAt(doc, w.path));
   o.resolution = onConflict_ == ConflictPolicy::UserWins ? Resolution::UserWins : Resolution::AgentWins;
   out.push_back(std::move(o));
   if (onConflict_ == ConflictPolicy::UserWins) return;

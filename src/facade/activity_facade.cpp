@@ -9,6 +9,7 @@
 #include "facade/emitter_json.h"
 #include "facade/facade_json.h"
 #include "wire/wire.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -24,7 +25,7 @@ constexpr size_t kMaxHeaderBytes = 32768; // a longer X-AGUI-State-Activities va
 
 // {"ok":true,"kind":...,"messageId":...}
 std::string kindJson(const char* kind, const std::string& messageId) {
-  return std::string("{\"ok\":true,\"kind\":\"") + kind + "\",\"messageId\":" + json(messageId).dump();
+  return std::string("{\"ok\":true,\"kind\":\"") + kind + "\",\"messageId\":" + jsonText(json(messageId));
 }
 
 std::string writeJson(const ActivityWrite& w) {
@@ -192,12 +193,12 @@ std::string ActivityFacade::caughtUp(const std::string& positionJson, ActivitySt
   }
   std::string out = eventsJson(events);
   out.pop_back();  // the closing brace: the modes go in the same object
-  return out + ",\"activities\":" + modes.dump() + "}";
+  return out + ",\"activities\":" + jsonText(modes) + "}";
 }
 
 std::string ActivityFacade::contentJson(const std::string& messageId) const {
   const json* content = emitter_->content(messageId);
-  return content == nullptr ? "null" : content->dump();
+  return content == nullptr ? "null" : jsonText(*content);
 }
 
 double ActivityFacade::seq(const std::string& messageId) const {

@@ -8,6 +8,7 @@
 
 #include "facade/approval_gate.h"
 #include "facade/facade_json.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -89,7 +90,7 @@ std::string effectKeyJson(const std::string& requestJson) {
   const std::optional<json> interruptId = interruptOf(request);
   if (!interruptId) return failureJson(Code::InvalidArgument, "approval.interruptId must be a string");
   const std::string key = approvalEffectKey(approval, field(request, "threadId"), *interruptId);
-  return json{{"ok", true}, {"effectKey", key}}.dump();
+  return jsonText(json{{"ok", true}, {"effectKey", key}});
 }
 
 std::string consumeApprovalStepJson(const std::string& requestJson) {
@@ -100,7 +101,7 @@ std::string consumeApprovalStepJson(const std::string& requestJson) {
   const std::optional<json> interruptId = interruptOf(request);
   if (!interruptId || (interruptId->is_string() && interruptId->get_ref<const std::string&>().empty()))
     return failureJson(Code::InvalidOptions, "interruptId must be a non-empty string");
-  return consumeStep(request, *interruptId).dump();
+  return jsonText(consumeStep(request, *interruptId));
 }
 
 }  // namespace agui_sync

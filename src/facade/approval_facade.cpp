@@ -4,6 +4,7 @@
 
 #include "facade/approval_gate.h"
 #include "facade/facade_json.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -74,7 +75,7 @@ std::string judgeApprovalsJson(const std::string& requestJson) {
     for (auto it = claimed->begin(); it != claimed->end(); ++it)
       if (it->is_string()) in.claimed[it.key()] = it->get<std::string>();
   if (const json* now = field("nowMs"); now && now->is_number()) in.nowMs = now->get<double>();
-  return answerOf(judgeApprovals(in)).dump();
+  return jsonText(answerOf(judgeApprovals(in)));
 }
 
 }  // namespace agui_sync

@@ -8,6 +8,7 @@
 #include <agui_sync/canonical_json.h>
 
 #include "facade/facade_json.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -172,7 +173,7 @@ std::string approvalEffectKey(const json& approval, const json& threadId, const 
 
 std::string approvalRecord(const std::string& effectKey, double nowMs) {
   const double at = std::isfinite(nowMs) && std::fabs(nowMs) < 9.0e15 ? nowMs : 0;  // a time in ms, never UB
-  return json{{"decision", "approved"}, {"effectKey", effectKey}, {"at", static_cast<int64_t>(at)}}.dump();
+  return jsonText(json{{"decision", "approved"}, {"effectKey", effectKey}, {"at", static_cast<int64_t>(at)}});
 }
 
 GateDecision judgeApprovals(const GateInput& in) {

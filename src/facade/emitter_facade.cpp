@@ -7,6 +7,7 @@
 #include "facade/facade_json.h"
 #include "facade/prompt_facade.h"
 #include "wire/wire.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -81,7 +82,7 @@ std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::s
   if (r.failure) return failureJson(*r.failure);
   std::string out = eventsJson(r.events);
   out.pop_back();  // the closing brace: the results go in the same object
-  return out + ",\"results\":" + editResultsJson(r.results).dump() + "}";
+  return out + ",\"results\":" + jsonText(editResultsJson(r.results)) + "}";
 }
 
 std::string EmitterFacade::adoptHistory(const std::string& eventsJson) {
@@ -98,10 +99,10 @@ std::string EmitterFacade::provenanceJson() const {
   json out(json::value_t::array);
   for (const ClientWrite& w : emitter_->provenance())
     out.push_back({{"path", w.path}, {"writer", "client"}, {"origin", w.origin}, {"seq", w.seq}});
-  return out.dump();
+  return jsonText(out);
 }
 
-std::string EmitterFacade::snapshot() const { return emitter_->snapshot().dump(); }
+std::string EmitterFacade::snapshot() const { return jsonText(emitter_->snapshot()); }
 
 std::string EmitterFacade::renderPrompt(const std::string& optionsJson) const {
   std::vector<std::string> userWritten;
@@ -152,16 +153,16 @@ std::string EmitterFacade::catchUp(const std::string& positionJson) const {
 }
 
 std::string EmitterFacade::heartbeat() const { return emitter_->heartbeat(); }
-std::string EmitterFacade::stateJson() const { return emitter_->state().dump(); }
+std::string EmitterFacade::stateJson() const { return jsonText(emitter_->state()); }
 double EmitterFacade::seq() const { return static_cast<double>(emitter_->seq()); }
 std::string EmitterFacade::epoch() const { return emitter_->options().epoch; }
 
 std::string EmitterFacade::statsJson() const {
   const EmitterStats& s = emitter_->stats();
-  return json{{"deltas", s.deltas},       {"snapshots", s.snapshots}, {"digests", s.digests},
+  return jsonText(json{{"deltas", s.deltas},       {"snapshots", s.snapshots}, {"digests", s.digests},
               {"repaired", s.repaired},   {"rejected", s.rejected},   {"replays", s.replays},
               {"replaySnapshots", s.replaySnapshots}}
-      .dump();
+      );
 }
 
 }  // namespace agui_sync

@@ -4,6 +4,7 @@
 
 #include "facade/facade_json.h"
 #include "wire/wire.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -54,7 +55,7 @@ std::string eventsJson(const std::vector<json>& events, const char* mode) {
   out += "\"events\":[";
   for (size_t i = 0; i < events.size(); ++i) {
     if (i) out.push_back(',');
-    out += events[i].dump();
+    appendJson(events[i], out);
   }
   return out + "]}";
 }

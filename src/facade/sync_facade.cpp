@@ -11,6 +11,7 @@
 #include "json/json_escape.h"
 #include "json/json_measure.h"
 #include "json/json_reader.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -144,14 +145,14 @@ std::string SyncFacade::end() {
 
 void SyncFacade::reset() { engine_->reset(); }
 
-AGUI_COLD std::string SyncFacade::stateJson() const { return engine_->confirmedState().dump(); }
+AGUI_COLD std::string SyncFacade::stateJson() const { return jsonText(engine_->confirmedState()); }
 
 AGUI_COLD std::string SyncFacade::activityJson(const std::string& messageId) const {
   for (const ActivityView& a : engine_->activities())
-    if (*a.messageId == messageId) return a.content->dump();
+    if (*a.messageId == messageId) return jsonText(*a.content);
   return "null";
 }
-AGUI_COLD std::string SyncFacade::visibleStateJson() const { return engine_->state().dump(); }
+AGUI_COLD std::string SyncFacade::visibleStateJson() const { return jsonText(engine_->state()); }
 
 AGUI_COLD std::string SyncFacade::edit(const std::string& opsJson) {
   json ops;
@@ -165,15 +166,15 @@ AGUI_COLD std::string SyncFacade::edit(const std::string& opsJson) {
   return out + "}";
 }
 
-AGUI_COLD std::string SyncFacade::pendingEditsJson() const { return agui_sync::pendingEditsJson(engine_->pendingEdits()).dump(); }
+AGUI_COLD std::string SyncFacade::pendingEditsJson() const { return jsonText(agui_sync::pendingEditsJson(engine_->pendingEdits())); }
 AGUI_COLD std::string SyncFacade::clientId() const { return engine_->clientId(); }
 
 AGUI_COLD std::string SyncFacade::checkpointMetaJson() const {
   const std::optional<std::string> lastEventId = engine_->lastEventId();
-  return json{{"clientId", engine_->clientId()},
+  return jsonText(json{{"clientId", engine_->clientId()},
               {"editCounter", engine_->editCounter()},
               {"lastEventId", lastEventId ? json(*lastEventId) : json(nullptr)}}
-      .dump();
+      );
 }
 
 AGUI_COLD std::string SyncFacade::restore(const std::string& checkpointJson) {
@@ -192,7 +193,7 @@ AGUI_COLD std::string SyncFacade::restore(const std::string& checkpointJson) {
   return resultJson(*engine_, out);
 }
 
-std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
+AGUI_COLD std::string SyncFacade::metricsJson() const { return metricsToJson(engine_->metrics()); }
 
 std::string SyncFacade::statusJson() const { return resultJson(*engine_, {}); }
 
@@ -205,29 +206,29 @@ std::string refusal(Code reason) { return failureJson(reason, codeInfo(reason).m
 
 json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string tokenJson(const ViewToken& token) {
+AGUI_COLD std::string tokenJson(const ViewToken& token) {
   json t = {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}};
   if (token.messageId) t["messageId"] = *token.messageId;
-  return json{{"ok", true}, {"token", std::move(t)}}.dump();
+  return jsonText(json{{"ok", true}, {"token", std::move(t)}});
 }
 
 }  // namespace
 
 void SyncFacade::noteActivity(double nowMs) { guard_->noteActivity(toMs(nowMs)); }
 
-std::string SyncFacade::guardView(const std::string& path) const {
+AGUI_COLD std::string SyncFacade::guardView(const std::string& path) const {
   ViewToken token;
   GuardResult r = guard_->view(path, nullptr, &token);
   return r.ok ? tokenJson(token) : refusal(r.reason);
 }
 
-std::string SyncFacade::guardViewActivity(const std::string& messageId, const std::string& path) const {
+AGUI_COLD std::string SyncFacade::guardViewActivity(const std::string& messageId, const std::string& path) const {
   ViewToken token;
   GuardResult r = guard_->viewActivity(messageId, path, nullptr, &token);
   return r.ok ? tokenJson(token) : refusal(r.reason);
 }
 
-std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs) const {
+AGUI_COLD std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs) const {
   json t;
   if (parseBounded(tokenJson, kTokenDepth, t) || !t.is_object()) return refusal(Code::InvalidToken);
   auto path = t.find("path");
@@ -248,20 +249,20 @@ std::string SyncFacade::guardApprove(const std::string& tokenJson, double nowMs)
                    {"digest", a.digest},
                    {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}};
   if (a.messageId) approval["messageId"] = *a.messageId;
-  return json{{"ok", true}, {"approval", std::move(approval)}}.dump();
+  return jsonText(json{{"ok", true}, {"approval", std::move(approval)}});
 }
 
-std::string SyncFacade::guardBlocker(double nowMs) const {
+AGUI_COLD std::string SyncFacade::guardBlocker(double nowMs) const {
   std::optional<Code> reason = guard_->blocker(toMs(nowMs));
   return reason ? codeName(*reason) : "";
 }
 
-std::string SyncFacade::guardActivityBlocker(const std::string& messageId, double nowMs) const {
+AGUI_COLD std::string SyncFacade::guardActivityBlocker(const std::string& messageId, double nowMs) const {
   std::optional<Code> reason = guard_->activityBlocker(messageId, toMs(nowMs));
   return reason ? codeName(*reason) : "";
 }
 
-std::string SyncFacade::canonicalize(const std::string& jsonText) {
+AGUI_COLD std::string SyncFacade::canonicalize(const std::string& jsonText) {
   json v;
   if (std::optional<Failure> failure = parseBounded(jsonText, Options{}.maxDepth, v)) return failureJson(*failure);
   std::string canonical = canonicalJson(v);
@@ -272,7 +273,7 @@ std::string SyncFacade::canonicalize(const std::string& jsonText) {
   return out + "}";
 }
 
-bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson, const std::string& activitiesJson) {
+AGUI_COLD bool SyncFacade::verify(const std::string& approvalJson, const std::string& stateJson, const std::string& activitiesJson) {
   Approval a;
   json approval, state, activities;
   if (parseBounded(approvalJson, kTokenDepth, approval) || !approvalFromJson(approval, a)) return false;

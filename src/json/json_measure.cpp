@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "json/ecma_number.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -82,8 +83,8 @@ size_t sizeRec(const json& v, size_t limit, SizeMode mode, size_t& total) {
       break;
     }
     default:
-      // Binary and discarded values never come from parsed JSON: ask the serializer.
-      total += v.dump(-1, ' ', false, json::error_handler_t::replace).size();
+      // Binary and discarded values never come from parsed JSON: as the writer prints them.
+      total += jsonText(v).size();
       break;
   }
   return total;

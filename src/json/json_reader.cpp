@@ -300,6 +300,15 @@ bool integerValue(const DecimalParts& n, const char* start, const char* end, jso
   return true;
 }
 
+#if defined(__EMSCRIPTEN__)
+// In WebAssembly the platform parses a decimal that Clinger's path cannot
+// (bindings/wasm/parse_decimal.js: JavaScript's Number(), correctly rounded like
+// strtod). Why: musl's strtod does its work in software long double, and with
+// it came 9 KB of the browser engine's gzipped download (issue 27); it runs
+// only for numbers with more than 15 significant digits or a large exponent.
+extern "C" double agui_parse_decimal(const char* text, size_t length);
+#endif
+
 double doubleValue(const DecimalParts& n, const char* start, const char* end) {
   if (!n.overflow && n.mantissa < (uint64_t{1} << 53) && n.exp10 >= -22 && n.exp10 <= 22) {
     // Clinger's fast path: both operands are exact doubles, so one IEEE
@@ -308,8 +317,11 @@ double doubleValue(const DecimalParts& n, const char* start, const char* end) {
     d = n.exp10 < 0 ? d / kExactPow10[-n.exp10] : d * kExactPow10[n.exp10];
     return n.negative ? -d : d;
   }
-  char small[64];
   const size_t len = static_cast<size_t>(end - start);
+#if defined(__EMSCRIPTEN__)
+  return agui_parse_decimal(start, len);
+#else
+  char small[64];
   std::string big;
   const char* text;
   if (len < sizeof small) {
@@ -321,6 +333,7 @@ double doubleValue(const DecimalParts& n, const char* start, const char* end) {
     text = big.c_str();
   }
   return std::strtod(text, nullptr);
+#endif
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "json/json_measure.h"
 #include "json/json_reader.h"
 #include "wire/wire.h"
+#include "json/json_write.h"
 
 namespace agui_sync {
 
@@ -353,7 +354,7 @@ bool readSequencing(const Envelope& env, DecodedEvent& out, DecodeError& err) {
     return fail(err, Code::InvalidSeq, "a " + out.type + "'s seq must be greater than its baseSeq", true);
   const json& e = meta.epoch;
   if (e.is_string()) out.seq.epoch = *e.get_ptr<const std::string*>();
-  else if (e.is_number_integer()) out.seq.epoch = e.dump();
+  else if (e.is_number_integer()) out.seq.epoch = jsonText(e);
   else if (!e.is_null()) return fail(err, Code::InvalidSeq, "metadata.epoch must be a string or integer", true);
   const json& g = meta.digest;
   if (!g.is_null()) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/json_write.h"
+
 namespace agui_sync {
 
 std::string metricsToJson(const Metrics& m) {
@@ -29,7 +31,7 @@ std::string metricsToJson(const Metrics& m) {
       {"anchors", m.anchors},
       {"taxRate", m.taxRate()},
   };
-  return j.dump();
+  return jsonText(j);
 }
 
 }  // namespace agui_sync

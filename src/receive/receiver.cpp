@@ -4,6 +4,7 @@
 
 #include <agui_sync/canonical_json.h>
 
+#include "json/cold.h"
 #include "json/json_measure.h"
 #include "json/json_patch.h"
 #include "wire/patch_code.h"
@@ -68,7 +69,7 @@ void Receiver::emitIgnored(Code reason, std::optional<uint64_t> seq, std::vector
   out.push_back(std::move(o));
 }
 
-void Receiver::emitError(Code code, std::string message, std::vector<Outcome>& out) {
+AGUI_COLD void Receiver::emitError(Code code, std::string message, std::vector<Outcome>& out) {
   ++metrics_.errors;
   Outcome o;
   o.kind = OutcomeKind::Error;
@@ -77,7 +78,7 @@ void Receiver::emitError(Code code, std::string message, std::vector<Outcome>& o
   out.push_back(std::move(o));
 }
 
-void Receiver::requestResync(Code reason, std::string detail, std::vector<Outcome>& out,
+AGUI_COLD void Receiver::requestResync(Code reason, std::string detail, std::vector<Outcome>& out,
                              bool repeat) {
   if (status_ == SyncStatus::Resyncing && !repeat) {
     // One request per episode, unless a replay-healable episode turns out to
@@ -146,7 +147,7 @@ void Receiver::onEvent(DecodedEvent event, std::string raw, std::vector<Outcome>
   }
 }
 
-void Receiver::onDecodeError(const DecodeError& error, std::vector<Outcome>& out) {
+AGUI_COLD void Receiver::onDecodeError(const DecodeError& error, std::vector<Outcome>& out) {
   emitError(error.code, error.message, out);
   if (error.stateEvent)
     requestResync(error.code == Code::LimitExceeded ? Code::LimitExceeded : Code::Malformed,

@@ -111,7 +111,7 @@ void SyncEngine::Impl::handleEvent(SseItem& item, std::vector<Outcome>& out) {
 // One error outcome; the state resyncs if the event may have been a state
 // event, and the activities (one, or all when which is unknown) if it may
 // have been an activity event.
-void SyncEngine::Impl::onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out) {
+AGUI_COLD void SyncEngine::Impl::onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out) {
   const size_t from = out.size();
   receiver.onDecodeError(error, out);
   if (!options.activities) return;
