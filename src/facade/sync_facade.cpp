@@ -171,10 +171,11 @@ AGUI_COLD std::string SyncFacade::clientId() const { return engine_->clientId();
 
 AGUI_COLD std::string SyncFacade::checkpointMetaJson() const {
   const std::optional<std::string> lastEventId = engine_->lastEventId();
-  return jsonText(json{{"clientId", engine_->clientId()},
-              {"editCounter", engine_->editCounter()},
-              {"lastEventId", lastEventId ? json(*lastEventId) : json(nullptr)}}
-      );
+  json meta = json::object();
+  meta["clientId"] = engine_->clientId();
+  meta["editCounter"] = engine_->editCounter();
+  meta["lastEventId"] = lastEventId ? json(*lastEventId) : json(nullptr);
+  return jsonText(meta);
 }
 
 AGUI_COLD std::string SyncFacade::restore(const std::string& checkpointJson) {
@@ -206,10 +207,17 @@ std::string refusal(Code reason) { return failureJson(reason, codeInfo(reason).m
 
 json optionalSeq(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+// The JSON answers below are built member by member, not from braced
+// initializers: the same objects in a fraction of the browser engine's code.
 AGUI_COLD std::string tokenJson(const ViewToken& token) {
-  json t = {{"path", token.path}, {"seq", optionalSeq(token.seq)}, {"digest", token.digest}};
+  json answer = json::object();
+  answer["ok"] = true;
+  json& t = answer["token"];
+  t["path"] = token.path;
+  t["seq"] = optionalSeq(token.seq);
+  t["digest"] = token.digest;
   if (token.messageId) t["messageId"] = *token.messageId;
-  return jsonText(json{{"ok", true}, {"token", std::move(t)}});
+  return jsonText(answer);
 }
 
 }  // namespace
@@ -243,13 +251,16 @@ AGUI_COLD std::string SyncFacade::guardApprove(const std::string& tokenJson, dou
   Approval a;
   GuardResult r = guard_->approve(token, toMs(nowMs), &a);
   if (!r.ok) return refusal(r.reason);
-  json approval = {{"path", a.path},
-                   {"seq", optionalSeq(a.seq)},
-                   {"viewedSeq", optionalSeq(a.viewedSeq)},
-                   {"digest", a.digest},
-                   {"epoch", a.epoch ? json(*a.epoch) : json(nullptr)}};
+  json answer = json::object();
+  answer["ok"] = true;
+  json& approval = answer["approval"];
+  approval["path"] = a.path;
+  approval["seq"] = optionalSeq(a.seq);
+  approval["viewedSeq"] = optionalSeq(a.viewedSeq);
+  approval["digest"] = a.digest;
+  approval["epoch"] = a.epoch ? json(*a.epoch) : json(nullptr);
   if (a.messageId) approval["messageId"] = *a.messageId;
-  return jsonText(json{{"ok", true}, {"approval", std::move(approval)}});
+  return jsonText(answer);
 }
 
 AGUI_COLD std::string SyncFacade::guardBlocker(double nowMs) const {
