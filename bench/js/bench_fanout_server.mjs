@@ -87,6 +87,7 @@ const commands = {
   },
   'reset-counters': () => { counters.bytes = 0; counters.modes = {}; return {}; },
   counters: () => ({ ...counters }),
+  clients: () => ({ count: clients.size }),
 };
 process.on('message', async (m) => {
   const answer = await commands[m.cmd](m);
