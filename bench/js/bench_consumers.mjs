@@ -21,9 +21,10 @@
 //   node --expose-gc bench/js/bench_consumers.mjs [runs=5] [--only=c,d,e] [--sizes=5000,...] [--baseline=DIR]
 // --only keeps the consumers whose letters are listed and --sizes the state
 // sizes (quick A/B runs);
-// --baseline=DIR adds (d0), agui-state-sync loaded from DIR/src/index.js (a
-// copy of another build's js/src and js/wasm), interleaved with (d) in the
-// same process: before/after figures on the same machine state.
+// --baseline=DIR adds (d0) and (w0), agui-state-sync and its engine alone
+// loaded from DIR/src/index.js (a copy of another build's js/src and js/wasm),
+// interleaved with (d) and (w) in the same process: before/after figures on
+// the same machine state.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -114,11 +115,11 @@ function syncConsumer(create) {
 // its heap and fed, the Result left unread, no JS state. What (d) costs beyond
 // it is the JS side (the Result's JSON.parse, the immutable mirror, the
 // bookkeeping), which is (e)'s work less its SSE parser.
-function engineConsumer() {
+function engineConsumer(create = createStateSync, internals = kInternals) {
   return {
     async setup() {
-      const sync = await createStateSync();
-      const { engine } = sync[kInternals]();
+      const sync = await create();
+      const { engine } = sync[internals]();
       sync.dispose();
       return { engine, facade: new engine.SyncFacade('{}') };
     },
@@ -194,9 +195,11 @@ const consumers = {
 if (baselineDir) {
   const baseline = await import(pathToFileURL(join(resolve(baselineDir), 'src', 'index.js')).href);
   consumers['d0 baseline'] = syncConsumer(baseline.createStateSync);
+  const baselineInternals = await import(pathToFileURL(join(resolve(baselineDir), 'src', 'engine', 'internals.js')).href);
+  consumers['w0 baseline engine'] = engineConsumer(baseline.createStateSync, baselineInternals.kInternals);
 }
 for (const name of Object.keys(consumers)) {
-  if (only && !only.includes(name.split(' ')[0]) && name !== 'd0 baseline') delete consumers[name];
+  if (only && !only.includes(name.split(' ')[0]) && !name.includes('baseline')) delete consumers[name];
 }
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
@@ -329,7 +332,8 @@ for (const size of sizes) {
       '(d-w)/e per event': m['w engine alone'] && m['d agui-state-sync'] && m['e floor + immutable apply']
         ? ((m['d agui-state-sync'].event - m['w engine alone'].event) / m['e floor + immutable apply'].event).toFixed(2) + 'x' : '-',
       ...(baselineDir ? { 'd0/e per event': ratio('d0 baseline', 'e floor + immutable apply', 'event'),
-        'd/d0 per event': ratio('d agui-state-sync', 'd0 baseline', 'event') } : {}) });
+        'd/d0 per event': ratio('d agui-state-sync', 'd0 baseline', 'event'),
+        'w/w0 per event': ratio('w engine alone', 'w0 baseline engine', 'event') } : {}) });
   }
 }
 console.table(rows);
