@@ -13,7 +13,8 @@
 // redis: bound to a key in a redis-server started here on a free port):
 //  - server CPU per event (process.cpuUsage of the server over the run / events);
 //  - memory per connected idle client (server heap + external, and RSS, with
-//    every client connected minus before, after a GC, / clients);
+//    every client connected minus before, after a GC, / clients; "before" is
+//    taken after a warm-up: a tenth as many clients connect and leave first);
 //  - fan-out latency from update() to the last client's feed() of that event, p50/p99;
 //  - the storm: catch-up time per client (request to caught up), p50/p99,
 //    the whole storm's duration, the bytes sent, and the catch-up modes.
