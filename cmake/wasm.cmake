@@ -170,17 +170,17 @@ endfunction()
 
 agui_wasm_module(agui_sync_wasm agui_sync createAguiSyncModule AGUI_BIND_SYNC)
 # The browser engine inlines less than -O3's default (threshold 225 before
-# LTO): at 100 its wasm is ~5.5 KB smaller gzipped (issue 27: the page budget)
-# and bench/js/bench_consumers.mjs --baseline measured no per-event cost (d/d0
-# 0.90-1.04x over 2 x 9 runs; at 40 it was 3-7% slower). The server engine
-# keeps the default: nobody downloads it per page view.
-# (Both before LTO, at compile, and in the LTO step at link.)
+# LTO; both at compile and in the LTO step at link) and allocates with
+# Emscripten's small allocator instead of dlmalloc: together ~7 KB of the
+# page's gzipped download (issue 27: the 100 KB budget). Their price, measured
+# side by side (bench/js/bench_consumers.mjs --baseline, README): each alone
+# within the noise, together the engine alone 1.03-1.15x and end to end
+# 0.99-1.12x. The saving is in the per-event path itself (its files at the
+# default threshold give all of it back), so it cannot be had for free. The
+# heap stays flat (bench_memory.mjs, 300,000 deltas) and the proxy's receiver
+# is no slower per 50 KB snapshot (bench_proxy.mjs). The server engine keeps
+# both defaults: nobody downloads it per page view.
 target_compile_options(agui_sync_wasm PRIVATE "SHELL:-mllvm -inline-threshold=100")
 target_link_options(agui_sync_wasm PRIVATE "-Wl,-mllvm,-inline-threshold=100")
-# Emscripten's small allocator instead of dlmalloc: 1.9 KB gzipped less, and
-# measured side by side no slower (bench_consumers --baseline, d/d0 0.94-1.22x
-# over 2 x 9 runs, i.e. within noise; bench_proxy's receiver 362-415 against
-# 401-451 us per 50 KB snapshot), with the same heap per thread and a flat heap
-# over a million deltas (bench_memory.mjs). The server engine keeps dlmalloc.
 target_link_options(agui_sync_wasm PRIVATE -sMALLOC=emmalloc)
 agui_wasm_module(agui_emitter_wasm agui_emitter createAguiEmitterModule AGUI_BIND_EMITTER)
