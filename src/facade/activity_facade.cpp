@@ -8,8 +8,9 @@
 #include "emit/activity_emitter.h"
 #include "facade/emitter_json.h"
 #include "facade/facade_json.h"
-#include "wire/wire.h"
+#include "json/json_escape.h"
 #include "json/json_write.h"
+#include "wire/wire.h"
 
 namespace agui_sync {
 
@@ -25,7 +26,9 @@ constexpr size_t kMaxHeaderBytes = 32768; // a longer X-AGUI-State-Activities va
 
 // {"ok":true,"kind":...,"messageId":...}
 std::string kindJson(const char* kind, const std::string& messageId) {
-  return std::string("{\"ok\":true,\"kind\":\"") + kind + "\",\"messageId\":" + jsonText(json(messageId));
+  std::string out = std::string("{\"ok\":true,\"kind\":\"") + kind + "\",\"messageId\":";
+  appendJsonString(out, messageId);
+  return out;
 }
 
 std::string writeJson(const ActivityWrite& w) {

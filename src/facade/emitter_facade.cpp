@@ -6,8 +6,8 @@
 #include "facade/emitter_json.h"
 #include "facade/facade_json.h"
 #include "facade/prompt_facade.h"
-#include "wire/wire.h"
 #include "json/json_write.h"
+#include "wire/wire.h"
 
 namespace agui_sync {
 
@@ -159,10 +159,9 @@ std::string EmitterFacade::epoch() const { return emitter_->options().epoch; }
 
 std::string EmitterFacade::statsJson() const {
   const EmitterStats& s = emitter_->stats();
-  return jsonText(json{{"deltas", s.deltas},       {"snapshots", s.snapshots}, {"digests", s.digests},
-              {"repaired", s.repaired},   {"rejected", s.rejected},   {"replays", s.replays},
-              {"replaySnapshots", s.replaySnapshots}}
-      );
+  return jsonText(json{{"deltas", s.deltas},         {"snapshots", s.snapshots}, {"digests", s.digests},
+                       {"repaired", s.repaired},     {"rejected", s.rejected},   {"replays", s.replays},
+                       {"replaySnapshots", s.replaySnapshots}});
 }
 
 }  // namespace agui_sync

@@ -3,8 +3,8 @@
 #include <type_traits>
 
 #include "facade/facade_json.h"
-#include "wire/wire.h"
 #include "json/json_write.h"
+#include "wire/wire.h"
 
 namespace agui_sync {
 

@@ -1,7 +1,5 @@
 #include "json/json_measure.h"
 
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -71,15 +69,9 @@ size_t sizeRec(const json& v, size_t limit, SizeMode mode, size_t& total) {
       break;
     }
     case json::value_t::number_float: {
-      // The digits dump() would print (its own shortest round-trip printer,
-      // without building a string); a non-finite float prints as `null`.
-      const double d = *v.get_ptr<const json::number_float_t*>();
-      if (!std::isfinite(d)) {
-        total += 4;
-        break;
-      }
-      char buf[64];
-      total += static_cast<size_t>(nlohmann::detail::to_chars(buf, buf + sizeof buf, d) - buf);
+      // What dump() would print: the writer's own float printer, without a string.
+      char buf[kJsonFloatChars];
+      total += writeJsonFloat(*v.get_ptr<const json::number_float_t*>(), buf);
       break;
     }
     default:

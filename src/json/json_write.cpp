@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "json/json_escape.h"
 
@@ -9,13 +10,12 @@ namespace agui_sync {
 
 using json = nlohmann::json;
 
-void appendJsonFloat(double value, std::string& out) {
+size_t writeJsonFloat(double value, char (&buf)[kJsonFloatChars]) {
   if (!std::isfinite(value)) {
-    out += "null";
-    return;
+    std::memcpy(buf, "null", 4);
+    return 4;
   }
-  char buf[64];
-  out.append(buf, static_cast<size_t>(nlohmann::detail::to_chars(buf, buf + sizeof buf, value) - buf));
+  return static_cast<size_t>(nlohmann::detail::to_chars(buf, buf + kJsonFloatChars, value) - buf);
 }
 
 namespace {
@@ -58,7 +58,11 @@ void appendJson(const json& value, std::string& out) {
     case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
     case json::value_t::number_integer: appendInteger(value.get<int64_t>(), out); return;
     case json::value_t::number_unsigned: appendInteger(value.get<uint64_t>(), out); return;
-    case json::value_t::number_float: appendJsonFloat(value.get<double>(), out); return;
+    case json::value_t::number_float: {
+      char buf[kJsonFloatChars];
+      out.append(buf, writeJsonFloat(value.get<double>(), buf));
+      return;
+    }
     default:
       // null; binary and discarded values never come from JSON text.
       out += "null";

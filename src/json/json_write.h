@@ -17,7 +17,9 @@ namespace agui_sync {
 void appendJson(const nlohmann::json& value, std::string& out);
 std::string jsonText(const nlohmann::json& value);
 
-// The printed form of a float as dump() writes it ("null" when not finite).
-void appendJsonFloat(double value, std::string& out);
+// A float as dump() prints it ("null" when not finite) written into `buf`:
+// its length. Also what json_measure counts, without building a string.
+constexpr size_t kJsonFloatChars = 64;
+size_t writeJsonFloat(double value, char (&buf)[kJsonFloatChars]);
 
 }  // namespace agui_sync

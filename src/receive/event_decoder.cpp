@@ -4,8 +4,8 @@
 
 #include "json/json_measure.h"
 #include "json/json_reader.h"
-#include "wire/wire.h"
 #include "json/json_write.h"
+#include "wire/wire.h"
 
 namespace agui_sync {
 
