@@ -71,6 +71,14 @@ class SyncEngine {
   void feed(const std::string& bytes, std::vector<Outcome>& out) {
     feed(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), out);
   }
+  // The same in two halves, for a caller that acts on each event's outcomes
+  // before the next event is handled (the proxy's relay writes an applied
+  // state to its emitter while the engine still holds exactly that state):
+  // push() frames the bytes; each step() handles the next framed event (or
+  // heartbeat), appends its outcomes and returns true, or returns false when
+  // none is left. feed() and end() first handle what push() left.
+  void push(const uint8_t* bytes, size_t n);
+  bool step(std::vector<Outcome>& out);
   // The stream ended or broke: the partial event is dropped, a pending gap
   // becomes a resync. The framer is ready for a new connection afterwards.
   void end(std::vector<Outcome>& out);

@@ -75,6 +75,12 @@ class UpstreamCursor {
   // of being copied (a facade's parsed event: a copy of a large state costs more
   // than parsing it). `event` is left valid but unspecified.
   CursorPlan plan(nlohmann::json&& event, uint64_t emitterSeq);
+  // The same plan for an event the caller holds in parts: a STATE_SNAPSHOT's
+  // `snapshot` (copied into the agent's view) or a STATE_DELTA's `delta`. The
+  // proxy's relay plans on the receiver's own state this way, by reference.
+  CursorPlan planPayload(bool snapshot, const nlohmann::json& payload, uint64_t emitterSeq) {
+    return snapshot ? planSnapshot(payload, nullptr, emitterSeq) : planDelta(payload, emitterSeq);
+  }
   // After a Write plan: the index of the try that landed (-1: none did), and the
   // emitter's seq then. The run is in step afterwards only if that write left
   // the emitter holding exactly the agent's state (an update, or the agent's

@@ -30,6 +30,16 @@
 //                               | {"ok":true,"kind":"write","landed":i,"events":[...]}
 //                               | {"ok":true,"kind":"write","landed":-1,"failure":{code,message[,opIndex]}}
 //                               | failure (invalid-json, limit-exceeded): settled as nothing landed
+//   writeReceived(relay, ref, emitter, mode)
+//                               the same for the state a RelayFacade in this module verified
+//                               (its current step's applied state `ref`), with no JSON text
+//                               between them: a snapshot the engine holds is planned and
+//                               diffed by reference. mode 0: through the cursor (begun);
+//                               1: the run's first write on a thread with no state yet
+//                               (update() to the state it led to, and the cursor begins
+//                               there); 2: begun apart (the state it led to, as a snapshot).
+//                               planWrite's answers, plus {"ok":true,"kind":"later"} in
+//                               modes 1 and 2 for a state the same step's last one covers.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +52,8 @@
 namespace agui_sync {
 
 class EmitterFacade;
+class RelayFacade;
+struct ReceivedState;
 
 class CursorFacade {
  public:
@@ -56,10 +68,15 @@ class CursorFacade {
   // (StateEmitter::updateByDiff) when the cursor is in step: planWrite's
   // answer, or nothing (nothing changed) when the binding must take planWrite.
   std::optional<std::string> writeSnapshotInStep(EmitterFacade& emitter, const StateEmitter::DiffFn& diff);
+  static constexpr int kInCursor = 0, kFirstState = 1, kApart = 2;  // writeReceived's modes
+  std::string writeReceived(RelayFacade& relay, int ref, EmitterFacade& emitter, int mode);  // cursor_write.cpp
   void suspend() { cursor_.suspend(); }
   bool suspended() const { return cursor_.suspended(); }
 
  private:
+  std::string carryOut(const CursorPlan& plan, const nlohmann::json& payload, StateEmitter& emitter);
+  static std::optional<Failure> receivedPayload(RelayFacade& relay, const ReceivedState& r, nlohmann::json& parsed,
+                                                const nlohmann::json*& payload);
   UpstreamCursor cursor_;
   size_t maxDepth_ = 128;
   std::string initResult_;

@@ -18,6 +18,7 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/facade_json.h"
+#include "facade/relay_facade.h"
 #include "json/json_diff.h"
 #include "json/json_measure.h"
 #include "json/json_pointer.h"
@@ -36,22 +37,22 @@ bool notApplicable(Code code) {
 }
 
 // One try against the emitter: its events in `out`, or why it was refused.
-std::optional<Failure> attempt(StateEmitter& emitter, const WriteTry& next, const json& event, const json& view,
+// `payload`: the event's own delta (for a patch try that is fromEvent).
+std::optional<Failure> attempt(StateEmitter& emitter, const WriteTry& next, const json& payload, const json& view,
                                std::vector<json>& out) {
   if (next.update) {
     out = emitter.update(next.fromEvent ? view : next.value);  // by reference: no copy of the state
     if (out.empty() && emitter.lastFailure()) return *emitter.lastFailure();
     return std::nullopt;
   }
-  json ops = next.value;
-  if (next.fromEvent) {
-    auto delta = event.find("delta");
-    ops = delta == event.end() ? json() : *delta;
-  }
-  PatchOutcome r = emitter.patch(std::move(ops));
+  PatchOutcome r = emitter.patch(next.fromEvent ? payload : next.value);
   if (!r.ok()) return *r.failure;
   out = std::move(r.events);
   return std::nullopt;
+}
+
+std::string refusedJson(const Failure& refused) {
+  return R"({"ok":true,"kind":"write","landed":-1,"failure":)" + failureJson(refused) + "}";
 }
 
 std::string landedJson(size_t landed, const std::vector<json>& events) {
@@ -73,12 +74,20 @@ std::string CursorFacade::planWrite(const std::string& eventJson, EmitterFacade&
     return failureJson(*failure);
   }
   const CursorPlan plan = cursor_.plan(std::move(event), emitter.seq());  // a snapshot moves into the view
+  static const json kNone;
+  auto delta = event.find("delta");  // (a moved-from snapshot event keeps its other members)
+  return carryOut(plan, delta == event.end() ? kNone : *delta, emitter);
+}
+
+// The plan's tries in order, a patch that does not apply moving on to the
+// next; the first that lands stands. Settled either way.
+std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, StateEmitter& emitter) {
   if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
   if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
   std::optional<Failure> last;
   for (size_t i = 0; i < plan.tries.size(); ++i) {
     std::vector<json> events;
-    last = attempt(emitter, plan.tries[i], event, cursor_.view(), events);
+    last = attempt(emitter, plan.tries[i], payload, cursor_.view(), events);
     if (!last) {
       cursor_.settle(static_cast<int>(i), emitter.seq());
       return landedJson(i, events);
@@ -87,7 +96,45 @@ std::string CursorFacade::planWrite(const std::string& eventJson, EmitterFacade&
   }
   cursor_.settle(-1, emitter.seq());
   const Failure refused = last ? *last : Failure{Code::InvalidEvent, "the plan had no way to write the event", std::nullopt};
-  return R"({"ok":true,"kind":"write","landed":-1,"failure":)" + failureJson(refused) + "}";
+  return refusedJson(refused);
+}
+
+// The received state's payload: the engine's own state, by reference, when
+// the event led to it (`last`); else the event's member, read from its text.
+std::optional<Failure> CursorFacade::receivedPayload(RelayFacade& relay, const ReceivedState& r, json& parsed,
+                                                     const json*& payload) {
+  if (r.snapshot && r.last) {
+    payload = &relay.state();
+    return std::nullopt;
+  }
+  if (auto failure = parseBounded(r.raw, relay.maxDepth() + kEventDepth, parsed)) return failure;
+  auto member = parsed.find(r.snapshot ? "snapshot" : "delta");
+  if (member == parsed.end()) return Failure{Code::InvalidEvent, "the received event has no payload", std::nullopt};
+  payload = &*member;
+  return std::nullopt;
+}
+
+std::string CursorFacade::writeReceived(RelayFacade& relay, int ref, EmitterFacade& facade, int mode) {
+  StateEmitter& emitter = *facade.emitter_;
+  const ReceivedState* r = relay.received(ref);
+  if (r == nullptr) return failureJson(Code::InvalidEvent, "no such received state in the relay's current step");
+  if (mode != kInCursor) {
+    // Whole-state writes: an earlier state of the same step is covered by the step's last one.
+    if (!r->last) return R"({"ok":true,"kind":"later"})";
+    const json& state = relay.state();
+    if (mode == kApart) return carryOut(cursor_.planPayload(true, state, emitter.seq()), state, emitter);
+    std::vector<json> events = emitter.update(state);
+    if (events.empty() && emitter.lastFailure()) return refusedJson(*emitter.lastFailure());
+    cursor_.begin(state, false, emitter.seq());
+    return landedJson(0, events);
+  }
+  json parsed;
+  const json* payload = nullptr;
+  if (auto failure = receivedPayload(relay, *r, parsed, payload)) {
+    cursor_.settle(-1, emitter.seq());
+    return failureJson(*failure);
+  }
+  return carryOut(cursor_.planPayload(r->snapshot, *payload, emitter.seq()), *payload, emitter);
 }
 
 std::optional<std::string> CursorFacade::writeSnapshotInStep(EmitterFacade& facade, const StateEmitter::DiffFn& diff) {

@@ -61,6 +61,7 @@ struct SyncEngine::Impl {
     }
   }
 
+  void handleItem(SseItem& item, std::vector<Outcome>& out);
   void handleEvent(SseItem& item, std::vector<Outcome>& out);
   void onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out);
   // Pending edits come off the state before the confirmed state changes and go
@@ -80,6 +81,7 @@ struct SyncEngine::Impl {
   Receiver receiver;
   ActivityBook activities;  // used only with options.activities
   std::vector<SseItem> items;  // reused across feeds to avoid reallocating
+  size_t nextItem = 0;         // items before it were handled (push/step)
   DecodedEvent decoded;
   uint64_t bytesReceived = 0;
   EditLayer edits;
@@ -132,26 +134,49 @@ void SyncEngine::setInitialState(nlohmann::json state) {
   if (edited) impl_->edits.attach(impl_->receiver.mutableState());
 }
 
-void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out) {
+void SyncEngine::Impl::handleItem(SseItem& item, std::vector<Outcome>& out) {
+  switch (item.kind) {
+    case SseItem::Kind::Event: handleEvent(item, out); break;
+    case SseItem::Kind::Comment: receiver.onHeartbeat(heartbeatSeq(item.data), out); break;
+    case SseItem::Kind::Retry:
+    case SseItem::Kind::InvalidRetry: break;  // the framer keeps retry; it never changes decoding
+  }
+}
+
+void SyncEngine::push(const uint8_t* bytes, size_t n) {
   Impl& e = *impl_;
   e.bytesReceived += n;
-  e.items.clear();
+  if (e.nextItem == e.items.size()) {  // every framed item was handled: reuse the vector
+    e.items.clear();
+    e.nextItem = 0;
+  }
+  e.framer.feed(bytes, n, e.items);
+}
+
+bool SyncEngine::step(std::vector<Outcome>& out) {
+  Impl& e = *impl_;
+  if (e.nextItem == e.items.size()) return false;
   const size_t from = out.size();
   const bool edited = e.detachEdits();
-  e.framer.feed(bytes, n, e.items);
-  for (SseItem& item : e.items) {
-    switch (item.kind) {
-      case SseItem::Kind::Event: e.handleEvent(item, out); break;
-      case SseItem::Kind::Comment: e.receiver.onHeartbeat(heartbeatSeq(item.data), out); break;
-      case SseItem::Kind::Retry:
-      case SseItem::Kind::InvalidRetry: break;  // the framer keeps retry; it never changes decoding
-    }
-  }
+  e.handleItem(e.items[e.nextItem++], out);
+  if (edited) e.reattachEdits(out, from);
+  return true;
+}
+
+void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out) {
+  Impl& e = *impl_;
+  push(bytes, n);
+  const size_t from = out.size();
+  const bool edited = e.detachEdits();
+  while (e.nextItem < e.items.size()) e.handleItem(e.items[e.nextItem++], out);
   e.items.clear();
+  e.nextItem = 0;
   if (edited) e.reattachEdits(out, from);
 }
 
 void SyncEngine::end(std::vector<Outcome>& out) {
+  while (step(out)) {
+  }
   impl_->framer.endOfStream();
   impl_->receiver.onStreamEnd(out);
   impl_->activities.onStreamEnd(out);
