@@ -5,7 +5,8 @@
 //                 upstream CursorFacade (src/facade/cursor_facade.h), a store-bound emitter's
 //                 StoreLineFacade (src/facade/store_line_facade.h) and a thread's activities'
 //                 ActivityFacade (src/facade/activity_facade.h) and the proxy's
-//                 SegmentTaxFacade (src/facade/segment_tax_facade.h), servers
+//                 SegmentTaxFacade (src/facade/segment_tax_facade.h) and upstream receiver
+//                 RelayFacade (src/facade/relay_facade.h), servers
 // Both export canonicalize/verify (SyncFacade's static helpers), so
 // canonicalJson, stateDigest and verifyApproval work with whichever module is
 // loaded. The prompt renderer (renderPromptInput, src/facade/prompt_facade.h)
@@ -30,6 +31,7 @@
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
+#include "facade/relay_facade.h"
 #include "facade/segment_tax_facade.h"
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
@@ -37,6 +39,7 @@
 using agui_sync::ActivityFacade;
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
+using agui_sync::RelayFacade;
 using agui_sync::StoreLineFacade;
 using agui_sync::SyncFacade;
 
@@ -96,6 +99,8 @@ uintptr_t promptInputBuffer(size_t n) { return reinterpret_cast<uintptr_t>(agui_
 uintptr_t renderPromptInput(size_t n, const std::string& optionsJson) {
   return reinterpret_cast<uintptr_t>(agui_sync::renderPromptInput(n, optionsJson));
 }
+// The relay's scratch buffer, for the wrapper's HEAPU8.set.
+uintptr_t relayInputBuffer(RelayFacade& f, size_t n) { return reinterpret_cast<uintptr_t>(f.inputBuffer(n)); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(agui_state_emitter) {
@@ -125,8 +130,18 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("plan", &CursorFacade::plan)
       .function("settle", &CursorFacade::settle)
       .function("planWrite", &CursorFacade::planWrite)
+      .function("writeReceived", &CursorFacade::writeReceived)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
+  // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
+  emscripten::class_<RelayFacade>("RelayFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<RelayFacade>)
+      .function("inputBuffer", &relayInputBuffer)
+      .function("pushInput", &RelayFacade::pushInput)
+      .function("next", &RelayFacade::next)
+      .function("end", &RelayFacade::end)
+      .function("activityJson", &RelayFacade::activityJson);
   // The proxy's judgement of a resume's approvals (src/facade/approval_facade.h).
   // The prompt renderer (renderStateForPrompt, promptMessage, the proxy's prompt context).
   emscripten::function("promptInputBuffer", &promptInputBuffer);

@@ -62,6 +62,10 @@ export class Engine {
     return this.module.SegmentTaxFacade;
   }
 
+  get RelayFacade() {
+    return this.module.RelayFacade;
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

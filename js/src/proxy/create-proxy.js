@@ -27,6 +27,7 @@ import { PROXY_DEFAULTS, proxyOptions } from './options.js';
 import { withPromptContext } from './prompt-context.js';
 import { Registry } from './registry.js';
 import { Relay } from './relay.js';
+import { RelayEngine } from './relay-engine.js';
 import { approvalBook, carriesResume, judgeApprovals } from './approvals.js';
 import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
@@ -235,9 +236,12 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
   try {
     segments = await flakySegments(ctx);
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
-    engine = await createStateSync({
-      initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true,
-    });
+    const receiver = { initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true };
+    // A thread in memory: the receiver beside its emitter, each verified state
+    // written by reference (relay-engine.js). A store-bound thread's writes are
+    // asynchronous: its runs keep a StateSync, whose outcomes carry the events
+    // and states themselves.
+    engine = thread.durable ? await createStateSync(receiver) : await RelayEngine.create(receiver);
   } catch (error) {
     cursor?.dispose();
     ctx.report(error);

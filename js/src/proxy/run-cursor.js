@@ -15,8 +15,9 @@ import { failureError } from '../engine/errors.js';
 import { after } from '../server/emitter-writes.js';
 import { UpstreamCursor } from '../server/upstream-cursor.js';
 
-const NOT_BEGUN = 0;
-const BEGUN = 1;
+// (The values are CursorFacade::writeReceived's modes.)
+const BEGUN = 0;
+const NOT_BEGUN = 1;
 const APART = 2; // begun out of step: the upstream's first write goes as its whole state
 
 /**
@@ -57,6 +58,7 @@ export class RunCursor {
    * when it cannot be written.
    */
   write(emitter, outcome) {
+    if (outcome.received !== undefined) return this.#events(this.#cursor.writeReceived(emitter, outcome.received, outcome.ref, this.#mode));
     if (this.#mode === NOT_BEGUN) {
       return after(emitter.update(outcome.state), (events) => {
         this.#begin(() => (this.#cursor.begin(outcome.state, false, emitter.seq), BEGUN));
@@ -64,14 +66,18 @@ export class RunCursor {
       });
     }
     const event = this.#mode === APART ? { type: 'STATE_SNAPSHOT', snapshot: outcome.state } : outcome.event;
-    return after(this.#cursor.write(emitter, event), (written) => {
-      if (written.dropped === null) {
-        this.#mode = BEGUN;
-        return written.events;
-      }
-      // (A drop with no refusal behind it: the cursor already suspended the upstream's deltas.)
-      throw written.error ?? failureError({ code: written.dropped }, 'patch-failed', 'the upstream\'s deltas are dropped until its next snapshot');
-    });
+    return after(this.#cursor.write(emitter, event), (written) => this.#events(written));
+  }
+
+  // The events of a write, or its refusal thrown.
+  #events(written) {
+    if (written.later) return []; // the same upstream event's last state is written whole instead
+    if (written.dropped === null) {
+      this.#mode = BEGUN;
+      return written.events;
+    }
+    // (A drop with no refusal behind it: the cursor already suspended the upstream's deltas.)
+    throw written.error ?? failureError({ code: written.dropped }, 'patch-failed', 'the upstream\'s deltas are dropped until its next snapshot');
   }
 
   /** Frees the engine object. Idempotent. */

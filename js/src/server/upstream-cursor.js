@@ -83,7 +83,28 @@ export class UpstreamCursor {
 
   // A plain emitter: planned, tried and settled by the core in one call.
   #planWrite(emitter, event, text) {
-    const result = emitter[kWriteThrough]((facade) => this.#link.callJson((f) => f.planWrite(text, facade)));
+    return this.#written(emitter[kWriteThrough]((facade) => this.#link.callJson((f) => f.planWrite(text, facade))), event);
+  }
+
+  /**
+   * The proxy's route for a plain emitter in this module: the applied state
+   * `ref` of `relay`'s current step (a RelayEngine) written by reference, in
+   * `mode` (CursorFacade::writeReceived's). write()'s answer; `later`: an
+   * earlier state of the step, which the step's last one covers.
+   */
+  writeReceived(emitter, relay, ref, mode) {
+    let result;
+    try {
+      result = emitter[kWriteThrough]((facade) => relay.withFacade((r) => this.#link.callJson((f) => f.writeReceived(r, ref, facade, mode))));
+    } catch (error) {
+      return dropped(error.code ?? 'engine-failed', error);
+    }
+    if (result.kind === 'later') return { events: [], state: true, dropped: null, error: null, later: true };
+    return this.#written(result, null);
+  }
+
+  // A write-through answer (planWrite's, writeReceived's): write()'s.
+  #written(result, event) {
     if (!result.ok) return dropped(result.code, failureError(result, 'invalid-json', result.message));
     if (result.kind === 'pass') return passed(event);
     if (result.kind === 'drop') return dropped(result.reason, null);

@@ -1,0 +1,82 @@
+// The proxy's upstream receiver for a thread whose emitter is in memory:
+// RelayFacade (src/facade/relay_facade.h) in the sender's WebAssembly module,
+// beside the thread's emitter and the run's cursor. It frames, decodes and
+// verifies as a StateSync does (the same core, the same options), but hands
+// out one event's outcomes at a time, so the run's cursor writes each state it
+// verified while the engine holds exactly that state, by reference
+// (UpstreamCursor.writeReceived): the state is parsed once, and no JSON text
+// of it, nor a JS copy, is made between the receiver and the emitter. A
+// store-bound thread's writes are promises, which would let the engine move
+// on before they land, so its runs keep a StateSync (create-proxy.js).
+import { EngineLink } from '../engine/engine-link.js';
+import { syncError } from '../engine/errors.js';
+import { syncOptions } from '../client/sync-options.js';
+import { loadEmitterEngine } from '../server/emitter.js';
+
+export class RelayEngine {
+  #link;
+
+  /** @internal use RelayEngine.create() */
+  constructor(link) {
+    this.#link = link;
+    link.track(this);
+  }
+
+  /** A receiver with createStateSync()'s `options` (the proxy's: initialState, limits, activities). */
+  static async create(options) {
+    const { json } = syncOptions(options);
+    return new RelayEngine(EngineLink.create(await loadEmitterEngine(), 'RelayFacade', json, 'RelayEngine'));
+  }
+
+  /**
+   * The outcomes of one chunk of the upstream's body (bytes), event by event:
+   * an applied state's outcome ({ kind, type, seq, ref, last, received }) is
+   * written through `received` before the iteration goes on.
+   */
+  *feed(chunk) {
+    const engine = this.#link.engine;
+    this.#link.invoke((facade) => {
+      const ptr = facade.inputBuffer(chunk.length);
+      engine.heapU8.set(chunk, ptr); // heapU8 re-read: inputBuffer may have grown memory
+      facade.pushInput(chunk.length);
+    });
+    for (let text = this.#next(); text !== ''; text = this.#next()) yield* this.#outcomes(text);
+  }
+
+  /** The body ended: the outcomes left (a pending gap's resync). */
+  end() {
+    return this.#outcomes(this.#link.invoke((facade) => facade.end()));
+  }
+
+  /** Runs fn(the RelayFacade) for a write through it (UpstreamCursor.writeReceived). */
+  withFacade(fn) {
+    return this.#link.invoke(fn);
+  }
+
+  /** Frees the engine object. Idempotent. */
+  dispose() {
+    this.#link.release(this);
+  }
+
+  #next() {
+    return this.#link.invoke((facade) => facade.next());
+  }
+
+  #outcomes(text) {
+    const { outcomes } = this.#link.parse(text);
+    for (const outcome of outcomes) {
+      if (outcome.kind !== 'applied') continue;
+      if (outcome.messageId === undefined) outcome.received = this;
+      else Object.defineProperty(outcome, 'content', { get: () => this.#activityContent(outcome) });
+    }
+    return outcomes;
+  }
+
+  // What an applied activity event led to, read while the engine holds it (its step's last of that activity).
+  #activityContent(outcome) {
+    if (!outcome.last) {
+      throw syncError('invalid-event', `the content activity ${outcome.messageId} had after this event was replaced within the same upstream event; its next write carries it`);
+    }
+    return this.#link.callJson((facade) => facade.activityJson(outcome.messageId));
+  }
+}
