@@ -20,6 +20,7 @@
 #include "facade/facade_json.h"
 #include "facade/relay_facade.h"
 #include "json/json_diff.h"
+#include "json/json_diff_impl.h"
 #include "json/json_measure.h"
 #include "json/json_pointer.h"
 
@@ -133,6 +134,14 @@ std::string CursorFacade::writeReceived(RelayFacade& relay, int ref, EmitterFaca
   if (auto failure = receivedPayload(relay, *r, parsed, payload)) {
     cursor_.settle(-1, emitter.seq());
     return failureJson(*failure);
+  }
+  if (r->snapshot) {
+    // In step, the cursor's view follows the emitter's diff (O(delta)) instead
+    // of taking a copy of the state: the same write, the same answer.
+    auto diff = [payload](const json& state, const DiffOptions& options, json::array_t& ops) {
+      return appendDiffOf(state, JsonNode{payload}, options, ops);
+    };
+    if (std::optional<std::string> answer = writeSnapshotInStep(facade, diff)) return *answer;
   }
   return carryOut(cursor_.planPayload(r->snapshot, *payload, emitter.seq()), *payload, emitter);
 }

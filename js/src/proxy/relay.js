@@ -1,5 +1,7 @@
-// The upstream's SSE bytes, read by a StateSync engine (our framer, decoder and
-// patch applier), turned into what the run's clients get:
+// The upstream's SSE bytes, read by the run's receiver (our framer, decoder and
+// patch applier: a RelayEngine for a thread in memory, whose verified states
+// reach the emitter by reference, relay-engine.js; a StateSync for a
+// store-bound one), turned into what the run's clients get:
 //  - 'event' outcomes: the upstream's non-state events, passed on as they are;
 //  - 'applied' outcomes: the verified upstream state, re-stamped by the
 //    thread's emitter (thread.js restamp, as the run's cursor decides:
