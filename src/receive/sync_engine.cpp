@@ -62,6 +62,7 @@ struct SyncEngine::Impl {
   }
 
   void handleItem(SseItem& item, std::vector<Outcome>& out);
+  void handleFramed(std::vector<Outcome>& out);
   void handleEvent(SseItem& item, std::vector<Outcome>& out);
   void onDecodeError(DecodeError& error, std::string_view data, std::vector<Outcome>& out);
   // Pending edits come off the state before the confirmed state changes and go
@@ -164,19 +165,23 @@ bool SyncEngine::step(std::vector<Outcome>& out) {
 }
 
 void SyncEngine::feed(const uint8_t* bytes, size_t n, std::vector<Outcome>& out) {
-  Impl& e = *impl_;
   push(bytes, n);
+  impl_->handleFramed(out);
+}
+
+// Every item framed and not handled yet, in order (the edit layer off the state meanwhile).
+void SyncEngine::Impl::handleFramed(std::vector<Outcome>& out) {
+  if (nextItem == items.size()) return;
   const size_t from = out.size();
-  const bool edited = e.detachEdits();
-  while (e.nextItem < e.items.size()) e.handleItem(e.items[e.nextItem++], out);
-  e.items.clear();
-  e.nextItem = 0;
-  if (edited) e.reattachEdits(out, from);
+  const bool edited = detachEdits();
+  while (nextItem < items.size()) handleItem(items[nextItem++], out);
+  items.clear();
+  nextItem = 0;
+  if (edited) reattachEdits(out, from);
 }
 
 void SyncEngine::end(std::vector<Outcome>& out) {
-  while (step(out)) {
-  }
+  impl_->handleFramed(out);
   impl_->framer.endOfStream();
   impl_->receiver.onStreamEnd(out);
   impl_->activities.onStreamEnd(out);
