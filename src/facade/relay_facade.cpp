@@ -46,13 +46,16 @@ const nlohmann::json& RelayFacade::state() { return sync_.engine().state(); }
 size_t RelayFacade::maxDepth() { return sync_.engine().options().maxDepth; }
 
 const ReceivedState* RelayFacade::received(int ref) const {
-  if (ref < 0 || static_cast<size_t>(ref) >= states_.size()) return nullptr;
-  return &states_[static_cast<size_t>(ref)];
+  if (ref < 0 || static_cast<uint64_t>(ref) < firstRef_ || static_cast<uint64_t>(ref) - firstRef_ >= states_.size())
+    return nullptr;
+  return &states_[static_cast<size_t>(static_cast<uint64_t>(ref) - firstRef_)];
 }
 
 // The step's outcomes; an applied state's text moves into states_ instead of
 // the answer (its ref says where), so the state is never written out here.
 std::string RelayFacade::outcomesJson() {
+  firstRef_ += states_.size();
+  if (firstRef_ > kMaxRef) firstRef_ = 0;  // (after two billion states: a ref from then is long settled)
   states_.clear();
   std::string out = "{\"outcomes\":[";
   for (size_t i = 0; i < outcomes_.size(); ++i) {
@@ -67,7 +70,7 @@ std::string RelayFacade::outcomesJson() {
     out += "{\"kind\":\"applied\",\"type\":";
     appendJsonString(out, o.type);
     out += o.seq ? ",\"seq\":" + std::to_string(*o.seq) : std::string(",\"seq\":null");
-    out += ",\"ref\":" + std::to_string(states_.size()) + (last ? ",\"last\":true}" : ",\"last\":false}");
+    out += ",\"ref\":" + std::to_string(firstRef_ + states_.size()) + (last ? ",\"last\":true}" : ",\"last\":false}");
     states_.push_back(ReceivedState{o.type == "STATE_SNAPSHOT", last, std::move(o.raw)});
   }
   outcomes_.clear();

@@ -13,8 +13,9 @@
 //                             next one (SyncEngine::step), {"outcomes":[...]} as in
 //                             SyncFacade's Result, except:
 //                              - an applied STATE_SNAPSHOT / STATE_DELTA has no "event"
-//                                (nobody outside reads it) but "ref": its index among
-//                                this step's applied states, for writeReceived(), and
+//                                (nobody outside reads it) but "ref": its number among
+//                                the applied states so far (only the current step's are
+//                                held: an older ref is refused), for writeReceived(), and
 //                              - every applied outcome has "last": it is the step's last
 //                                of its document (the state's, or its activity's), so the
 //                                engine holds exactly what it led to (activityJson()).
@@ -58,7 +59,7 @@ class RelayFacade {
   std::string end();
   std::string activityJson(const std::string& messageId) const { return sync_.activityJson(messageId); }
 
-  // The step's applied state `ref`, or null when this step has no such one.
+  // The current step's applied state `ref`, or null when it has no such one.
   const ReceivedState* received(int ref) const;
   // The upstream's verified state, as the engine holds it now.
   const nlohmann::json& state();
@@ -71,7 +72,11 @@ class RelayFacade {
   SyncFacade sync_;
   std::vector<uint8_t> input_;
   std::vector<Outcome> outcomes_;      // the current step's
-  std::vector<ReceivedState> states_;  // its applied states, by ref
+  std::vector<ReceivedState> states_;  // its applied states, from ref firstRef_ on
+  // Refs count across steps, so that a ref of a step already left is refused,
+  // never taken for another state of the current one.
+  static constexpr uint64_t kMaxRef = 0x7fffffff - 4096;
+  uint64_t firstRef_ = 0;
 };
 
 }  // namespace agui_sync

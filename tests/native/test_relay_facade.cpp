@@ -245,14 +245,19 @@ TEST_CASE("relay: whole-state modes write the state a step led to, once", "[rela
     REQUIRE(applied.size() == 2);
     REQUIRE(applied[0]["last"] == false);
     REQUIRE(applied[1]["last"] == true);
-    for (int mode : {CursorFacade::kFirstState, CursorFacade::kApart}) REQUIRE(write(0, mode)["kind"] == "later");
+    const int earlier = applied[0]["ref"], later = applied[1]["ref"];
+    for (int mode : {CursorFacade::kFirstState, CursorFacade::kApart}) REQUIRE(write(earlier, mode)["kind"] == "later");
     REQUIRE(emitter.seq() == 0);
-    REQUIRE(write(1, CursorFacade::kFirstState)["landed"] == 0);
+    REQUIRE(write(later, CursorFacade::kFirstState)["landed"] == 0);
     REQUIRE(json::parse(emitter.stateJson()) == json{{"a", 1}, {"pad", pad}, {"b", 2}, {"c", 3}});
     // The cursor began there: in step, the next delta goes out as the agent's own ops.
     push(relay, frame(delta(4, "d", 4)));
-    REQUIRE(appliedOfStep(relay).size() == 1);
-    const json next = plain ? write(0, CursorFacade::kInCursor) : triedReceived(relay, 0, cursor, emitter);
+    const std::vector<json> fourth = appliedOfStep(relay);
+    REQUIRE(fourth.size() == 1);
+    const int ref = fourth[0]["ref"];
+    REQUIRE(ref == later + 1);  // refs count across steps
+    REQUIRE(write(later, CursorFacade::kInCursor)["code"] == "invalid-event");  // a step already left
+    const json next = plain ? write(ref, CursorFacade::kInCursor) : triedReceived(relay, ref, cursor, emitter);
     REQUIRE(next["landed"] == 0);
     REQUIRE(next["events"][0]["delta"] == delta(4, "d", 4)["delta"]);
     REQUIRE(relay.next().empty());
@@ -265,7 +270,7 @@ TEST_CASE("relay: a ref outside the current step is refused, nothing written", "
   CursorFacade cursor("");
   REQUIRE(json::parse(cursor.begin("{}", false, emitter.seq()))["ok"] == true);
   push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", {{"a", 1}}}}) + frame({{"type", "RUN_STARTED"}, {"threadId", "t"}, {"runId", "r"}}));
-  REQUIRE(json::parse(relay.next())["outcomes"][0]["ref"] == 0);
+  REQUIRE(json::parse(relay.next())["outcomes"][0]["ref"] == 0);  // the first received state
   REQUIRE(json::parse(relay.next())["outcomes"][0]["kind"] == "event");  // the snapshot's step is over
   for (int ref : {0, -1, 7})
     REQUIRE(json::parse(cursor.writeReceived(relay, ref, emitter, CursorFacade::kInCursor))["code"] == "invalid-event");

@@ -58,7 +58,7 @@ export class RunCursor {
    * when it cannot be written.
    */
   write(emitter, outcome) {
-    if (outcome.received !== undefined) return this.#events(this.#cursor.writeReceived(emitter, outcome.received, outcome.ref, this.#mode));
+    if (outcome.received !== undefined) return after(this.#cursor.writeReceived(emitter, outcome.received, outcome.ref, this.#mode), (written) => this.#events(written));
     if (this.#mode === NOT_BEGUN) {
       return after(emitter.update(outcome.state), (events) => {
         this.#begin(() => (this.#cursor.begin(outcome.state, false, emitter.seq), BEGUN));
