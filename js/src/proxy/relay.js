@@ -1,7 +1,7 @@
 // The upstream's SSE bytes, read by the run's receiver (our framer, decoder and
-// patch applier: a RelayEngine for a thread in memory, whose verified states
-// reach the emitter by reference, relay-engine.js; a StateSync for a
-// store-bound one), turned into what the run's clients get:
+// patch applier in a RelayEngine, whose verified states reach the thread's
+// emitter with no JSON text of them: relay-engine.js), turned into what the
+// run's clients get:
 //  - 'event' outcomes: the upstream's non-state events, passed on as they are;
 //  - 'applied' outcomes: the verified upstream state, re-stamped by the
 //    thread's emitter (thread.js restamp, as the run's cursor decides:
