@@ -1,7 +1,8 @@
 // The sequencing proxy in front of a snapshot-only AG-UI agent. Not a test: it prints.
 //
 //   node --expose-gc bench/js/bench_proxy.mjs [updates=500] [stateKB=50] [threads=50]
-//   (PROXY_CPU_PROF=<dir>: the proxy's process also writes a CPU profile there)
+//   (PROXY_CPU_PROF=<dir>: the proxy's process also writes a CPU profile there;
+//    PROXY_STORE=memory: its threads are store-bound, on a memoryStore())
 //
 // The agent (tests/support/upstreams.mjs, shape 'snapshots', the real
 // @ag-ui/encoder) sends a STATE_SNAPSHOT of a ~50 KB state after each of
@@ -39,7 +40,10 @@ async function proxyChild(upstreamUrl) {
   const { createStateEmitter, createStateSync } = await import(join(root, 'js', 'src', 'index.js'));
   const { kInternals } = await import(join(root, 'js', 'src', 'engine', 'internals.js'));
   let upstream = upstreamUrl;
-  let proxy = createStateSyncProxy({ upstream, graceMs: GRACE_MS });
+  // PROXY_STORE=memory: the threads are store-bound (memoryStore(): writes are promises, as with Redis).
+  const { memoryStore } = await import(join(root, 'js', 'src', 'server.js'));
+  const options = () => ({ upstream, graceMs: GRACE_MS, ...(process.env.PROXY_STORE === 'memory' ? { store: memoryStore() } : {}) });
+  let proxy = createStateSyncProxy(options());
   const server = createServer((req, res) => proxy(req, res));
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   // Handles on the two WebAssembly modules the proxy's engines share, for their heap in use.
@@ -66,7 +70,7 @@ async function proxyChild(upstreamUrl) {
     if (message.cmd === 'upstream') {
       proxy.close();
       upstream = message.url;
-      proxy = createStateSyncProxy({ upstream, graceMs: GRACE_MS });
+      proxy = createStateSyncProxy(options());
       process.send({ ok: true });
       return;
     }
