@@ -3,16 +3,15 @@
 #include <cmath>
 #include <utility>
 
-#include "facade/emitter_facade.h"
-#include "facade/emitter_json.h"
 #include "facade/facade_json.h"
-#include "facade/relay_facade.h"
 
 namespace agui_sync {
 
 using json = nlohmann::json;
 
 namespace {
+
+constexpr size_t kEnvelopeDepth = 4;  // an event around the state (as emitter_facade.cpp)
 
 // A seq from a binding: a non-negative integer, else 0 (the cursor then never
 // thinks the emitter in step by accident: 0 is before any write).
@@ -21,22 +20,6 @@ uint64_t seqOf(double value) {
 }
 
 std::string dumpSafe(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-// A plan as the bindings read it: its tries, "event" for the event's own payload.
-std::string planJson(const CursorPlan& plan) {
-  if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
-  if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
-  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
-  out += plan.snapshot ? "true" : "false";
-  out += ",\"tries\":[";
-  for (size_t i = 0; i < plan.tries.size(); ++i) {
-    if (i) out += ',';
-    out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
-    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
-    out += '}';
-  }
-  return out + "]}";
-}
 
 std::optional<Failure> readOptions(const std::string& text, CursorOptions& options, size_t& maxDepth) {
   json opts;
@@ -81,61 +64,21 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);
-  return planJson(cursor_.plan(std::move(event), seqOf(emitterSeq)));  // the snapshot moves into the view
+  const CursorPlan plan = cursor_.plan(std::move(event), seqOf(emitterSeq));  // the snapshot moves into the view
+  if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
+  if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
+  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
+  out += plan.snapshot ? "true" : "false";
+  out += ",\"tries\":[";
+  for (size_t i = 0; i < plan.tries.size(); ++i) {
+    if (i) out += ',';
+    out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
+    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
+    out += '}';
+  }
+  return out + "]}";
 }
 
 void CursorFacade::settle(int landed, double emitterSeq) { cursor_.settle(landed, seqOf(emitterSeq)); }
-
-std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq) {
-  received_.reset();
-  const ReceivedState* r = relay.received(ref);
-  if (r == nullptr) return failureJson(Code::InvalidEvent, "no such received state in the relay's current step");
-  Received plan;
-  if (mode != kInCursor) {
-    if (!r->last) return R"({"ok":true,"kind":"later"})";  // as writeReceived
-    plan.payload = relay.state();
-    if (mode == kApart) {
-      plan.plan = cursor_.planPayload(true, plan.payload, seqOf(emitterSeq));
-    } else {
-      plan.plan.kind = CursorPlan::Kind::Write;
-      plan.plan.tries.push_back(WriteTry{true, true, json()});
-      plan.beginAfter = true;
-    }
-  } else {
-    json parsed;
-    const json* payload = nullptr;
-    if (auto failure = receivedPayload(relay, *r, parsed, payload)) return failureJson(*failure);
-    // Its own copy: the relay moves on before an asynchronous write lands.
-    plan.payload = payload == &relay.state() ? *payload : std::move(parsed[r->snapshot ? "snapshot" : "delta"]);
-    plan.plan = cursor_.planPayload(r->snapshot, plan.payload, seqOf(emitterSeq));
-  }
-  std::string answer = planJson(plan.plan);
-  if (plan.plan.kind == CursorPlan::Kind::Write) received_ = std::move(plan);
-  return answer;
-}
-
-std::string CursorFacade::tryReceived(int index, EmitterFacade& facade) {
-  if (!received_ || index < 0 || static_cast<size_t>(index) >= received_->plan.tries.size())
-    return failureJson(Code::InvalidEvent, "no such try of a received state's plan");
-  const WriteTry& next = received_->plan.tries[static_cast<size_t>(index)];
-  const json& value = next.fromEvent ? received_->payload : next.value;
-  StateEmitter& emitter = *facade.emitter_;
-  if (next.update) {
-    std::vector<json> events = emitter.update(value);
-    if (events.empty() && emitter.lastFailure()) return failureJson(*emitter.lastFailure());
-    return eventsJson(events);
-  }
-  PatchOutcome r = emitter.patch(value);
-  return r.ok() ? eventsJson(r.events) : failureJson(*r.failure);
-}
-
-void CursorFacade::settleReceived(int landed, double emitterSeq) {
-  if (received_ && received_->beginAfter) {
-    if (landed == 0) cursor_.begin(std::move(received_->payload), false, seqOf(emitterSeq));
-  } else {
-    cursor_.settle(landed, seqOf(emitterSeq));
-  }
-  received_.reset();
-}
 
 }  // namespace agui_sync

@@ -40,15 +40,6 @@
 //                               there); 2: begun apart (the state it led to, as a snapshot).
 //                               planWrite's answers, plus {"ok":true,"kind":"later"} in
 //                               modes 1 and 2 for a state the same step's last one covers.
-//   planReceived(relay, ref, mode, emitterSeq)
-//                               the same state for a store-bound emitter, whose writes are
-//                               asynchronous: plan()'s answer (or "later"), the plan kept with
-//                               its own copy of the state or delta (no JSON text of it); each
-//                               "event" try is carried out by
-//   tryReceived(index, emitter)  on the store-bound emitter's local one: EmitterFacade.update's
-//                               or patch's answer. Called again for the same try when the store
-//                               emitter retries on a reloaded local emitter. Then
-//   settleReceived(landed, emitterSeq)  as settle() (in mode 1, the cursor begins at the state)
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,9 +70,6 @@ class CursorFacade {
   std::optional<std::string> writeSnapshotInStep(EmitterFacade& emitter, const StateEmitter::DiffFn& diff);
   static constexpr int kInCursor = 0, kFirstState = 1, kApart = 2;  // writeReceived's modes
   std::string writeReceived(RelayFacade& relay, int ref, EmitterFacade& emitter, int mode);  // cursor_write.cpp
-  std::string planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq);
-  std::string tryReceived(int index, EmitterFacade& emitter);
-  void settleReceived(int landed, double emitterSeq);
   void suspend() { cursor_.suspend(); }
   bool suspended() const { return cursor_.suspended(); }
 
@@ -89,14 +77,6 @@ class CursorFacade {
   std::string carryOut(const CursorPlan& plan, const nlohmann::json& payload, StateEmitter& emitter);
   static std::optional<Failure> receivedPayload(RelayFacade& relay, const ReceivedState& r, nlohmann::json& parsed,
                                                 const nlohmann::json*& payload);
-  // A store-bound emitter's plan for a received state, between planReceived and settleReceived.
-  struct Received {
-    CursorPlan plan;
-    nlohmann::json payload;   // the state or the delta its "event" tries write
-    bool beginAfter = false;  // mode 1: the cursor begins at the state once it landed
-  };
-  std::optional<Received> received_;
-
   UpstreamCursor cursor_;
   size_t maxDepth_ = 128;
   std::string initResult_;
