@@ -20,14 +20,11 @@ bool lastOfDocument(const std::vector<Outcome>& outcomes, size_t at) {
 
 }  // namespace
 
-uint8_t* RelayFacade::inputBuffer(size_t n) {
-  if (input_.size() < n) input_.resize(n);
-  return input_.data();
-}
+uint8_t* RelayFacade::inputBuffer(size_t n) { return sync_.inputBuffer(n); }
 
 void RelayFacade::pushInput(size_t n) {
-  if (n > input_.size()) n = input_.size();
-  sync_.engine().push(input_.data(), n);
+  const auto [bytes, size] = sync_.input(n);
+  sync_.engine().push(bytes, size);
 }
 
 std::string RelayFacade::next() {

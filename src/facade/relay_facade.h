@@ -69,8 +69,7 @@ class RelayFacade {
  private:
   std::string outcomesJson();
 
-  SyncFacade sync_;
-  std::vector<uint8_t> input_;
+  SyncFacade sync_;  // its scratch buffer is the relay's input too
   std::vector<Outcome> outcomes_;      // the current step's
   std::vector<ReceivedState> states_;  // its applied states, from ref firstRef_ on
   // Refs count across steps, so that a ref of a step already left is refused,

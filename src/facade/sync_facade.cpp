@@ -117,11 +117,11 @@ void SyncFacade::feedBytes(const uint8_t* p, size_t n, std::string& result) {
 }
 
 const uint8_t* SyncFacade::feedInput(size_t n) {
-  if (n > input_.size()) n = input_.size();
+  const auto [bytes, size] = input(n);
   // A large Result (a snapshot) does not pin its capacity for the instance's life.
   if (result_.capacity() > (1u << 20)) std::string().swap(result_);
   result_.assign(4, '\0');
-  feedBytes(input_.data(), n, result_);
+  feedBytes(bytes, size, result_);
   const uint32_t len = static_cast<uint32_t>(result_.size() - 4);
   for (int i = 0; i < 4; ++i) result_[i] = static_cast<char>((len >> (8 * i)) & 0xFF);
   return reinterpret_cast<const uint8_t*>(result_.data());

@@ -88,6 +88,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <agui_sync/codes.h>
@@ -109,6 +110,8 @@ class SyncFacade {
   // The same for native callers: why the options were refused, if they were.
   const std::optional<Failure>& initFailure() const { return initFailure_; }
   uint8_t* inputBuffer(size_t n);
+  // The first n bytes of the scratch buffer, fewer if it holds fewer.
+  std::pair<const uint8_t*, size_t> input(size_t n) const { return {input_.data(), n < input_.size() ? n : input_.size()}; }
   const uint8_t* feedInput(size_t n);
   std::string feed(const std::string& bytes);
   std::string end();

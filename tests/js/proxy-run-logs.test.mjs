@@ -182,7 +182,10 @@ describe('run logs in Redis: two proxy processes', () => {
     const last = first.events.at(-1).id;
     const n = Number(last.split(':')[1]);
     // The same point resumed on B (no state position: the events as they were), while A's run goes on.
-    const onB = readStream(f.b.url, { method: 'GET', headers: { 'last-event-id': last }, onText: (text) => text.includes('"TOOL_CALL_END"') && hold.release() });
+    // B's first bytes (the preamble, then a heartbeat) are written as B attaches the client: the run's
+    // end, released then, reaches B live. (Not on an event's text: the starter's last read may have
+    // held the run's every event up to the hold, when A's writes arrived together.)
+    const onB = readStream(f.b.url, { method: 'GET', headers: { 'last-event-id': last }, onText: () => hold.release() });
     const resumedB = await onB;
     assert.equal(resumedB.status, 200);
     assert.equal(resumedB.headers.get('x-agui-resume'), 'exact');

@@ -219,3 +219,14 @@ TEST_CASE("relay: a ref outside the current step is refused, nothing written", "
   REQUIRE(emitter.seq() == 0);
   REQUIRE(relay.next().empty());
 }
+
+TEST_CASE("relay: pushInput(n) frames at most the bytes the scratch buffer holds", "[relay][facade]") {
+  RelayFacade relay("");
+  const std::string bytes = frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", {{"a", 1}}}});
+  std::copy(bytes.begin(), bytes.end(), relay.inputBuffer(bytes.size()));
+  relay.pushInput(bytes.size() + 4096);  // a binding's miscount: nothing past the buffer is framed
+  REQUIRE(appliedOfStep(relay).size() == 1);
+  REQUIRE(relay.next().empty());
+  REQUIRE(json::parse(relay.end())["outcomes"].empty());  // no partial event left behind
+  REQUIRE(relay.state() == json{{"a", 1}});
+}
