@@ -90,14 +90,14 @@ async function proxyChild(upstreamUrl) {
 
 // What one upstream snapshot costs each part of the proxy that must read it
 // whole, in its process (CPU µs per event, median of 3 passes over `times`
-// changed states): a JSON.parse of the event; a Redis-bound thread's route, in
-// two modules: a StateSync fed its SSE frame (framing, parsing, the atomic
-// apply, the Result and the JS mirror) and an emitter's update() to its state
-// (the diff against the thread's state, which turns the snapshot into a
-// delta); and a thread in memory's route, in one module: a RelayEngine fed the
-// frame and its verified state written by the run's cursor into the emitter by
-// reference (the receiver, the diff, the delta's events). The rest of a run's
-// cost per event is the relay, the HTTP I/O and the client's stream.
+// changed states): a JSON.parse of the event; the route the proxy took before
+// issue 27, in two modules: a StateSync fed its SSE frame (framing, parsing,
+// the atomic apply, the Result and the JS mirror) and an emitter's update() to
+// its state (the diff against the thread's state, which turns the snapshot
+// into a delta); and the proxy's route, in one module: a RelayEngine fed the
+// frame and its verified state written by the run's cursor into a thread in
+// memory by reference (the receiver, the diff, the delta's events). The rest
+// of a run's cost per event is the relay, the HTTP I/O and the client's stream.
 async function parts(kb, times, createStateSync, createStateEmitter) {
   // (A build from before the one-module route has no relay-engine.js: compared with --baseline runs, it gets no such column.)
   const { RelayEngine } = await import(join(root, 'js', 'src', 'proxy', 'relay-engine.js')).catch(() => ({}));
@@ -258,8 +258,8 @@ function printParts({ parse, receiver, emitter, relay }) {
     'one snapshot event, CPU per event: JSON.parse': `${parse.toFixed(0)} µs`,
     'StateSync.feed': x(receiver),
     'emitter.update': x(emitter),
-    'two modules (Redis-bound thread)': x(receiver + emitter),
-    'one module: RelayEngine + writeReceived (thread in memory)': relay === null ? 'n/a' : x(relay),
+    'two modules (the route before)': x(receiver + emitter),
+    'one module: RelayEngine + writeReceived': relay === null ? 'n/a' : x(relay),
   }]);
 }
 

@@ -131,6 +131,10 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("settle", &CursorFacade::settle)
       .function("planWrite", &CursorFacade::planWrite)
       .function("writeReceived", &CursorFacade::writeReceived)
+      .function("planReceived", &CursorFacade::planReceived)
+      .function("tryReceived", &CursorFacade::tryReceived)
+      .function("settleReceived", &CursorFacade::settleReceived)
+      .function("onLine", &CursorFacade::onLine)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).

@@ -72,11 +72,18 @@ CursorPlan UpstreamCursor::dispatch(const json& event, json* owned, uint64_t emi
   return {};
 }
 
-CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint64_t emitterSeq) {
+CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint64_t emitterSeq, bool checked) {
   CursorPlan plan;
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;
   const bool wasInStep = inStep(emitterSeq);
+  // Nobody wrote since this run did: the emitter's own diff is the agent's
+  // change (fine-grained, arrays too), if the carrier finds the line still there.
+  if (checked && options_.alwaysRebase && atOurs(emitterSeq)) {
+    WriteTry first = eventTry(true);
+    first.inStepOnly = true;
+    plan.tries.push_back(std::move(first));
+  }
   if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
   plan.tries.push_back(eventTry(true));
   if (owned != nullptr) {
@@ -134,13 +141,13 @@ void UpstreamCursor::tookInStep(const json& ops, uint64_t emitterSeq) {
   settle(0, emitterSeq);
 }
 
-void UpstreamCursor::settle(int landed, uint64_t emitterSeq) {
+void UpstreamCursor::settle(int landed, uint64_t emitterSeq, bool onOurs) {
   if (landed < 0 || static_cast<size_t>(landed) >= planExact_.size()) {
     suspended_ = true;  // the emitter refused every way: the agent's later deltas cannot be vouched for
     return;
   }
   if (planSnapshot_) suspended_ = false;
-  exact_ = planExact_[static_cast<size_t>(landed)];
+  exact_ = planExact_[static_cast<size_t>(landed)] || onOurs;
   ours_ = emitterSeq;
 }
 

@@ -42,6 +42,10 @@ struct WriteTry {
   bool update = false;
   bool fromEvent = false;  // the event's own delta or snapshot: `value` is left empty (no copy)
   nlohmann::json value;    // otherwise the ops (a JSON array) or the state
+  // Carried out only where this run left the emitter (atOurs(), the same line
+  // too), else not applicable: a store-bound emitter's in-step snapshot, whose
+  // carrier checks the position at each attempt (CursorFacade::tryReceived).
+  bool inStepOnly = false;
 };
 
 struct CursorPlan {
@@ -78,14 +82,18 @@ class UpstreamCursor {
   // The same plan for an event the caller holds in parts: a STATE_SNAPSHOT's
   // `snapshot` (copied into the agent's view) or a STATE_DELTA's `delta`. The
   // proxy's relay plans on the receiver's own state this way, by reference.
-  CursorPlan planPayload(bool snapshot, const nlohmann::json& payload, uint64_t emitterSeq) {
-    return snapshot ? planSnapshot(payload, nullptr, emitterSeq) : planDelta(payload, emitterSeq);
+  // checked: the carrier checks the emitter's position at each attempt, so an
+  // always-rebasing cursor may try a snapshot in step first (WriteTry::inStepOnly).
+  CursorPlan planPayload(bool snapshot, const nlohmann::json& payload, uint64_t emitterSeq, bool checked = false) {
+    return snapshot ? planSnapshot(payload, nullptr, emitterSeq, checked) : planDelta(payload, emitterSeq);
   }
   // After a Write plan: the index of the try that landed (-1: none did), and the
   // emitter's seq then. The run is in step afterwards only if that write left
   // the emitter holding exactly the agent's state (an update, or the agent's
   // own ops on a state nobody else had moved).
-  void settle(int landed, uint64_t emitterSeq);
+  // onOurs: the carrier checked that the try landed where this run's last write
+  // left the emitter (atOurs()), so whatever it wrote left exactly the agent's state.
+  void settle(int landed, uint64_t emitterSeq, bool onOurs = false);
 
   // Would a STATE_SNAPSHOT now be written as one update() of an emitter that
   // holds exactly the agent's view (in step)? Then a binding may write it by
@@ -96,6 +104,10 @@ class UpstreamCursor {
   // view follows by the same ops, O(delta), and the write is settled.
   void tookInStep(const nlohmann::json& ops, uint64_t emitterSeq);
 
+  // Is the emitter, at emitterSeq, where this run's last write left it holding
+  // exactly the agent's state? (In step, but for an emitter that cannot know
+  // whether another instance moved its line: its carrier must check.)
+  bool atOurs(uint64_t emitterSeq) const { return viewKnown_ && !suspended_ && exact_ && emitterSeq == ours_; }
   bool suspended() const { return suspended_; }
   bool viewKnown() const { return viewKnown_; }
   // The agent's own state as the cursor holds it (after plan(): the event's
@@ -106,7 +118,8 @@ class UpstreamCursor {
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);
   // `owned`: the same snapshot, to move into the view (null: copied).
-  CursorPlan planSnapshot(const nlohmann::json& snapshot, nlohmann::json* owned, uint64_t emitterSeq);
+  CursorPlan planSnapshot(const nlohmann::json& snapshot, nlohmann::json* owned, uint64_t emitterSeq,
+                          bool checked = false);
   CursorPlan planDelta(const nlohmann::json& delta, uint64_t emitterSeq);
   bool inStep(uint64_t emitterSeq) const { return !options_.alwaysRebase && exact_ && emitterSeq == ours_; }
   CursorPlan& remember(CursorPlan& plan, bool wasInStep);

@@ -3,15 +3,16 @@
 #include <cmath>
 #include <utility>
 
+#include "facade/emitter_facade.h"
+#include "facade/emitter_json.h"
 #include "facade/facade_json.h"
+#include "facade/relay_facade.h"
 
 namespace agui_sync {
 
 using json = nlohmann::json;
 
 namespace {
-
-constexpr size_t kEnvelopeDepth = 4;  // an event around the state (as emitter_facade.cpp)
 
 // A seq from a binding: a non-negative integer, else 0 (the cursor then never
 // thinks the emitter in step by accident: 0 is before any write).
@@ -20,6 +21,36 @@ uint64_t seqOf(double value) {
 }
 
 std::string dumpSafe(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// A plan as the bindings read it: its tries, "event" for the event's own payload.
+std::string planJson(const CursorPlan& plan) {
+  if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
+  if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
+  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
+  out += plan.snapshot ? "true" : "false";
+  out += ",\"tries\":[";
+  for (size_t i = 0; i < plan.tries.size(); ++i) {
+    if (i) out += ',';
+    out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
+    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
+    out += '}';
+  }
+  return out + "]}";
+}
+
+// A received state's plan: the tries without their values, which the core keeps and carries out.
+std::string receivedPlanJson(const CursorPlan& plan) {
+  if (plan.kind != CursorPlan::Kind::Write) return planJson(plan);
+  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
+  out += plan.snapshot ? "true" : "false";
+  out += ",\"tries\":[";
+  for (size_t i = 0; i < plan.tries.size(); ++i) {
+    if (i) out += ',';
+    out += plan.tries[i].update ? "{\"update\":true" : "{\"patch\":true";
+    out += plan.tries[i].inStepOnly ? ",\"inStep\":true}" : "}";
+  }
+  return out + "]}";
+}
 
 std::optional<Failure> readOptions(const std::string& text, CursorOptions& options, size_t& maxDepth) {
   json opts;
@@ -51,6 +82,7 @@ std::string CursorFacade::begin(const std::string& viewJson, bool fromInput, dou
   json view;
   if (auto failure = parseBounded(viewJson, maxDepth_ + kEnvelopeDepth, view)) return failureJson(*failure);
   cursor_.begin(std::move(view), fromInput, seqOf(emitterSeq));
+  line_.reset();  // (a store-bound emitter's: onLine())
   return okJson();
 }
 
@@ -58,27 +90,87 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
   json view;  // (as begin(): a view the cursor cannot hold leaves the run where it was)
   if (auto failure = parseBounded(viewJson, maxDepth_ + kEnvelopeDepth, view)) return failureJson(*failure);
   cursor_.beginApart(std::move(view));
+  line_.reset();
   return okJson();
 }
 
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);
-  const CursorPlan plan = cursor_.plan(std::move(event), seqOf(emitterSeq));  // the snapshot moves into the view
-  if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
-  if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
-  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
-  out += plan.snapshot ? "true" : "false";
-  out += ",\"tries\":[";
-  for (size_t i = 0; i < plan.tries.size(); ++i) {
-    if (i) out += ',';
-    out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
-    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
-    out += '}';
-  }
-  return out + "]}";
+  return planJson(cursor_.plan(std::move(event), seqOf(emitterSeq)));  // the snapshot moves into the view
 }
 
 void CursorFacade::settle(int landed, double emitterSeq) { cursor_.settle(landed, seqOf(emitterSeq)); }
+
+std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq) {
+  received_.reset();
+  const ReceivedState* r = relay.received(ref);
+  if (r == nullptr) return failureJson(Code::InvalidEvent, "no such received state in the relay's current step");
+  Received plan;
+  if (mode != kInCursor) {
+    if (!r->last) return R"({"ok":true,"kind":"later"})";  // as writeReceived
+    plan.payload = relay.state();
+    if (mode == kApart) {
+      plan.plan = cursor_.planPayload(true, plan.payload, seqOf(emitterSeq));
+    } else {
+      plan.plan.kind = CursorPlan::Kind::Write;
+      plan.plan.tries.push_back(WriteTry{true, true, json()});
+      plan.beginAfter = true;
+    }
+  } else {
+    json parsed;
+    const json* payload = nullptr;
+    if (auto failure = receivedPayload(relay, *r, parsed, payload)) return failureJson(*failure);
+    // Its own copy: the relay moves on before an asynchronous write lands.
+    plan.payload = payload == &relay.state() ? *payload : std::move(parsed[r->snapshot ? "snapshot" : "delta"]);
+    plan.plan = cursor_.planPayload(r->snapshot, plan.payload, seqOf(emitterSeq), true);
+  }
+  tried_.reset();
+  std::string answer = receivedPlanJson(plan.plan);
+  if (plan.plan.kind == CursorPlan::Kind::Write) received_ = std::move(plan);
+  return answer;
+}
+
+std::string CursorFacade::tryReceived(int index, EmitterFacade& facade) {
+  if (!received_ || index < 0 || static_cast<size_t>(index) >= received_->plan.tries.size())
+    return failureJson(Code::InvalidEvent, "no such try of a received state's plan");
+  const WriteTry& next = received_->plan.tries[static_cast<size_t>(index)];
+  const json& value = next.fromEvent ? received_->payload : next.value;
+  StateEmitter& emitter = *facade.emitter_;
+  const bool onOurs = atOurLine(emitter);
+  if (next.inStepOnly && !onOurs) return failureJson(Code::PreconditionFailed, "the thread moved since this run's last write");
+  std::string answer;
+  if (next.update) {
+    std::vector<json> events = emitter.update(value);
+    if (events.empty() && emitter.lastFailure()) return failureJson(*emitter.lastFailure());
+    answer = eventsJson(events);
+  } else {
+    PatchOutcome r = emitter.patch(value);
+    if (!r.ok()) return failureJson(*r.failure);
+    answer = eventsJson(r.events);
+  }
+  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
+  return answer;
+}
+
+void CursorFacade::settleReceived(int landed, double emitterSeq) {
+  // Only a landing this facade carried out names the emitter's line.
+  const bool ours = landed >= 0 && tried_ && tried_->index == landed && tried_->after.seq == seqOf(emitterSeq);
+  if (received_ && received_->beginAfter) {
+    if (landed == 0) cursor_.begin(std::move(received_->payload), false, seqOf(emitterSeq));
+  } else {
+    cursor_.settle(landed, seqOf(emitterSeq), ours && tried_->onOurs);
+  }
+  if (ours) line_ = tried_->after;
+  else line_.reset();
+  tried_.reset();
+  received_.reset();
+}
+
+void CursorFacade::onLine(const std::string& epoch, double emitterSeq) { line_ = Position{epoch, seqOf(emitterSeq)}; }
+
+bool CursorFacade::atOurLine(const StateEmitter& emitter) const {
+  return line_ && line_->epoch == emitter.options().epoch && line_->seq == emitter.seq() && cursor_.atOurs(emitter.seq());
+}
 
 }  // namespace agui_sync

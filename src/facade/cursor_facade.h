@@ -40,6 +40,23 @@
 //                               there); 2: begun apart (the state it led to, as a snapshot).
 //                               planWrite's answers, plus {"ok":true,"kind":"later"} in
 //                               modes 1 and 2 for a state the same step's last one covers.
+//   planReceived(relay, ref, mode, emitterSeq)
+//                               the same state for a store-bound emitter, whose writes are
+//                               asynchronous: plan()'s answer (or "later"), the plan kept with
+//                               its own copy of the state or delta (no JSON text of it); each
+//                               "event" try is carried out by
+//                               Its tries carry no values ({"update":true} | {"patch":true}):
+//                               each is carried out, whatever it writes, by
+//   tryReceived(index, emitter)  on the store-bound emitter's local one: EmitterFacade.update's
+//                               or patch's answer. Called again for the same try when the store
+//                               emitter retries on a reloaded local emitter. A try marked
+//                               "inStep":true (a snapshot, first) runs only where this run's last
+//                               write left the emitter, the same epoch too, else it is refused as
+//                               precondition-failed: its update() is the emitter's own fine diff,
+//                               which the store's compare-and-set then lands on that line only.
+//                               Then
+//   settleReceived(landed, emitterSeq)  as settle() (in mode 1, the cursor begins at the state)
+//   onLine(epoch, emitterSeq)   the store-bound emitter's epoch where begin() put the run
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -70,6 +87,10 @@ class CursorFacade {
   std::optional<std::string> writeSnapshotInStep(EmitterFacade& emitter, const StateEmitter::DiffFn& diff);
   static constexpr int kInCursor = 0, kFirstState = 1, kApart = 2;  // writeReceived's modes
   std::string writeReceived(RelayFacade& relay, int ref, EmitterFacade& emitter, int mode);  // cursor_write.cpp
+  std::string planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq);
+  std::string tryReceived(int index, EmitterFacade& emitter);
+  void settleReceived(int landed, double emitterSeq);
+  void onLine(const std::string& epoch, double emitterSeq);
   void suspend() { cursor_.suspend(); }
   bool suspended() const { return cursor_.suspended(); }
 
@@ -77,6 +98,30 @@ class CursorFacade {
   std::string carryOut(const CursorPlan& plan, const nlohmann::json& payload, StateEmitter& emitter);
   static std::optional<Failure> receivedPayload(RelayFacade& relay, const ReceivedState& r, nlohmann::json& parsed,
                                                 const nlohmann::json*& payload);
+  // A store-bound emitter's plan for a received state, between planReceived and settleReceived.
+  struct Received {
+    CursorPlan plan;
+    nlohmann::json payload;   // the state or the delta its "event" tries write
+    bool beginAfter = false;  // mode 1: the cursor begins at the state once it landed
+  };
+  std::optional<Received> received_;
+  // Where a store-bound emitter was after this run's last write (its epoch, and
+  // the seq it names): an in-step try needs the emitter on the same line there.
+  struct Position {
+    std::string epoch;
+    uint64_t seq = 0;
+  };
+  std::optional<Position> line_;
+  // The last try tryReceived carried out: which, where it left the emitter, and
+  // whether it ran where this run's last write had left it (atOurLine).
+  struct Tried {
+    int index = -1;
+    Position after;
+    bool onOurs = false;
+  };
+  std::optional<Tried> tried_;
+  bool atOurLine(const StateEmitter& emitter) const;
+
   UpstreamCursor cursor_;
   size_t maxDepth_ = 128;
   std::string initResult_;

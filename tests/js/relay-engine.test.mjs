@@ -1,9 +1,10 @@
 // The proxy's one-module route (js/src/proxy/relay-engine.js): the upstream's
 // receiver in the sender's module, each verified state written to the thread's
-// emitter by reference (UpstreamCursor.writeReceived). Seeded: the same upstream
-// bytes, cut at random places, go through it and through the route it replaces
-// for plain emitters (a StateSync, its applied event handed to
-// UpstreamCursor.write as JSON), while another writer moves both threads now
+// emitter with no JSON text of it (UpstreamCursor.writeReceived: by reference
+// into a plain emitter, from the core's copy into a store-bound one's local
+// emitter). Seeded: the same upstream bytes, cut at random places, go through
+// it and through the route it replaced (a StateSync, its applied event handed
+// to UpstreamCursor.write as JSON), while another writer moves both threads now
 // and then. Every outcome, every write and the emitters' states must agree.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { test } from 'node:test';
 import { jsDir, pkg, rng } from './support.mjs';
 
 const { createStateEmitter, createStateSync } = pkg;
+const { memoryStore } = await import(join(jsDir, 'src', 'server.js'));
 const { UpstreamCursor } = await import(join(jsDir, 'src', 'server', 'upstream-cursor.js'));
 const { RelayEngine } = await import(join(jsDir, 'src', 'proxy', 'relay-engine.js'));
 
@@ -54,48 +56,62 @@ const summary = (written) => ({ events: written.events, dropped: written.dropped
 // What a relay acts on in an outcome (the JSON route's also carry the event, its state and changed paths).
 const seen = ({ kind, type, seq, reason, code, messageId }) => ({ kind, type, seq, reason, code, messageId });
 
+// Both routes over one seeded upstream; `durable`: the threads' emitters are
+// store-bound (memoryStore()), whose writes are promises, and the cursors always
+// rebase, as the proxy's are for such a thread.
+async function bothRoutes(seed, durable) {
+  const random = rng(seed);
+  const initialState = { a: {}, o: {} };
+  const emitter = () => createStateEmitter(durable ? { store: memoryStore(), key: 'k', epoch: 'e', initialState } : { epoch: 'e', initialState });
+  const emitters = [await emitter(), await emitter()];
+  const cursors = [await UpstreamCursor.create({ alwaysRebase: durable }), await UpstreamCursor.create({ alwaysRebase: durable })];
+  cursors.forEach((cursor, i) => cursor.begin(initialState, false, emitters[i].seq));
+  const sync = await createStateSync({ initialState, activities: true });
+  const relay = await RelayEngine.create({ initialState, activities: true });
+  let applied = 0;
+  for (const chunk of chunks(random, upstreamBytes(random, 80))) {
+    if (random() < 0.15) { // another writer, on both threads
+      const ops = [{ op: 'add', path: `/o/w${Math.floor(random() * 3)}`, value: 1 }];
+      const write = async (e) => { // (refused once an upstream snapshot dropped /o)
+        try {
+          return await e.patch(ops);
+        } catch (error) {
+          return error.code;
+        }
+      };
+      assert.deepEqual(await write(emitters[0]), await write(emitters[1]));
+    }
+    const old = [];
+    for (const o of sync.feed(chunk)) {
+      const write = o.kind === 'applied' && o.messageId === undefined ? summary(await cursors[0].write(emitters[0], o.event)) : null;
+      old.push({ ...seen(o), write });
+    }
+    const now = [];
+    for (const o of relay.feed(chunk)) { // (the next step is taken once this write settled)
+      if (o.received) assert.equal(o.event, undefined, 'a state crosses by reference only');
+      const write = o.received ? summary(await cursors[1].writeReceived(emitters[1], o.received, o.ref, BEGUN)) : null;
+      now.push({ ...seen(o), write });
+    }
+    assert.deepEqual(now, old, `seed ${seed}`);
+    assert.deepEqual(emitters[1].state, emitters[0].state, `seed ${seed}`);
+    assert.equal(emitters[1].seq, emitters[0].seq);
+    applied += old.filter((o) => o.write !== null).length;
+  }
+  assert.deepEqual(relay.end().map(seen), sync.end().map(seen));
+  for (const x of [...emitters, ...cursors, sync, relay]) x.dispose();
+  return applied;
+}
+
 test('a RelayEngine writes what a StateSync\'s applied events through UpstreamCursor.write write (seeded)', async () => {
   let applied = 0;
-  for (let seed = 1; seed <= 25; seed++) {
-    const random = rng(seed);
-    const initialState = { a: {}, o: {} };
-    const emitters = [await createStateEmitter({ epoch: 'e', initialState }), await createStateEmitter({ epoch: 'e', initialState })];
-    const cursors = [await UpstreamCursor.create(), await UpstreamCursor.create()];
-    cursors.forEach((cursor, i) => cursor.begin(initialState, false, emitters[i].seq));
-    const sync = await createStateSync({ initialState, activities: true });
-    const relay = await RelayEngine.create({ initialState, activities: true });
-    for (const chunk of chunks(random, upstreamBytes(random, 80))) {
-      if (random() < 0.15) { // another writer, on both threads
-        const ops = [{ op: 'add', path: `/o/w${Math.floor(random() * 3)}`, value: 1 }];
-        const write = (emitter) => { // (refused once an upstream snapshot dropped /o)
-          try {
-            return emitter.patch(ops);
-          } catch (error) {
-            return error.code;
-          }
-        };
-        assert.deepEqual(write(emitters[0]), write(emitters[1]));
-      }
-      const old = [];
-      for (const o of sync.feed(chunk)) {
-        const write = o.kind === 'applied' && o.messageId === undefined ? summary(cursors[0].write(emitters[0], o.event)) : null;
-        old.push({ ...seen(o), write });
-      }
-      const now = [];
-      for (const o of relay.feed(chunk)) {
-        if (o.received) assert.equal(o.event, undefined, 'a state crosses by reference only');
-        const write = o.received ? summary(cursors[1].writeReceived(emitters[1], o.received, o.ref, BEGUN)) : null;
-        now.push({ ...seen(o), write });
-      }
-      assert.deepEqual(now, old, `seed ${seed}`);
-      assert.deepEqual(emitters[1].state, emitters[0].state, `seed ${seed}`);
-      assert.equal(emitters[1].seq, emitters[0].seq);
-      applied += old.filter((o) => o.write !== null).length;
-    }
-    assert.deepEqual(relay.end().map(seen), sync.end().map(seen));
-    for (const x of [...emitters, ...cursors, sync, relay]) x.dispose();
-  }
+  for (let seed = 1; seed <= 25; seed++) applied += await bothRoutes(seed, false);
   assert.ok(applied > 500, `${applied} states written`);
+});
+
+test('the same through store-bound emitters: the received state\'s plan, tried on the local emitter (seeded)', async () => {
+  let applied = 0;
+  for (let seed = 1; seed <= 12; seed++) applied += await bothRoutes(seed, true);
+  assert.ok(applied > 250, `${applied} states written`);
 });
 
 test('a step that applies several states: whole-state writes take its last one, once; activity content is the last one\'s', async () => {

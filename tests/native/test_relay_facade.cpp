@@ -8,6 +8,7 @@
 // moving the emitters meanwhile (the cursor goes out of step and rebases).
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,36 +111,91 @@ std::vector<json> viaRelay(RelayFacade& relay, CursorFacade& cursor, EmitterFaca
   return answers;
 }
 
+// The store-bound route: planReceived, each try by tryReceived (as a store-bound
+// emitter's local one carries it out), settleReceived.
+struct {
+  size_t landed = 0, refused = 0;
+} inStepTries;  // how the checked in-step tries went, over every received plan tried
+
+// (race: what another instance writes between the plan and its tries.)
+json triedReceived(RelayFacade& relay, int ref, CursorFacade& cursor, EmitterFacade& emitter,
+                   const std::function<void()>& race = [] {}) {
+  const json plan = json::parse(cursor.planReceived(relay, ref, CursorFacade::kInCursor, emitter.seq()));
+  if (plan["ok"] != true) return {{"failed", plan["code"]}};
+  if (plan["kind"] != "write") return {{"kind", plan["kind"]}};
+  race();
+  json last;
+  for (int index = 0; index < static_cast<int>(plan["tries"].size()); ++index) {
+    const json& attempt = plan["tries"][index];
+    REQUIRE(attempt.size() == (attempt.contains("inStep") ? 2u : 1u));  // no values: the core carries each out
+    last = json::parse(cursor.tryReceived(index, emitter));
+    if (attempt.contains("inStep")) ++(last["ok"] == true ? inStepTries.landed : inStepTries.refused);
+    if (last["ok"] == true) {
+      cursor.settleReceived(index, emitter.seq());
+      return {{"landed", index}, {"events", last["events"]}};
+    }
+    const std::string code = last["code"];
+    const bool skippable = !attempt.contains("update") || attempt.contains("inStep");
+    if (!skippable || (code != "patch-failed" && code != "precondition-failed" && code != "invalid-patch")) break;
+  }
+  cursor.settleReceived(-1, emitter.seq());
+  return {{"landed", -1}, {"code", last["code"]}};
+}
+
+std::vector<json> viaReceivedPlans(RelayFacade& relay, CursorFacade& cursor, EmitterFacade& emitter, const std::string& chunk) {
+  std::vector<json> answers;
+  std::copy(chunk.begin(), chunk.end(), relay.inputBuffer(chunk.size()));
+  relay.pushInput(chunk.size());
+  for (std::string step = relay.next(); !step.empty(); step = relay.next()) {
+    const json result = json::parse(step);
+    for (const json& o : result["outcomes"])
+      if (o["kind"] == "applied" && !o.contains("messageId")) answers.push_back(triedReceived(relay, o["ref"], cursor, emitter));
+  }
+  return answers;
+}
+
 }  // namespace
 
-TEST_CASE("relay: writeReceived writes what the receiver's text through planWrite writes", "[relay][property]") {
+// Lanes: 1, the receiver's text through planWrite; 2, writeReceived (both
+// with the seed's cursor options); 3, the store-bound received plans (always
+// rebasing, each try checked where it runs), against 4, the text route with a
+// cursor that trusts its seq, as a plain emitter's does: lane 3's checked
+// in-step tries must make it write exactly what that cursor writes.
+TEST_CASE("relay: writeReceived and the store-bound received plans write what the receiver's text through planWrite writes", "[relay][property]") {
   size_t applied = 0, notLast = 0;
   for (unsigned seed = 1; seed <= 80; ++seed) {
     std::mt19937 rng(seed);
     const char* cursorOptions = seed % 3 == 0 ? R"({"alwaysRebase":true})" : "";
-    EmitterFacade e1(R"({"epoch":"e"})"), e2(R"({"epoch":"e"})");
-    CursorFacade c1(cursorOptions), c2(cursorOptions);
-    SyncFacade sync(R"({"initialState":{"a":{}},"activities":true})");
-    RelayFacade relay(R"({"initialState":{"a":{}},"activities":true})");
+    EmitterFacade e1(R"({"epoch":"e"})"), e2(R"({"epoch":"e"})"), e3(R"({"epoch":"e"})"), e4(R"({"epoch":"e"})");
+    CursorFacade c1(cursorOptions), c2(cursorOptions), c3(R"({"alwaysRebase":true})"), c4("");
+    SyncFacade sync(R"({"initialState":{"a":{}},"activities":true})"), sync4(R"({"initialState":{"a":{}},"activities":true})");
+    RelayFacade relay(R"({"initialState":{"a":{}},"activities":true})"), relay3(R"({"initialState":{"a":{}},"activities":true})");
     REQUIRE(json::parse(relay.initResult())["ok"] == true);
     const std::string start = R"({"a":{},"o":{}})";
-    REQUIRE(e1.update(start) == e2.update(start));
-    for (CursorFacade* c : {&c1, &c2}) REQUIRE(json::parse(c->begin(start, false, e1.seq()))["ok"] == true);
+    const std::string first = e1.update(start);
+    for (EmitterFacade* e : {&e2, &e3, &e4}) REQUIRE(e->update(start) == first);
+    for (CursorFacade* c : {&c1, &c2, &c3, &c4}) REQUIRE(json::parse(c->begin(start, false, e1.seq()))["ok"] == true);
+    c3.onLine("e", e3.seq());
     for (const std::string& chunk : chunked(rng, upstreamFrames(rng, 50))) {
-      if (rng() % 6 == 0) {  // another writer, on both threads
+      if (rng() % 6 == 0) {  // another writer, on every thread
         const std::string ops = R"([{"op":"add","path":"/o/)" + std::to_string(rng() % 3) + R"(","value":1}])";
-        REQUIRE(e1.patch(ops) == e2.patch(ops));
+        const std::string landed = e1.patch(ops);
+        for (EmitterFacade* e : {&e2, &e3, &e4}) REQUIRE(e->patch(ops) == landed);
       }
       INFO("seed " << seed << " chunk " << chunk);
       const std::vector<json> expected = viaText(sync, c1, e1, chunk);
       REQUIRE(viaRelay(relay, c2, e2, chunk, notLast) == expected);
+      REQUIRE(viaReceivedPlans(relay3, c3, e3, chunk) == viaText(sync4, c4, e4, chunk));
       applied += expected.size();
-      REQUIRE(e1.stateJson() == e2.stateJson());
-      REQUIRE(e1.seq() == e2.seq());
-      REQUIRE(c1.suspended() == c2.suspended());
+      for (EmitterFacade* e : {&e2, &e3, &e4}) {
+        REQUIRE(e1.stateJson() == e->stateJson());
+        REQUIRE(e1.seq() == e->seq());
+      }
+      for (CursorFacade* c : {&c2, &c3, &c4}) REQUIRE(c1.suspended() == c->suspended());
     }
     REQUIRE(json::parse(relay.end())["outcomes"] == json::parse(sync.end())["outcomes"]);
   }
+  REQUIRE(inStepTries.landed > 100);  // (a refused one needs a race: the tests below)
   REQUIRE(applied > 2000);
   REQUIRE(notLast > 20);  // steps that applied several states (held deltas freed) were exercised
 }
@@ -169,41 +225,54 @@ json delta(uint64_t seq, const char* key, int value) {
           {"delta", json::array({{{"op", "add"}, {"path", std::string("/") + key}, {"value", value}}})}};
 }
 
+// A store-bound emitter's route for one received state in `mode`: planReceived, its tries, settleReceived.
+json throughPlan(RelayFacade& relay, int ref, CursorFacade& cursor, EmitterFacade& emitter, int mode) {
+  const json plan = json::parse(cursor.planReceived(relay, ref, mode, emitter.seq()));
+  if (plan.value("kind", "") != "write") return plan;  // (a failure has no kind)
+  REQUIRE(plan["tries"].size() == 1);
+  const json answer = json::parse(cursor.tryReceived(0, emitter));
+  cursor.settleReceived(answer["ok"] == true ? 0 : -1, emitter.seq());
+  return {{"ok", true}, {"kind", "write"}, {"landed", answer["ok"] == true ? 0 : -1}, {"events", answer.value("events", json::array())}};
+}
+
 }  // namespace
 
 TEST_CASE("relay: whole-state modes write the state a step led to, once", "[relay]") {
-  RelayFacade relay(R"({"initialState":{}})");
-  EmitterFacade emitter(R"({"epoch":"e"})");
-  CursorFacade cursor("");
-  auto write = [&](int ref, int mode) {
-    return json::parse(cursor.writeReceived(relay, ref, emitter, mode));
-  };
-  const std::string pad(300, 'p');  // (so that the emitter sends deltas, not snapshots)
-  push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"seq", 1}, {"snapshot", {{"a", 1}, {"pad", pad}}}}));
-  REQUIRE(appliedOfStep(relay).size() == 1);  // not written: the run's first write comes later
-  // Delta 3 is held for delta 2, which frees it: one step applies both.
-  push(relay, frame(delta(3, "c", 3)) + frame(delta(2, "b", 2)));
-  REQUIRE(appliedOfStep(relay).empty());
-  const std::vector<json> applied = appliedOfStep(relay);
-  REQUIRE(applied.size() == 2);
-  REQUIRE(applied[0]["last"] == false);
-  REQUIRE(applied[1]["last"] == true);
-  const int earlier = applied[0]["ref"], later = applied[1]["ref"];
-  for (int mode : {CursorFacade::kFirstState, CursorFacade::kApart}) REQUIRE(write(earlier, mode)["kind"] == "later");
-  REQUIRE(emitter.seq() == 0);
-  REQUIRE(write(later, CursorFacade::kFirstState)["landed"] == 0);
-  REQUIRE(json::parse(emitter.stateJson()) == json{{"a", 1}, {"pad", pad}, {"b", 2}, {"c", 3}});
-  // The cursor began there: in step, the next delta goes out as the agent's own ops.
-  push(relay, frame(delta(4, "d", 4)));
-  const std::vector<json> fourth = appliedOfStep(relay);
-  REQUIRE(fourth.size() == 1);
-  const int ref = fourth[0]["ref"];
-  REQUIRE(ref == later + 1);  // refs count across steps
-  REQUIRE(write(later, CursorFacade::kInCursor)["code"] == "invalid-event");  // a step already left
-  const json next = write(ref, CursorFacade::kInCursor);
-  REQUIRE(next["landed"] == 0);
-  REQUIRE(next["events"][0]["delta"] == delta(4, "d", 4)["delta"]);
-  REQUIRE(relay.next().empty());
+  for (const bool plain : {true, false}) {
+    INFO((plain ? "writeReceived" : "planReceived"));
+    RelayFacade relay(R"({"initialState":{}})");
+    EmitterFacade emitter(R"({"epoch":"e"})");
+    CursorFacade cursor("");
+    auto write = [&](int ref, int mode) {
+      return plain ? json::parse(cursor.writeReceived(relay, ref, emitter, mode)) : throughPlan(relay, ref, cursor, emitter, mode);
+    };
+    const std::string pad(300, 'p');  // (so that the emitter sends deltas, not snapshots)
+    push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"seq", 1}, {"snapshot", {{"a", 1}, {"pad", pad}}}}));
+    REQUIRE(appliedOfStep(relay).size() == 1);  // not written: the run's first write comes later
+    // Delta 3 is held for delta 2, which frees it: one step applies both.
+    push(relay, frame(delta(3, "c", 3)) + frame(delta(2, "b", 2)));
+    REQUIRE(appliedOfStep(relay).empty());
+    const std::vector<json> applied = appliedOfStep(relay);
+    REQUIRE(applied.size() == 2);
+    REQUIRE(applied[0]["last"] == false);
+    REQUIRE(applied[1]["last"] == true);
+    const int earlier = applied[0]["ref"], later = applied[1]["ref"];
+    for (int mode : {CursorFacade::kFirstState, CursorFacade::kApart}) REQUIRE(write(earlier, mode)["kind"] == "later");
+    REQUIRE(emitter.seq() == 0);
+    REQUIRE(write(later, CursorFacade::kFirstState)["landed"] == 0);
+    REQUIRE(json::parse(emitter.stateJson()) == json{{"a", 1}, {"pad", pad}, {"b", 2}, {"c", 3}});
+    // The cursor began there: in step, the next delta goes out as the agent's own ops.
+    push(relay, frame(delta(4, "d", 4)));
+    const std::vector<json> fourth = appliedOfStep(relay);
+    REQUIRE(fourth.size() == 1);
+    const int ref = fourth[0]["ref"];
+    REQUIRE(ref == later + 1);  // refs count across steps
+    REQUIRE(write(later, CursorFacade::kInCursor)["code"] == "invalid-event");  // a step already left
+    const json next = plain ? write(ref, CursorFacade::kInCursor) : triedReceived(relay, ref, cursor, emitter);
+    REQUIRE(next["landed"] == 0);
+    REQUIRE(next["events"][0]["delta"] == delta(4, "d", 4)["delta"]);
+    REQUIRE(relay.next().empty());
+  }
 }
 
 TEST_CASE("relay: a ref outside the current step is refused, nothing written", "[relay][facade]") {
@@ -229,4 +298,65 @@ TEST_CASE("relay: pushInput(n) frames at most the bytes the scratch buffer holds
   REQUIRE(relay.next().empty());
   REQUIRE(json::parse(relay.end())["outcomes"].empty());  // no partial event left behind
   REQUIRE(relay.state() == json{{"a", 1}});
+}
+
+TEST_CASE("relay: a store-bound run's in-step snapshot lands only where its last write left the emitter", "[relay][facade]") {
+  RelayFacade relay("");
+  CursorFacade cursor(R"({"alwaysRebase":true})");
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  const json start = {{"a", {1, 2, 3}}, {"o", 0}, {"pad", std::string(300, 'p')}};
+  emitter.update(start.dump());
+  REQUIRE(json::parse(cursor.begin(start.dump(), false, emitter.seq()))["ok"] == true);
+  cursor.onLine("e", emitter.seq());
+  auto snapshot = [&](EmitterFacade& target, json state) {
+    push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", std::move(state)}}));
+    const std::vector<json> applied = appliedOfStep(relay);
+    REQUIRE(applied.size() == 1);
+    return triedReceived(relay, applied[0]["ref"], cursor, target);
+  };
+  // In step: the emitter's own diff, one element added (the rebase diff would replace /a whole).
+  json next = start;
+  next["a"].push_back(4);
+  json written = snapshot(emitter, next);
+  REQUIRE(written["landed"] == 0);
+  REQUIRE(written["events"][0]["delta"] == json::array({{{"op", "add"}, {"path", "/a/-"}, {"value", 4}}}));
+  // Another writer moves the line after the plan (a store emitter's lost race):
+  // the in-step try is refused where it runs, and the rebase keeps that write.
+  next["a"].push_back(5);
+  const size_t refused = inStepTries.refused;
+  push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", next}}));
+  const std::vector<json> fifth = appliedOfStep(relay);
+  written = triedReceived(relay, fifth[0]["ref"], cursor, emitter, [&] { emitter.patch(R"([{"op":"replace","path":"/o","value":5}])"); });
+  REQUIRE(inStepTries.refused == refused + 1);
+  REQUIRE(written["landed"] == 1);
+  REQUIRE(json::parse(emitter.stateJson())["a"] == next["a"]);
+  REQUIRE(json::parse(emitter.stateJson())["o"] == 5);
+  // That rebase left the thread out of step: the next snapshot is rebased too (no in-step try).
+  next["a"].push_back(6);
+  REQUIRE(json::parse(cursor.planReceived(relay, -1, CursorFacade::kInCursor, emitter.seq()))["code"] == "invalid-event");
+  written = snapshot(emitter, next);
+  REQUIRE(written["landed"] == 0);
+  REQUIRE(written["events"][0]["delta"][0]["path"] == "/a");
+  REQUIRE(json::parse(emitter.stateJson())["o"] == 5);
+}
+
+TEST_CASE("relay: the in-step try checks the emitter's line, not only its seq", "[relay][facade]") {
+  RelayFacade relay("");
+  CursorFacade cursor(R"({"alwaysRebase":true})");
+  EmitterFacade ours(R"({"epoch":"e"})"), other(R"({"epoch":"x"})");
+  const json start = {{"a", {1}}, {"o", 0}, {"pad", std::string(300, 'p')}};
+  ours.update(start.dump());
+  // A snapshot first, so that the cursor's view is the agent's own (and in step after it).
+  REQUIRE(json::parse(cursor.begin(start.dump(), false, ours.seq()))["ok"] == true);
+  cursor.onLine("e", ours.seq());
+  // Another line (a reset key, a degraded instance's own epoch) at the same seq, with another state.
+  while (other.seq() < ours.seq()) other.update(json{{"a", {9}}, {"o", 7}, {"pad", std::string(300, 'q')}}.dump());
+  REQUIRE(other.seq() == ours.seq());
+  push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", {{"a", {1, 2}}, {"o", 0}, {"pad", std::string(300, 'p')}}}}));
+  const std::vector<json> applied = appliedOfStep(relay);
+  const json written = triedReceived(relay, applied[0]["ref"], cursor, other);
+  REQUIRE(written["landed"] == 1);  // the in-step update would have put o back to 0 and pad to p's
+  const json state = json::parse(other.stateJson());
+  REQUIRE(state["o"] == 7);
+  REQUIRE(state["a"] == json::array({1, 2}));
 }

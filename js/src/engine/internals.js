@@ -11,6 +11,9 @@ export const kLocalEdit = Symbol('agui-state-sync.localEdit');
 // StateEmitter: a write into its facade made by another facade (the upstream
 // cursor's planWrite, server/upstream-cursor.js), which drops its parsed state.
 export const kWriteThrough = Symbol('agui-state-sync.writeThrough');
+// A store-bound emitter: such a write into its local emitter's facade, committed
+// as its own writes are (retried on the store's line after a lost race).
+export const kCommitThrough = Symbol('agui-state-sync.commitThrough');
 // StateEmitter: the prompt render of its own state from options already as JSON text (the proxy's promptContext).
 export const kRenderPrompt = Symbol('agui-state-sync.renderPrompt');
 // StateEmitter's state JSON text, for store-bound emitters (store/durable-emitter.js).

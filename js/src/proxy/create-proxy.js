@@ -19,7 +19,6 @@
 // remote-run / remote-runs (another instance's runs, served here).
 import { REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS } from '../engine/codes.js';
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
-import { createStateSync } from '../client/sync.js';
 import { forwardedInput, HEADER_ABORT, HEADER_ATTACH, readClientRequest } from './client-request.js';
 import { serveAttach } from './attach.js';
 import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
@@ -236,12 +235,8 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
   try {
     segments = await flakySegments(ctx);
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
-    const receiver = { initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true };
-    // A thread in memory: the receiver beside its emitter, each verified state
-    // written by reference (relay-engine.js). A store-bound thread's writes are
-    // asynchronous: its runs keep a StateSync, whose outcomes carry the events
-    // and states themselves.
-    engine = thread.durable ? await createStateSync(receiver) : await RelayEngine.create(receiver);
+    // The receiver beside the thread's emitter: each verified state is written with no JSON text of it (relay-engine.js).
+    engine = await RelayEngine.create({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true });
   } catch (error) {
     cursor?.dispose();
     ctx.report(error);

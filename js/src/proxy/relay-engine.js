@@ -1,13 +1,13 @@
-// The proxy's upstream receiver for a thread whose emitter is in memory:
-// RelayFacade (src/facade/relay_facade.h) in the sender's WebAssembly module,
-// beside the thread's emitter and the run's cursor. It frames, decodes and
-// verifies as a StateSync does (the same core, the same options), but hands
-// out one event's outcomes at a time, so the run's cursor writes each state it
-// verified while the engine holds exactly that state, by reference
-// (UpstreamCursor.writeReceived): the state is parsed once, and no JSON text
-// of it, nor a JS copy, is made between the receiver and the emitter. A
-// store-bound thread's writes are promises, which would let the engine move
-// on before they land, so its runs keep a StateSync (create-proxy.js).
+// The proxy's upstream receiver: RelayFacade (src/facade/relay_facade.h) in
+// the sender's WebAssembly module, beside the thread's emitter and the run's
+// cursor. It frames, decodes and verifies as a StateSync does (the same core,
+// the same options), but hands out one event's outcomes at a time, so the
+// run's cursor writes each state it verified while the engine holds exactly
+// that state (UpstreamCursor.writeReceived): by reference into a thread in
+// memory, from the core's own copy into a store-bound thread's local emitter.
+// The state is parsed once; no JSON text of it, nor a JS copy, is made between
+// the receiver and the emitter. The relay (relay.js) takes the next outcome
+// only once the last one's write settled.
 import { EngineLink } from '../engine/engine-link.js';
 import { syncError } from '../engine/errors.js';
 import { syncOptions } from '../client/sync-options.js';

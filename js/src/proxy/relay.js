@@ -1,7 +1,7 @@
 // The upstream's SSE bytes, read by the run's receiver (our framer, decoder and
-// patch applier: a RelayEngine for a thread in memory, whose verified states
-// reach the emitter by reference, relay-engine.js; a StateSync for a
-// store-bound one), turned into what the run's clients get:
+// patch applier in a RelayEngine, whose verified states reach the thread's
+// emitter with no JSON text of them: relay-engine.js), turned into what the
+// run's clients get:
 //  - 'event' outcomes: the upstream's non-state events, passed on as they are;
 //  - 'applied' outcomes: the verified upstream state, re-stamped by the
 //    thread's emitter (thread.js restamp, as the run's cursor decides:
@@ -29,7 +29,8 @@ export class Relay {
   #onError;
   #cursor; // the run's RunCursor: how each applied outcome goes on top of the thread's state
   #held = false;
-  #queue = null; // outcomes waiting for a store-bound emitter's write: later ones wait their turn
+  #queue = null; // an outcome's handling under way (a store-bound emitter's write): the rest wait their turn
+  #sources = []; // what the engine gave and is not handled yet: iterators of outcomes, in order
   #segments; // FlakySegments, or null (the option is off)
 
   constructor({ run, engine, cursor, counters, onError, segments = null }) {
@@ -44,29 +45,52 @@ export class Relay {
   /** One chunk of the upstream's body. */
   feed(chunk) {
     this.#counters.upstreamBytes += chunk.length;
-    for (const outcome of this.#engine.feed(chunk)) this.#turn(outcome);
+    this.#take(() => this.#engine.feed(chunk));
   }
 
   /** The upstream's body ended: a pending gap in its numbering becomes a hold. Returns settled(). */
   end() {
-    for (const outcome of this.#engine.end()) this.#turn(outcome);
+    this.#take(() => this.#engine.end());
     return this.settled();
   }
 
   /** Nothing (all outcomes handled), or a Promise of the pending ones being handled. */
   settled() {
-    return this.#queue ?? undefined;
+    return this.#queue?.then(() => this.settled());
   }
 
-  // One outcome, now or after the pending ones (a failure of a queued one is reported, the run goes on).
-  #turn(outcome) {
-    const report = (error) => this.#onError(error);
-    if (this.#queue) {
-      this.#queue = this.#queue.then(() => this.#outcome(outcome)).catch(report);
-      return;
+  // The engine's outcomes are taken one at a time, and none while one is
+  // being handled asynchronously: a RelayEngine's next step would move the
+  // state that handling writes (relay-engine.js). `outcomes()` is asked only
+  // when its turn comes, so the engine sees each chunk, and the end, in order.
+  #take(outcomes) {
+    this.#sources.push(outcomes);
+    if (this.#queue === null) this.#drain();
+  }
+
+  #drain() {
+    while (this.#sources.length > 0) {
+      if (typeof this.#sources[0] === 'function') this.#sources[0] = this.#sources[0]()[Symbol.iterator]();
+      const next = this.#sources[0].next();
+      if (next.done) {
+        this.#sources.shift();
+        continue;
+      }
+      const pending = this.#outcome(next.value);
+      if (typeof pending?.then === 'function') {
+        // A failure of a pending one is reported, the run goes on.
+        const report = (error) => this.#onError(error);
+        this.#queue = pending.catch(report).then(() => {
+          this.#queue = null;
+          try {
+            this.#drain();
+          } catch (error) {
+            report(error);
+          }
+        });
+        return;
+      }
     }
-    const pending = this.#outcome(outcome);
-    if (typeof pending?.then === 'function') this.#queue = pending.catch(report);
   }
 
   dispose() {

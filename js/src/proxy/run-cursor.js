@@ -28,11 +28,11 @@ const APART = 2; // begun out of step: the upstream's first write goes as its wh
  */
 export function upstreamStart(thread, input) {
   if (!thread.vouched) return { base: input.state ?? {}, start: () => NOT_BEGUN };
-  const seq = thread.emitter.seq;
+  const { seq, epoch } = thread.emitter;
   const view = thread.state;
   const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
   // own: the base is the thread emitter's state (what its prompt render reads where it is).
-  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq), BEGUN) };
+  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq, thread.durable ? epoch : null), BEGUN) };
   return { base: input.state, start: (cursor) => (cursor.beginApart(view), APART) };
 }
 
@@ -53,31 +53,22 @@ export class RunCursor {
   }
 
   /**
-   * The events that carry `outcome` (an 'applied' one) on `emitter`, or a
-   * Promise of them for a store-bound one. Throws (rejects) with the refusal
-   * when it cannot be written.
+   * The events that carry `outcome` (an 'applied' state outcome of the run's
+   * RelayEngine) on `emitter`, or a Promise of them for a store-bound one;
+   * [] for a state the same upstream event's last one covers (before the
+   * run's first write). Throws (rejects) with the refusal when it cannot be
+   * written.
    */
   write(emitter, outcome) {
-    if (outcome.received !== undefined) return this.#events(this.#cursor.writeReceived(emitter, outcome.received, outcome.ref, this.#mode));
-    if (this.#mode === NOT_BEGUN) {
-      return after(emitter.update(outcome.state), (events) => {
-        this.#begin(() => (this.#cursor.begin(outcome.state, false, emitter.seq), BEGUN));
-        return events;
-      });
-    }
-    const event = this.#mode === APART ? { type: 'STATE_SNAPSHOT', snapshot: outcome.state } : outcome.event;
-    return after(this.#cursor.write(emitter, event), (written) => this.#events(written));
-  }
-
-  // The events of a write, or its refusal thrown.
-  #events(written) {
-    if (written.later) return []; // the same upstream event's last state is written whole instead
-    if (written.dropped === null) {
-      this.#mode = BEGUN;
-      return written.events;
-    }
-    // (A drop with no refusal behind it: the cursor already suspended the upstream's deltas.)
-    throw written.error ?? failureError({ code: written.dropped }, 'patch-failed', 'the upstream\'s deltas are dropped until its next snapshot');
+    return after(this.#cursor.writeReceived(emitter, outcome.received, outcome.ref, this.#mode), (written) => {
+      if (written.later) return [];
+      if (written.dropped === null) {
+        this.#mode = BEGUN;
+        return written.events;
+      }
+      // (A drop with no refusal behind it: the cursor already suspended the upstream's deltas.)
+      throw written.error ?? failureError({ code: written.dropped }, 'patch-failed', 'the upstream\'s deltas are dropped until its next snapshot');
+    });
   }
 
   /** Frees the engine object. Idempotent. */

@@ -7,7 +7,7 @@
 // store-bound one, whose writes are promises, tries the plan's ways itself.
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError } from '../engine/errors.js';
-import { kWriteThrough } from '../engine/internals.js';
+import { kCommitThrough, kWriteThrough } from '../engine/internals.js';
 import { jsonText } from '../engine/options.js';
 import { loadEmitterEngine } from './emitter.js';
 import { after, NOT_APPLICABLE } from './emitter-writes.js';
@@ -38,9 +38,15 @@ export class UpstreamCursor {
     return new UpstreamCursor(EngineLink.create(engine, 'CursorFacade', json, 'UpstreamCursor'));
   }
 
-  /** The run starts from `view` (fromInput: the client's RunAgentInput.state), which the emitter holds at `seq`. */
-  begin(view, fromInput, seq) {
+  /**
+   * The run starts from `view` (fromInput: the client's RunAgentInput.state),
+   * which the emitter holds at `seq`; `epoch`: a store-bound emitter's there
+   * (its line: the proxy's received states then try the emitter's own diff
+   * first, where nobody else wrote since).
+   */
+  begin(view, fromInput, seq, epoch = null) {
     this.#begun(this.#link.callJson((f) => f.begin(jsonText(view ?? {}, 'the run\'s state'), fromInput, seq)));
+    if (typeof epoch === 'string') this.#link.invoke((f) => f.onLine(epoch, seq));
   }
 
   /** The run starts from `view`, the client's state, which the emitter does not hold (the proxy forwards it as it is). */
@@ -87,20 +93,27 @@ export class UpstreamCursor {
   }
 
   /**
-   * The proxy's route for a plain emitter in this module: the applied state
-   * `ref` of `relay`'s current step (a RelayEngine) written by reference, in
-   * `mode` (CursorFacade::writeReceived's). write()'s answer; `later`: an
-   * earlier state of the step, which the step's last one covers.
+   * The proxy's route: the applied state `ref` of `relay`'s current step (a
+   * RelayEngine in this module) written with no JSON text of it, in `mode`
+   * (CursorFacade::writeReceived's). A plain emitter is written by reference
+   * in one call; a store-bound one tries the plan's ways as write() does, the
+   * state's own from the core's copy of it (its local emitter's facade). As
+   * write() answers; `later`: an earlier state of the step, which the step's
+   * last one covers. The relay must not step before it settled.
    */
   writeReceived(emitter, relay, ref, mode) {
+    const plain = typeof emitter[kWriteThrough] === 'function';
     let result;
     try {
-      result = emitter[kWriteThrough]((facade) => relay.withFacade((r) => this.#link.callJson((f) => f.writeReceived(r, ref, facade, mode))));
+      result = plain
+        ? emitter[kWriteThrough]((facade) => relay.withFacade((r) => this.#link.callJson((f) => f.writeReceived(r, ref, facade, mode))))
+        : relay.withFacade((r) => this.#link.callJson((f) => f.planReceived(r, ref, mode, emitter.seq)));
     } catch (error) {
       return dropped(error.code ?? 'engine-failed', error);
     }
     if (result.kind === 'later') return { events: [], state: true, dropped: null, error: null, later: true };
-    return this.#written(result, null);
+    if (plain || !result.ok || result.kind !== 'write') return this.#written(result, null);
+    return this.#try(emitter, null, result.tries, 0, null, true);
   }
 
   // A write-through answer (planWrite's, writeReceived's): write()'s.
@@ -114,26 +127,39 @@ export class UpstreamCursor {
     return dropped(code, failureError(failure, 'patch-failed', `the write refused (${code}): ${failure.message}; the state is unchanged`));
   }
 
-  // The plan's tries in order: a patch that does not apply moves on (its refusal
-  // kept to report if none lands); the first that lands stands.
-  #try(emitter, event, tries, index, refusal = null) {
-    const fail = (error) => this.#landed(emitter, -1, [], error?.code ?? 'engine-failed', error);
+  // The plan's tries in order: a patch that does not apply, or an in-step try
+  // whose thread moved, moves on (its refusal kept to report if none lands); the
+  // first that lands stands.
+  // received: a received state's plan (writeReceived), whose tries the core holds and carries out.
+  #try(emitter, event, tries, index, refusal = null, received = false) {
+    const fail = (error) => this.#landed(emitter, -1, [], error?.code ?? 'engine-failed', error, received);
     if (index >= tries.length) return fail(refusal);
     const update = 'update' in tries[index];
-    let value = update ? tries[index].update : tries[index].patch;
-    if (value === 'event') value = update ? event.snapshot : event.delta; // the event's own payload
-    const next = (error) => (NOT_APPLICABLE.has(error?.code) && !update ? this.#try(emitter, event, tries, index + 1, error) : fail(error));
+    const skippable = !update || tries[index].inStep === true;
+    const next = (error) => (NOT_APPLICABLE.has(error?.code) && skippable ? this.#try(emitter, event, tries, index + 1, error, received) : fail(error));
     let out;
     try {
-      out = update ? emitter.update(value) : emitter.patch(value);
+      if (received) out = emitter[kCommitThrough]((facade) => this.#tryReceived(index, facade));
+      else {
+        let value = update ? tries[index].update : tries[index].patch;
+        if (value === 'event') value = update ? event.snapshot : event.delta; // the event's own payload
+        out = update ? emitter.update(value) : emitter.patch(value);
+      }
     } catch (error) {
       return next(error);
     }
-    return after(out, (events) => this.#landed(emitter, index, events, null, null), next);
+    return after(out, (events) => this.#landed(emitter, index, events, null, null, received), next);
   }
 
-  #landed(emitter, index, events, reason, error) {
-    this.#link.invoke((f) => f.settle(index, emitter.seq));
+  // One try of a received state's plan on a store-bound emitter's local facade: its events, or its refusal thrown.
+  #tryReceived(index, facade) {
+    const result = this.#link.callJson((f) => f.tryReceived(index, facade));
+    if (!result.ok) throw failureError(result, 'patch-failed', `the write refused (${result.code}): ${result.message}; the state is unchanged`);
+    return result.events;
+  }
+
+  #landed(emitter, index, events, reason, error, received) {
+    this.#link.invoke((f) => (received ? f.settleReceived(index, emitter.seq) : f.settle(index, emitter.seq)));
     return { events, state: true, dropped: reason, error };
   }
 

@@ -19,7 +19,7 @@
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
 import { syncError } from '../../engine/errors.js';
-import { kActivitiesInUse, kInternals, kStateText, kStoreCatchUp } from '../../engine/internals.js';
+import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
 import { catchUp } from '../catch-up.js';
@@ -121,6 +121,16 @@ export class DurableStateEmitter {
   async patch(ops) {
     const copy = copyArgument(ops);
     return this.#serial(() => this.#commit((e) => e.patch(copy)));
+  }
+
+  /**
+   * A write made by another facade into the local emitter's (fn(facade) returns
+   * its events or throws its refusal; the proxy's received states,
+   * server/upstream-cursor.js), once committed: Promise<events>. fn runs again
+   * on the reloaded local emitter after a lost race, as update() does.
+   */
+  async [kCommitThrough](fn) {
+    return this.#serial(() => this.#commit((e) => e[kWriteThrough](fn)));
   }
 
   /** As StateEmitter.applyEdits(), once committed: Promise<{ events, results }>. */
