@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildScript, startUpstream } from '../support/upstreams.mjs';
 import { plain } from './support.mjs';
-import { connectClient, createStateSyncProxy, runInput, runProxyCli, serve, startProxyCli } from './proxy-support.mjs';
+import { connectClient, createStateSyncProxy, readStream, runInput, runProxyCli, serve, startProxyCli } from './proxy-support.mjs';
 import { RedisServer } from './redis-support.mjs';
-import { storeKinds } from './store-support.mjs';
+import { receiverOf, storeKinds } from './store-support.mjs';
 
 const T = { timeout: 30000 };
 const bigState = (n) => ({ title: 'plan', counter: 0, items: Array.from({ length: n }, (_, i) => ({ id: `i${i}`, label: `item ${i}`.padEnd(120, '.') })) });
@@ -53,6 +53,41 @@ for (const kind of storeKinds()) {
       } finally {
         await upstream.close();
       }
+    });
+
+    // Issue 27: a store-bound thread's run tries the emitter's own diff first
+    // (where nobody else wrote since its last write), so a snapshot-only agent
+    // costs its clients what it costs them on a thread in memory: not the
+    // rebase diff, which replaces an array whose length changed whole.
+    test('a snapshot-only agent reaches the client as the same deltas as on a thread in memory', T, async () => {
+      const script = buildScript({ seed: 6, steps: 24, toolCall: false });
+      const threadId = `t-fine-${kind.name}`;
+      const streams = [];
+      for (const store of [kind.open(), null]) {
+        const upstream = await startUpstream({ shape: 'snapshots', script, stepMs: 1, initialState: bigState(20) });
+        const proxy = createStateSyncProxy({ upstream: upstream.url, ...(store === null ? {} : { store }) });
+        const server = await serve(proxy);
+        try {
+          const { events } = await readStream(server.url(), { input: runInput(threadId, 'r1') });
+          const state = events.map((e) => e.data).filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
+          const sent = upstream.requests[0].events.map((e) => e.type);
+          assert.ok(!sent.includes('STATE_DELTA') && sent.filter((type) => type === 'STATE_SNAPSHOT').length > 24, 'the agent sent snapshots only');
+          const client = await receiverOf(events.map((e) => e.data));
+          assert.deepEqual(plain(client.state), upstream.state(threadId));
+          client.dispose();
+          streams.push(state.map((e) => (e.type === 'STATE_DELTA' ? e.delta : 'snapshot')));
+        } finally {
+          proxy.close();
+          await server.close();
+          await upstream.close();
+        }
+      }
+      const [stored, inMemory] = streams;
+      assert.deepEqual(stored, inMemory);
+      assert.equal(stored.filter((e) => e === 'snapshot').length, 1, 'one snapshot: the run\'s first state');
+      const ops = stored.filter((e) => e !== 'snapshot').flat();
+      assert.ok(ops.some((op) => op.path.startsWith('/items/')), 'items were added or removed one by one');
+      assert.ok(!ops.some((op) => op.path === '/items'), 'never the whole array');
     });
   });
 }
