@@ -22,32 +22,21 @@ uint64_t seqOf(double value) {
 
 std::string dumpSafe(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// A plan as the bindings read it: its tries, "event" for the event's own payload.
-std::string planJson(const CursorPlan& plan) {
+// A plan as the bindings read it: its tries, "event" for the event's own
+// payload. held: a received state's plan, whose tries the core keeps and
+// carries out (tryReceived), so no value crosses: {"update":true} | {"patch":true}.
+std::string planJson(const CursorPlan& plan, bool held = false) {
   if (plan.kind == CursorPlan::Kind::Pass) return R"({"ok":true,"kind":"pass"})";
   if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
   std::string out = R"({"ok":true,"kind":"write","snapshot":)";
   out += plan.snapshot ? "true" : "false";
   out += ",\"tries\":[";
   for (size_t i = 0; i < plan.tries.size(); ++i) {
+    const WriteTry& attempt = plan.tries[i];
     if (i) out += ',';
-    out += plan.tries[i].update ? "{\"update\":" : "{\"patch\":";
-    out += plan.tries[i].fromEvent ? "\"event\"" : dumpSafe(plan.tries[i].value);
-    out += '}';
-  }
-  return out + "]}";
-}
-
-// A received state's plan: the tries without their values, which the core keeps and carries out.
-std::string receivedPlanJson(const CursorPlan& plan) {
-  if (plan.kind != CursorPlan::Kind::Write) return planJson(plan);
-  std::string out = R"({"ok":true,"kind":"write","snapshot":)";
-  out += plan.snapshot ? "true" : "false";
-  out += ",\"tries\":[";
-  for (size_t i = 0; i < plan.tries.size(); ++i) {
-    if (i) out += ',';
-    out += plan.tries[i].update ? "{\"update\":true" : "{\"patch\":true";
-    out += plan.tries[i].inStepOnly ? ",\"inStep\":true}" : "}";
+    out += attempt.update ? "{\"update\":" : "{\"patch\":";
+    out += held ? "true" : attempt.fromEvent ? "\"event\"" : dumpSafe(attempt.value);
+    out += attempt.inStepOnly ? ",\"inStep\":true}" : "}";
   }
   return out + "]}";
 }
@@ -126,7 +115,7 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
     plan.plan = cursor_.planPayload(r->snapshot, plan.payload, seqOf(emitterSeq), true);
   }
   tried_.reset();
-  std::string answer = receivedPlanJson(plan.plan);
+  std::string answer = planJson(plan.plan, true);
   if (plan.plan.kind == CursorPlan::Kind::Write) received_ = std::move(plan);
   return answer;
 }
