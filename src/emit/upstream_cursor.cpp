@@ -15,15 +15,6 @@ WriteTry patchTry(json ops) { return WriteTry{false, false, std::move(ops)}; }
 WriteTry updateTry(json state) { return WriteTry{true, false, std::move(state)}; }
 WriteTry eventTry(bool update) { return WriteTry{update, true, json()}; }
 
-// The rebase diff: member by member, arrays whole unless only elements changed,
-// never collapsed (a collapsed container would overwrite others' writes in it).
-json rebaseOps(const json& from, const json& to) {
-  DiffOptions options;
-  options.collapse = false;
-  options.wholeArrays = true;
-  return diffPatch(from, to, options);
-}
-
 const json* member(const json& event, const char* name) {
   if (!event.is_object()) return nullptr;
   auto it = event.find(name);
@@ -31,6 +22,13 @@ const json* member(const json& event, const char* name) {
 }
 
 }  // namespace
+
+json UpstreamCursor::rebaseOps(const json& from, const json& to) {
+  DiffOptions options;
+  options.collapse = false;
+  options.wholeArrays = true;
+  return diffPatch(from, to, options);
+}
 
 void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
   view_ = std::move(view);
@@ -79,12 +77,19 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
   const bool wasInStep = inStep(emitterSeq);
   // Nobody wrote since this run did: the emitter's own diff is the agent's
   // change (fine-grained, arrays too), if the carrier finds the line still there.
-  if (checked && options_.alwaysRebase && atOurs(emitterSeq)) {
+  const bool tryInStep = checked && options_.alwaysRebase && atOurs(emitterSeq);
+  if (tryInStep) {
     WriteTry first = eventTry(true);
     first.inStepOnly = true;
     plan.tries.push_back(std::move(first));
   }
-  if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
+  if (tryInStep) {  // (atOurs: the view is known, not suspended; always rebasing: not in step)
+    WriteTry rebase = patchTry(std::move(view_));  // moved, not copied: the snapshot replaces it below
+    rebase.rebaseFromValue = true;
+    plan.tries.push_back(std::move(rebase));
+  } else if (viewKnown_ && !suspended_ && !wasInStep) {
+    plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
+  }
   plan.tries.push_back(eventTry(true));
   if (owned != nullptr) {
     view_ = std::move(*owned);  // after the rebase diff above read it

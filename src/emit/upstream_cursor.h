@@ -46,6 +46,10 @@ struct WriteTry {
   // too), else not applicable: a store-bound emitter's in-step snapshot, whose
   // carrier checks the position at each attempt (CursorFacade::tryReceived).
   bool inStepOnly = false;
+  // `value` is the agent's previous state, and the ops are rebaseOps(value,
+  // view()), worked out by the carrier only if it gets to this try (after a
+  // refused in-step one): the diff costs O(state), the race it serves is rare.
+  bool rebaseFromValue = false;
 };
 
 struct CursorPlan {
@@ -114,6 +118,10 @@ class UpstreamCursor {
   // snapshot, or the state its delta led to). A caller that moved the event in
   // writes the snapshot from here instead of keeping a second tree of it.
   const nlohmann::json& view() const { return view_; }
+  // The rebase diff from `from` to `to`: member by member, arrays whole unless
+  // only elements changed, never collapsed (a collapsed container would
+  // overwrite others' writes in it).
+  static nlohmann::json rebaseOps(const nlohmann::json& from, const nlohmann::json& to);
 
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);

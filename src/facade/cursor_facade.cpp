@@ -98,10 +98,11 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
   Received plan;
   if (mode != kInCursor) {
     if (!r->last) return R"({"ok":true,"kind":"later"})";  // as writeReceived
-    plan.payload = relay.state();
     if (mode == kApart) {
-      plan.plan = cursor_.planPayload(true, plan.payload, seqOf(emitterSeq));
+      plan.plan = cursor_.planPayload(true, relay.state(), seqOf(emitterSeq));
+      plan.fromView = true;
     } else {
+      plan.payload = relay.state();
       plan.plan.kind = CursorPlan::Kind::Write;
       plan.plan.tries.push_back(WriteTry{true, true, json()});
       plan.beginAfter = true;
@@ -110,9 +111,15 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
     json parsed;
     const json* payload = nullptr;
     if (auto failure = receivedPayload(relay, *r, parsed, payload)) return failureJson(*failure);
-    // Its own copy: the relay moves on before an asynchronous write lands.
-    plan.payload = payload == &relay.state() ? *payload : std::move(parsed[r->snapshot ? "snapshot" : "delta"]);
-    plan.plan = cursor_.planPayload(r->snapshot, plan.payload, seqOf(emitterSeq), true);
+    // Its own copy (the relay moves on before an asynchronous write lands): a
+    // snapshot's is the cursor's view, which the plan sets to it.
+    if (r->snapshot) {
+      plan.plan = cursor_.planPayload(true, *payload, seqOf(emitterSeq), true);
+      plan.fromView = true;
+    } else {
+      plan.payload = std::move(parsed["delta"]);
+      plan.plan = cursor_.planPayload(false, plan.payload, seqOf(emitterSeq), true);
+    }
   }
   tried_.reset();
   std::string answer = planJson(plan.plan, true);
@@ -124,7 +131,10 @@ std::string CursorFacade::tryReceived(int index, EmitterFacade& facade) {
   if (!received_ || index < 0 || static_cast<size_t>(index) >= received_->plan.tries.size())
     return failureJson(Code::InvalidEvent, "no such try of a received state's plan");
   const WriteTry& next = received_->plan.tries[static_cast<size_t>(index)];
-  const json& value = next.fromEvent ? received_->payload : next.value;
+  const json& event = received_->fromView ? cursor_.view() : received_->payload;
+  json rebase;
+  if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(next.value, event);
+  const json& value = next.fromEvent ? event : next.rebaseFromValue ? rebase : next.value;
   StateEmitter& emitter = *facade.emitter_;
   const bool onOurs = atOurLine(emitter);
   if (next.inStepOnly && !onOurs) return failureJson(Code::PreconditionFailed, "the thread moved since this run's last write");

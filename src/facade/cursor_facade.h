@@ -101,7 +101,8 @@ class CursorFacade {
   // A store-bound emitter's plan for a received state, between planReceived and settleReceived.
   struct Received {
     CursorPlan plan;
-    nlohmann::json payload;   // the state or the delta its "event" tries write
+    nlohmann::json payload;   // the state or the delta its "event" tries write, unless
+    bool fromView = false;    // a snapshot the cursor planned: its view is that state
     bool beginAfter = false;  // mode 1: the cursor begins at the state once it landed
   };
   std::optional<Received> received_;
