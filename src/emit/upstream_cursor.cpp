@@ -146,6 +146,34 @@ void UpstreamCursor::tookInStep(const json& ops, uint64_t emitterSeq) {
   settle(0, emitterSeq);
 }
 
+CursorPlan UpstreamCursor::planHeldSnapshot() {
+  CursorPlan plan;
+  plan.kind = CursorPlan::Kind::Write;
+  plan.snapshot = true;
+  WriteTry first = eventTry(true);
+  first.inStepOnly = true;
+  plan.tries.push_back(std::move(first));
+  WriteTry rebase = patchTry(json());
+  rebase.rebaseFromValue = true;  // (from the view, which is still the previous state)
+  plan.tries.push_back(std::move(rebase));
+  plan.tries.push_back(eventTry(true));
+  return remember(plan, false);
+}
+
+void UpstreamCursor::settleHeld(int landed, uint64_t emitterSeq, bool onOurs, const json* ops, const json* state) {
+  if (landed == 0 && ops != nullptr) {
+    // The emitter held the view (it ran on our position), so its diff applies here too.
+    if (ops->is_array() && applyPatch(view_, *ops, options_.maxDepth).status != PatchStatus::Ok) viewKnown_ = false;
+  } else if (state != nullptr) {
+    view_ = *state;
+    viewKnown_ = true;
+  } else {
+    viewKnown_ = false;
+  }
+  fromInput_ = false;
+  settle(landed, emitterSeq, onOurs);
+}
+
 void UpstreamCursor::settle(int landed, uint64_t emitterSeq, bool onOurs) {
   if (landed < 0 || static_cast<size_t>(landed) >= planExact_.size()) {
     suspended_ = true;  // the emitter refused every way: the agent's later deltas cannot be vouched for

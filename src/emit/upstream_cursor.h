@@ -91,6 +91,16 @@ class UpstreamCursor {
   CursorPlan planPayload(bool snapshot, const nlohmann::json& payload, uint64_t emitterSeq, bool checked = false) {
     return snapshot ? planSnapshot(payload, nullptr, emitterSeq, checked) : planDelta(payload, emitterSeq);
   }
+  // A snapshot the carrier holds by reference, planned where this run's last
+  // write left the emitter (alwaysRebase, atOurs): planPayload(true, ..., true)'s
+  // tries (the rebase's from the view, rebaseFromValue with no value), but the
+  // view takes the snapshot only once the write settled (settleHeld): by the
+  // in-step try's ops, O(delta), or else from a copy the carrier took.
+  CursorPlan planHeldSnapshot();
+  bool holdsInStep(uint64_t emitterSeq) const { return options_.alwaysRebase && atOurs(emitterSeq); }
+  // ops: the in-step try's own (when it landed by them); state: the snapshot's
+  // copy (null when none was taken: then only a refusal, and the view is unknown).
+  void settleHeld(int landed, uint64_t emitterSeq, bool onOurs, const nlohmann::json* ops, const nlohmann::json* state);
   // After a Write plan: the index of the try that landed (-1: none did), and the
   // emitter's seq then. The run is in step afterwards only if that write left
   // the emitter holding exactly the agent's state (an update, or the agent's

@@ -111,9 +111,14 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
     json parsed;
     const json* payload = nullptr;
     if (auto failure = receivedPayload(relay, *r, parsed, payload)) return failureJson(*failure);
-    // Its own copy (the relay moves on before an asynchronous write lands): a
-    // snapshot's is the cursor's view, which the plan sets to it.
-    if (r->snapshot) {
+    if (r->snapshot && r->last && cursor_.holdsInStep(seqOf(emitterSeq))) {
+      // In step: no copy of the state; each try reads the relay's (planHeldSnapshot).
+      plan.plan = cursor_.planHeldSnapshot();
+      plan.held = true;
+      plan.ref = ref;
+    } else if (r->snapshot) {
+      // Its own copy (the relay moves on before an asynchronous write lands): a
+      // snapshot's is the cursor's view, which the plan sets to it.
       plan.plan = cursor_.planPayload(true, *payload, seqOf(emitterSeq), true);
       plan.fromView = true;
     } else {
@@ -127,17 +132,30 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
   return answer;
 }
 
-std::string CursorFacade::tryReceived(int index, EmitterFacade& facade) {
+std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFacade& facade) {
   if (!received_ || index < 0 || static_cast<size_t>(index) >= received_->plan.tries.size())
     return failureJson(Code::InvalidEvent, "no such try of a received state's plan");
   const WriteTry& next = received_->plan.tries[static_cast<size_t>(index)];
-  const json& event = received_->fromView ? cursor_.view() : received_->payload;
-  json rebase;
-  if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(next.value, event);
-  const json& value = next.fromEvent ? event : next.rebaseFromValue ? rebase : next.value;
   StateEmitter& emitter = *facade.emitter_;
+  received_->heldOps.reset();  // (a retry on a reloaded emitter starts over)
   const bool onOurs = atOurLine(emitter);
   if (next.inStepOnly && !onOurs) return failureJson(Code::PreconditionFailed, "the thread moved since this run's last write");
+  const json* event = received_->fromView ? &cursor_.view() : &received_->payload;
+  if (received_->held) {
+    if ((event = heldState(relay)) == nullptr) return failureJson(Code::InvalidEvent, "the relay moved on before the write landed");
+    json ops;
+    if (next.inStepOnly) {
+      if (std::optional<std::vector<json>> events = updateByDiffTo(emitter, *event, ops)) {
+        received_->heldOps = std::move(ops);
+        tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
+        return eventsJson(*events);
+      }
+    }
+    if (!received_->stateCopy) received_->stateCopy = *event;  // the view's once this lands
+  }
+  json rebase;
+  if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(received_->held ? cursor_.view() : next.value, *event);
+  const json& value = next.fromEvent ? *event : next.rebaseFromValue ? rebase : next.value;
   std::string answer;
   if (next.update) {
     std::vector<json> events = emitter.update(value);
@@ -152,13 +170,22 @@ std::string CursorFacade::tryReceived(int index, EmitterFacade& facade) {
   return answer;
 }
 
+const json* CursorFacade::heldState(RelayFacade& relay) const {
+  const ReceivedState* r = relay.received(received_->ref);
+  return r != nullptr && r->last ? &relay.state() : nullptr;
+}
+
 void CursorFacade::settleReceived(int landed, double emitterSeq) {
   // Only a landing this facade carried out names the emitter's line.
   const bool ours = landed >= 0 && tried_ && tried_->index == landed && tried_->after.seq == seqOf(emitterSeq);
+  const bool onOurs = ours && tried_->onOurs;
   if (received_ && received_->beginAfter) {
     if (landed == 0) cursor_.begin(std::move(received_->payload), false, seqOf(emitterSeq));
+  } else if (received_ && received_->held) {
+    const json* ops = landed == 0 && received_->heldOps ? &*received_->heldOps : nullptr;
+    cursor_.settleHeld(landed, seqOf(emitterSeq), onOurs, ops, received_->stateCopy ? &*received_->stateCopy : nullptr);
   } else {
-    cursor_.settle(landed, seqOf(emitterSeq), ours && tried_->onOurs);
+    cursor_.settle(landed, seqOf(emitterSeq), onOurs);
   }
   if (ours) line_ = tried_->after;
   else line_.reset();

@@ -47,7 +47,8 @@
 //                               "event" try is carried out by
 //                               Its tries carry no values ({"update":true} | {"patch":true}):
 //                               each is carried out, whatever it writes, by
-//   tryReceived(index, emitter)  on the store-bound emitter's local one: EmitterFacade.update's
+//   tryReceived(relay, index, emitter)  on the store-bound emitter's local one (the relay
+//                               of the plan, still in its step): EmitterFacade.update's
 //                               or patch's answer. Called again for the same try when the store
 //                               emitter retries on a reloaded local emitter. A try marked
 //                               "inStep":true (a snapshot, first) runs only where this run's last
@@ -88,7 +89,7 @@ class CursorFacade {
   static constexpr int kInCursor = 0, kFirstState = 1, kApart = 2;  // writeReceived's modes
   std::string writeReceived(RelayFacade& relay, int ref, EmitterFacade& emitter, int mode);  // cursor_write.cpp
   std::string planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq);
-  std::string tryReceived(int index, EmitterFacade& emitter);
+  std::string tryReceived(RelayFacade& relay, int index, EmitterFacade& emitter);
   void settleReceived(int landed, double emitterSeq);
   void onLine(const std::string& epoch, double emitterSeq);
   void suspend() { cursor_.suspend(); }
@@ -104,7 +105,19 @@ class CursorFacade {
     nlohmann::json payload;   // the state or the delta its "event" tries write, unless
     bool fromView = false;    // a snapshot the cursor planned: its view is that state
     bool beginAfter = false;  // mode 1: the cursor begins at the state once it landed
+    // A snapshot planned in step (planHeldSnapshot): the relay's state `ref`, read
+    // where each try runs (the relay does not step before the write settled).
+    bool held = false;
+    int ref = -1;
+    std::optional<nlohmann::json> heldOps;    // the in-step try's own ops, when it landed by them
+    std::optional<nlohmann::json> stateCopy;  // the state, taken for any other try (the view's at settle)
   };
+  // tryReceived's held snapshot: the state to write, or a failure.
+  const nlohmann::json* heldState(RelayFacade& relay) const;
+  std::optional<std::vector<nlohmann::json>> updateByBoundedDiff(StateEmitter& emitter, const StateEmitter::DiffFn& diff,
+                                                                 nlohmann::json& ops) const;
+  std::optional<std::vector<nlohmann::json>> updateByDiffTo(StateEmitter& emitter, const nlohmann::json& target,
+                                                            nlohmann::json& ops) const;
   std::optional<Received> received_;
   // Where a store-bound emitter was after this run's last write (its epoch, and
   // the seq it names): an in-step try needs the emitter on the same line there.

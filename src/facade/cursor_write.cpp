@@ -149,11 +149,20 @@ std::string CursorFacade::writeReceived(RelayFacade& relay, int ref, EmitterFaca
 std::optional<std::string> CursorFacade::writeSnapshotInStep(EmitterFacade& facade, const StateEmitter::DiffFn& diff) {
   StateEmitter& emitter = *facade.emitter_;
   if (!cursor_.snapshotInStep(emitter.seq())) return std::nullopt;
+  json ops;
+  std::optional<std::vector<json>> events = updateByBoundedDiff(emitter, diff, ops);
+  if (!events) return std::nullopt;
+  cursor_.tookInStep(ops, emitter.seq());
+  return landedJson(0, *events);
+}
+
+std::optional<std::vector<json>> CursorFacade::updateByBoundedDiff(StateEmitter& emitter, const StateEmitter::DiffFn& diff,
+                                                                   json& ops) const {
   // The JSON route parses the event within maxDepth_ + kEventDepth: a snapshot
   // it would refuse as too deep is declined here too (its ops are what is new).
-  auto bounded = [&](const json& state, const DiffOptions& options, json::array_t& ops) {
-    if (!diff(state, options, ops)) return false;
-    for (const json& op : ops) {
+  auto bounded = [&](const json& state, const DiffOptions& options, json::array_t& out) {
+    if (!diff(state, options, out)) return false;
+    for (const json& op : out) {
       auto path = op.find("path"), value = op.find("value");
       const size_t tokens = path != op.end() && path->is_string() ? pointerTokens(path->get_ref<const std::string&>()) : 0;
       const size_t depth = 1 + tokens + (value == op.end() ? 0 : valueDepth(*value));
@@ -161,11 +170,14 @@ std::optional<std::string> CursorFacade::writeSnapshotInStep(EmitterFacade& faca
     }
     return true;
   };
-  json ops;
-  std::optional<std::vector<json>> events = emitter.updateByDiff(bounded, &ops);
-  if (!events) return std::nullopt;
-  cursor_.tookInStep(ops, emitter.seq());
-  return landedJson(0, *events);
+  return emitter.updateByDiff(bounded, &ops);
+}
+
+std::optional<std::vector<json>> CursorFacade::updateByDiffTo(StateEmitter& emitter, const json& target, json& ops) const {
+  auto diff = [&target](const json& state, const DiffOptions& options, json::array_t& out) {
+    return appendDiffOf(state, JsonNode{&target}, options, out);
+  };
+  return updateByBoundedDiff(emitter, diff, ops);
 }
 
 }  // namespace agui_sync

@@ -129,7 +129,7 @@ json triedReceived(RelayFacade& relay, int ref, CursorFacade& cursor, EmitterFac
   for (int index = 0; index < static_cast<int>(plan["tries"].size()); ++index) {
     const json& attempt = plan["tries"][index];
     REQUIRE(attempt.size() == (attempt.contains("inStep") ? 2u : 1u));  // no values: the core carries each out
-    last = json::parse(cursor.tryReceived(index, emitter));
+    last = json::parse(cursor.tryReceived(relay, index, emitter));
     if (attempt.contains("inStep")) ++(last["ok"] == true ? inStepTries.landed : inStepTries.refused);
     if (last["ok"] == true) {
       cursor.settleReceived(index, emitter.seq());
@@ -252,7 +252,7 @@ json throughPlan(RelayFacade& relay, int ref, CursorFacade& cursor, EmitterFacad
   const json plan = json::parse(cursor.planReceived(relay, ref, mode, emitter.seq()));
   if (plan.value("kind", "") != "write") return plan;  // (a failure has no kind)
   REQUIRE(plan["tries"].size() == 1);
-  const json answer = json::parse(cursor.tryReceived(0, emitter));
+  const json answer = json::parse(cursor.tryReceived(relay, 0, emitter));
   cursor.settleReceived(answer["ok"] == true ? 0 : -1, emitter.seq());
   return {{"ok", true}, {"kind", "write"}, {"landed", answer["ok"] == true ? 0 : -1}, {"events", answer.value("events", json::array())}};
 }
@@ -381,4 +381,46 @@ TEST_CASE("relay: the in-step try checks the emitter's line, not only its seq", 
   const json state = json::parse(other.stateJson());
   REQUIRE(state["o"] == 7);
   REQUIRE(state["a"] == json::array({1, 2}));
+}
+
+TEST_CASE("relay: a store-bound run's view follows its in-step snapshot, and its rebase after a race starts there", "[relay][facade]") {
+  RelayFacade relay("");
+  CursorFacade cursor(R"({"alwaysRebase":true})");
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  json state = {{"a", {1, 2, 3}}, {"o", 0}, {"pad", std::string(300, 'p')}};
+  emitter.update(state.dump());
+  REQUIRE(json::parse(cursor.begin(state.dump(), false, emitter.seq()))["ok"] == true);
+  cursor.onLine("e", emitter.seq());
+  auto snapshot = [&](const json& next, const std::function<void()>& race) {
+    push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", next}}));
+    const std::vector<json> applied = appliedOfStep(relay);
+    REQUIRE(applied.size() == 1);
+    return triedReceived(relay, applied[0]["ref"], cursor, emitter, race);
+  };
+  state["a"].push_back(4);
+  REQUIRE(snapshot(state, [] {})["landed"] == 0);  // in step: the view follows by the emitter's ops
+  state["n"] = 1;
+  const json written = snapshot(state, [&] { emitter.patch(R"([{"op":"replace","path":"/o","value":5}])"); });
+  REQUIRE(written["landed"] == 1);
+  // The rebase is what the agent changed since its last snapshot: /n only, not /a again.
+  REQUIRE(written["events"][0]["delta"] == json::array({{{"op", "add"}, {"path", "/n"}, {"value", 1}}}));
+  REQUIRE(json::parse(emitter.stateJson())["o"] == 5);
+}
+
+TEST_CASE("relay: a held snapshot's write is refused once the relay has moved on", "[relay][facade]") {
+  RelayFacade relay("");
+  CursorFacade cursor(R"({"alwaysRebase":true})");
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  emitter.update(R"({"a":1})");
+  REQUIRE(json::parse(cursor.begin(R"({"a":1})", false, emitter.seq()))["ok"] == true);
+  cursor.onLine("e", emitter.seq());
+  push(relay, frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", {{"a", 2}}}}) + frame({{"type", "STATE_SNAPSHOT"}, {"snapshot", {{"a", 3}}}}));
+  const int ref = appliedOfStep(relay)[0]["ref"];
+  REQUIRE(json::parse(cursor.planReceived(relay, ref, CursorFacade::kInCursor, emitter.seq()))["tries"].size() == 3);
+  REQUIRE(appliedOfStep(relay).size() == 1);  // a binding that stepped before the write settled
+  const uint64_t seq = emitter.seq();
+  for (int index = 0; index < 3; ++index)
+    REQUIRE(json::parse(cursor.tryReceived(relay, index, emitter))["code"] == "invalid-event");
+  REQUIRE(emitter.seq() == seq);
+  REQUIRE(json::parse(emitter.stateJson()) == json{{"a", 1}});
 }

@@ -113,7 +113,7 @@ export class UpstreamCursor {
     }
     if (result.kind === 'later') return { events: [], state: true, dropped: null, error: null, later: true };
     if (plain || !result.ok || result.kind !== 'write') return this.#written(result, null);
-    return this.#try(emitter, null, result.tries, 0, null, true);
+    return this.#try(emitter, null, result.tries, 0, null, relay);
   }
 
   // A write-through answer (planWrite's, writeReceived's): write()'s.
@@ -130,8 +130,9 @@ export class UpstreamCursor {
   // The plan's tries in order: a patch that does not apply, or an in-step try
   // whose thread moved, moves on (its refusal kept to report if none lands); the
   // first that lands stands.
-  // received: a received state's plan (writeReceived), whose tries the core holds and carries out.
-  #try(emitter, event, tries, index, refusal = null, received = false) {
+  // received: the RelayEngine of a received state's plan (writeReceived), whose
+  // tries the core holds and carries out (a held snapshot's reading the relay's state).
+  #try(emitter, event, tries, index, refusal = null, received = null) {
     const fail = (error) => this.#landed(emitter, -1, [], error?.code ?? 'engine-failed', error, received);
     if (index >= tries.length) return fail(refusal);
     const update = 'update' in tries[index];
@@ -139,7 +140,7 @@ export class UpstreamCursor {
     const next = (error) => (NOT_APPLICABLE.has(error?.code) && skippable ? this.#try(emitter, event, tries, index + 1, error, received) : fail(error));
     let out;
     try {
-      if (received) out = emitter[kCommitThrough]((facade) => this.#tryReceived(index, facade));
+      if (received) out = emitter[kCommitThrough]((facade) => this.#tryReceived(received, index, facade));
       else {
         let value = update ? tries[index].update : tries[index].patch;
         if (value === 'event') value = update ? event.snapshot : event.delta; // the event's own payload
@@ -152,8 +153,8 @@ export class UpstreamCursor {
   }
 
   // One try of a received state's plan on a store-bound emitter's local facade: its events, or its refusal thrown.
-  #tryReceived(index, facade) {
-    const result = this.#link.callJson((f) => f.tryReceived(index, facade));
+  #tryReceived(relay, index, facade) {
+    const result = relay.withFacade((r) => this.#link.callJson((f) => f.tryReceived(r, index, facade)));
     if (!result.ok) throw failureError(result, 'patch-failed', `the write refused (${result.code}): ${result.message}; the state is unchanged`);
     return result.events;
   }
