@@ -42,10 +42,11 @@
 //                               modes 1 and 2 for a state the same step's last one covers.
 //   planReceived(relay, ref, mode, emitterSeq)
 //                               the same state for a store-bound emitter, whose writes are
-//                               asynchronous: plan()'s answer (or "later"), the plan kept with
-//                               its own copy of the state or delta (no JSON text of it); each
-//                               "event" try is carried out by
-//                               Its tries carry no values ({"update":true} | {"patch":true}):
+//                               asynchronous: plan()'s answer (or "later"), the plan kept here
+//                               with no JSON text of the state: its own copy (the cursor's view,
+//                               or the delta), or, for a snapshot planned where this run's last
+//                               write left the emitter, none: its tries read the relay's state.
+//                               The tries carry no values ({"update":true} | {"patch":true}):
 //                               each is carried out, whatever it writes, by
 //   tryReceived(relay, index, emitter)  on the store-bound emitter's local one (the relay
 //                               of the plan, still in its step): EmitterFacade.update's
