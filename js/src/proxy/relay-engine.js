@@ -4,7 +4,8 @@
 // the same options), but hands out one event's outcomes at a time, so the
 // run's cursor writes each state it verified while the engine holds exactly
 // that state (UpstreamCursor.writeReceived): by reference into a thread in
-// memory, from the core's own copy into a store-bound thread's local emitter.
+// memory, and into a store-bound thread's local emitter from the engine's
+// state where each try runs (or the core's own copy, out of step).
 // The state is parsed once; no JSON text of it, nor a JS copy, is made between
 // the receiver and the emitter. The relay (relay.js) takes the next outcome
 // only once the last one's write settled.

@@ -96,10 +96,11 @@ export class UpstreamCursor {
    * The proxy's route: the applied state `ref` of `relay`'s current step (a
    * RelayEngine in this module) written with no JSON text of it, in `mode`
    * (CursorFacade::writeReceived's). A plain emitter is written by reference
-   * in one call; a store-bound one tries the plan's ways as write() does, the
-   * state's own from the core's copy of it (its local emitter's facade). As
-   * write() answers; `later`: an earlier state of the step, which the step's
-   * last one covers. The relay must not step before it settled.
+   * in one call; a store-bound one tries the plan's ways as write() does, each
+   * carried out by the core on its local emitter's facade, from the relay's
+   * state or the core's copy of it. As write() answers; `later`: an earlier
+   * state of the step, which the step's last one covers. The relay must not
+   * step before it settled (a try that finds it moved on is refused).
    */
   writeReceived(emitter, relay, ref, mode) {
     const plain = typeof emitter[kWriteThrough] === 'function';
