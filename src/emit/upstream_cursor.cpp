@@ -75,22 +75,13 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;
   const bool wasInStep = inStep(emitterSeq);
-  // Nobody wrote since this run did: the emitter's own diff is the agent's
-  // change (fine-grained, arrays too), if the carrier finds the line still there.
-  const bool tryInStep = checked && options_.alwaysRebase && atOurs(emitterSeq);
-  if (tryInStep) {
-    WriteTry first = eventTry(true);
-    first.inStepOnly = true;
-    plan.tries.push_back(std::move(first));
+  if (checked && holdsInStep(emitterSeq)) {
+    // (The previous view moves into the rebase try, not copied: the snapshot replaces it below.)
+    plan.tries = inStepSnapshotTries(std::move(view_));
+  } else {
+    if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
+    plan.tries.push_back(eventTry(true));
   }
-  if (tryInStep) {  // (atOurs: the view is known, not suspended; always rebasing: not in step)
-    WriteTry rebase = patchTry(std::move(view_));  // moved, not copied: the snapshot replaces it below
-    rebase.rebaseFromValue = true;
-    plan.tries.push_back(std::move(rebase));
-  } else if (viewKnown_ && !suspended_ && !wasInStep) {
-    plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
-  }
-  plan.tries.push_back(eventTry(true));
   if (owned != nullptr) {
     view_ = std::move(*owned);  // after the rebase diff above read it
   } else {
@@ -146,17 +137,24 @@ void UpstreamCursor::tookInStep(const json& ops, uint64_t emitterSeq) {
   settle(0, emitterSeq);
 }
 
+// Nobody wrote since this run did: the emitter's own diff is the agent's
+// change (fine-grained, arrays too), if the carrier finds the line still
+// there; else the rebase from `previous` (null: from the view), worked out
+// only then; else the whole state.
+std::vector<WriteTry> UpstreamCursor::inStepSnapshotTries(json previous) {
+  std::vector<WriteTry> tries(1, eventTry(true));
+  tries[0].inStepOnly = true;
+  tries.push_back(patchTry(std::move(previous)));
+  tries[1].rebaseFromValue = true;
+  tries.push_back(eventTry(true));
+  return tries;
+}
+
 CursorPlan UpstreamCursor::planHeldSnapshot() {
   CursorPlan plan;
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;
-  WriteTry first = eventTry(true);
-  first.inStepOnly = true;
-  plan.tries.push_back(std::move(first));
-  WriteTry rebase = patchTry(json());
-  rebase.rebaseFromValue = true;  // (from the view, which is still the previous state)
-  plan.tries.push_back(std::move(rebase));
-  plan.tries.push_back(eventTry(true));
+  plan.tries = inStepSnapshotTries(json());  // (the view is still the previous state)
   return remember(plan, false);
 }
 

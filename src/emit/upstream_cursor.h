@@ -141,6 +141,7 @@ class UpstreamCursor {
   CursorPlan planDelta(const nlohmann::json& delta, uint64_t emitterSeq);
   bool inStep(uint64_t emitterSeq) const { return !options_.alwaysRebase && exact_ && emitterSeq == ours_; }
   CursorPlan& remember(CursorPlan& plan, bool wasInStep);
+  static std::vector<WriteTry> inStepSnapshotTries(nlohmann::json previous);
 
   CursorOptions options_;
   nlohmann::json view_;

@@ -143,8 +143,8 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   const json* event = received_->fromView ? &cursor_.view() : &received_->payload;
   if (received_->held) {
     if ((event = heldState(relay)) == nullptr) return failureJson(Code::InvalidEvent, "the relay moved on before the write landed");
-    json ops;
     if (next.inStepOnly) {
+      json ops;
       if (std::optional<std::vector<json>> events = updateByDiffTo(emitter, *event, ops)) {
         received_->heldOps = std::move(ops);
         tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
@@ -156,18 +156,10 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   json rebase;
   if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(received_->held ? cursor_.view() : next.value, *event);
   const json& value = next.fromEvent ? *event : next.rebaseFromValue ? rebase : next.value;
-  std::string answer;
-  if (next.update) {
-    std::vector<json> events = emitter.update(value);
-    if (events.empty() && emitter.lastFailure()) return failureJson(*emitter.lastFailure());
-    answer = eventsJson(events);
-  } else {
-    PatchOutcome r = emitter.patch(value);
-    if (!r.ok()) return failureJson(*r.failure);
-    answer = eventsJson(r.events);
-  }
+  std::vector<json> events;
+  if (std::optional<Failure> refused = attempt(emitter, next.update, value, events)) return failureJson(*refused);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
-  return answer;
+  return eventsJson(events);
 }
 
 const json* CursorFacade::heldState(RelayFacade& relay) const {
@@ -182,7 +174,7 @@ void CursorFacade::settleReceived(int landed, double emitterSeq) {
   if (received_ && received_->beginAfter) {
     if (landed == 0) cursor_.begin(std::move(received_->payload), false, seqOf(emitterSeq));
   } else if (received_ && received_->held) {
-    const json* ops = landed == 0 && received_->heldOps ? &*received_->heldOps : nullptr;
+    const json* ops = received_->heldOps ? &*received_->heldOps : nullptr;  // (the in-step try's: settleHeld reads them if it landed)
     cursor_.settleHeld(landed, seqOf(emitterSeq), onOurs, ops, received_->stateCopy ? &*received_->stateCopy : nullptr);
   } else {
     cursor_.settle(landed, seqOf(emitterSeq), onOurs);

@@ -98,6 +98,10 @@ class CursorFacade {
 
  private:
   std::string carryOut(const CursorPlan& plan, const nlohmann::json& payload, StateEmitter& emitter);
+  // One try against the emitter (update() to `value`, else patch() by it): its
+  // events in `out`, or why it was refused. cursor_write.cpp
+  static std::optional<Failure> attempt(StateEmitter& emitter, bool update, const nlohmann::json& value,
+                                        std::vector<nlohmann::json>& out);
   static std::optional<Failure> receivedPayload(RelayFacade& relay, const ReceivedState& r, nlohmann::json& parsed,
                                                 const nlohmann::json*& payload);
   // A store-bound emitter's plan for a received state, between planReceived and settleReceived.

@@ -37,21 +37,6 @@ bool notApplicable(Code code) {
   return code == Code::PatchFailed || code == Code::PreconditionFailed || code == Code::InvalidPatch;
 }
 
-// One try against the emitter: its events in `out`, or why it was refused.
-// `payload`: the event's own delta (for a patch try that is fromEvent).
-std::optional<Failure> attempt(StateEmitter& emitter, const WriteTry& next, const json& payload, const json& view,
-                               std::vector<json>& out) {
-  if (next.update) {
-    out = emitter.update(next.fromEvent ? view : next.value);  // by reference: no copy of the state
-    if (out.empty() && emitter.lastFailure()) return *emitter.lastFailure();
-    return std::nullopt;
-  }
-  PatchOutcome r = emitter.patch(next.fromEvent ? payload : next.value);
-  if (!r.ok()) return *r.failure;
-  out = std::move(r.events);
-  return std::nullopt;
-}
-
 std::string refusedJson(const Failure& refused) {
   return R"({"ok":true,"kind":"write","landed":-1,"failure":)" + failureJson(refused) + "}";
 }
@@ -66,6 +51,18 @@ std::string landedJson(size_t landed, const std::vector<json>& events) {
 }
 
 }  // namespace
+
+std::optional<Failure> CursorFacade::attempt(StateEmitter& emitter, bool update, const json& value, std::vector<json>& out) {
+  if (update) {
+    out = emitter.update(value);  // by reference: no copy of the state
+    if (out.empty() && emitter.lastFailure()) return *emitter.lastFailure();
+    return std::nullopt;
+  }
+  PatchOutcome r = emitter.patch(value);
+  if (!r.ok()) return *r.failure;
+  out = std::move(r.events);
+  return std::nullopt;
+}
 
 std::string CursorFacade::planWrite(const std::string& eventJson, EmitterFacade& facade) {
   StateEmitter& emitter = *facade.emitter_;
@@ -87,8 +84,9 @@ std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, 
   if (plan.kind == CursorPlan::Kind::Drop) return std::string(R"({"ok":true,"kind":"drop","reason":")") + plan.reason + "\"}";
   std::optional<Failure> last;
   for (size_t i = 0; i < plan.tries.size(); ++i) {
+    const WriteTry& next = plan.tries[i];
     std::vector<json> events;
-    last = attempt(emitter, plan.tries[i], payload, cursor_.view(), events);
+    last = attempt(emitter, next.update, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, events);
     if (!last) {
       cursor_.settle(static_cast<int>(i), emitter.seq());
       return landedJson(i, events);
