@@ -9,9 +9,12 @@ JOBS ?= 2
 NATIVE_BUILD := build/native
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # redis-server: the store tests start their own, on a free port (tests/js/redis-support.mjs).
-APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver redis-server
+APT_PACKAGES := cmake g++ make python3 nlohmann-json3-dev catch2 emscripten clang-14 libclang-rt-14-dev chromium chromium-driver redis-server ccache
+# ccache (when present) caches every native compile: a rebuild of an unchanged
+# file is a lookup, and the Python extension reuses the native build's core objects.
+CCACHE_LAUNCHER = $(if $(shell command -v ccache 2>/dev/null),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all deps native-build native-test test build demo bench clean wasm npm-deps js-test conformance
+.PHONY: all deps native-build native-test native-test-only test test-serial build demo bench clean wasm npm-deps js-test js-test-only conformance
 
 # External conformance suites (SSE, RFC 8785, AG-UI apply cases): third-party
 # material that is never part of this repository. They are read from
@@ -39,16 +42,27 @@ deps:
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
 
+# Position-independent like the Python extension's core, so that ccache serves
+# the extension's build from this one.
 native-build: deps
-	cmake -S . -B $(NATIVE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake -S . -B $(NATIVE_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON $(CCACHE_LAUNCHER) >/dev/null
 	cmake --build $(NATIVE_BUILD) -j$(JOBS)
 
 # The JSON Patch suite is the npm devDependency json-patch-test-suite.
 native-test: native-build npm-deps conformance
-	$(NATIVE_BUILD)/agui_sync_tests
-	cd $(NATIVE_BUILD) && ctest --output-on-failure
+	$(MAKE) --no-print-directory native-test-only
 
-test: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test frameworks-test
+native-test-only:
+	$(NATIVE_BUILD)/agui_sync_tests
+	cd $(NATIVE_BUILD) && ctest --output-on-failure -E '^native_suite$$'  # the suite just ran
+
+# make test: every suite, through tools/test_all.sh, which runs the builds and
+# the suites side by side and prints how long each stage took (issue 37).
+# make test-serial: the same suites one after the other, with no driver.
+test:
+	@MAKE="$(MAKE)" tools/test_all.sh
+
+test-serial: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test frameworks-test
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -81,12 +95,19 @@ npm-deps: deps node_modules/.package-lock.json
 # JS suite: API, mirror, conformance (AGUI_CONFORMANCE_DIR), leak, types, React,
 # CSP, and the npm-pack / Vite / headless-Chromium package test.
 js-test: wasm npm-deps conformance
-	node --expose-gc --test tests/js/
+	$(JS_TEST)
+
+js-test-only:
+	$(JS_TEST)
+
+# Files run side by side: most of them wait on sockets, Redis or child processes.
+JS_TEST_CONCURRENCY ?= 3
+JS_TEST = node --expose-gc --test --test-concurrency=$(JS_TEST_CONCURRENCY) tests/js/
 
 # ---- demo (demo/, tests/browser/) -------------------------------------------
 # make demo [PORT=8787]: build the engine and the page, serve on 127.0.0.1.
 PORT ?= 8787
-.PHONY: demo-install demo-build demo-test
+.PHONY: demo-install demo-build demo-test copilotkit-install
 
 # npm ci only when demo/node_modules is missing or older than the lockfile.
 demo/node_modules/.package-lock.json: demo/package.json demo/package-lock.json | deps
@@ -114,6 +135,8 @@ demo-test: demo-build
 tests/copilotkit/node_modules/.package-lock.json: tests/copilotkit/package.json tests/copilotkit/package-lock.json | deps
 	cd tests/copilotkit && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $@
+
+copilotkit-install: tests/copilotkit/node_modules/.package-lock.json
 
 copilotkit-test: wasm npm-deps tests/copilotkit/node_modules/.package-lock.json
 	node --test tests/copilotkit/copilotkit.e2e.mjs tests/copilotkit/a2ui-middleware.test.mjs
@@ -173,19 +196,33 @@ include fuzz/fuzz.mk
 # pytest. native-build provides agui-sync-render for the renderer comparison.
 PY_VENV := build/venv
 PYTHON3 ?= python3
-.PHONY: py-install py-test py-lock py-live-test
+.PHONY: py-install py-wheel py-venvs py-test py-test-only py-lock py-live-test py-live-test-only
 
 $(PY_VENV)/.requirements: tests/python/requirements.lock | deps
 	[ -x $(PY_VENV)/bin/python ] || $(PYTHON3) -m venv $(PY_VENV)
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.lock
 	@touch $@
 
+# The extension is compiled once, into a wheel (build/wheel/), which every
+# venv installs: build/venv, and the frameworks' two (issue 37). Incremental:
+# scikit-build-core's build dir is build/python/{wheel_tag}, and ccache serves
+# the core's objects from the native build.
+PY_WHEEL_DIR := build/wheel
+PIP_QUIET := -q --disable-pip-version-check
+py-wheel: $(PY_VENV)/.requirements
+	rm -rf $(PY_WHEEL_DIR)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY_VENV)/bin/pip wheel $(PIP_QUIET) --no-deps --no-build-isolation \
+	  $(if $(CCACHE_LAUNCHER),-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache) -w $(PY_WHEEL_DIR) .
+
 # One target installs the package, so that py-test and py-live-test under
 # make -j never run two pip installs into the venv at once.
-py-install: $(PY_VENV)/.requirements
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation .
+py-install: py-wheel
+	$(PY_VENV)/bin/pip install $(PIP_QUIET) --no-deps --force-reinstall $(PY_WHEEL_DIR)/agui_state_sync-*.whl
 
 py-test: native-build py-install
+	$(MAKE) --no-print-directory py-test-only
+
+py-test-only:
 	$(PY_VENV)/bin/python -m pytest -q tests/python
 
 # make py-live-test: the cross-language live test (issue 23): the Python server
@@ -193,6 +230,9 @@ py-test: native-build py-install
 # StateSyncHttpAgent through the seeded fault link; needs the WASM engine and
 # the package installed in the venv.
 py-live-test: wasm npm-deps py-install
+	$(MAKE) --no-print-directory py-live-test-only
+
+py-live-test-only:
 	AGUI_PYTHON=$(abspath $(PY_VENV))/bin/python node --test tests/python/live/
 
 # make py-bench (part of make bench; not a test): sequence_state on a
@@ -220,7 +260,7 @@ py-lock:
 # (build/venv-frameworks, pinned by tests/frameworks/requirements.lock) with
 # this package built into it (its own scikit-build-core build dir).
 FW_VENV := build/venv-frameworks
-.PHONY: frameworks-test frameworks-lock
+.PHONY: frameworks-test frameworks-test-only frameworks-install frameworks-lock
 
 $(FW_VENV)/.requirements: tests/frameworks/requirements.lock | deps
 	[ -x $(FW_VENV)/bin/python ] || $(PYTHON3) -m venv $(FW_VENV)
@@ -234,9 +274,17 @@ $(CREW_VENV)/.requirements: tests/frameworks/crewai-requirements.lock | deps
 	$(CREW_VENV)/bin/pip install -q --disable-pip-version-check -r tests/frameworks/crewai-requirements.lock
 	@touch $@
 
-frameworks-test: wasm npm-deps $(FW_VENV)/.requirements $(CREW_VENV)/.requirements
-	$(FW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-frameworks/{wheel_tag}' .
-	$(CREW_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -C 'build-dir=build/python-crewai/{wheel_tag}' .
+# Every venv's pinned requirements (downloads only; make test runs them first).
+py-venvs: $(PY_VENV)/.requirements $(FW_VENV)/.requirements $(CREW_VENV)/.requirements
+
+frameworks-install: py-wheel $(FW_VENV)/.requirements $(CREW_VENV)/.requirements
+	for v in $(FW_VENV) $(CREW_VENV); do \
+	  $$v/bin/pip install $(PIP_QUIET) --no-deps --force-reinstall $(PY_WHEEL_DIR)/agui_state_sync-*.whl; done
+
+frameworks-test: wasm npm-deps frameworks-install
+	$(MAKE) --no-print-directory frameworks-test-only
+
+frameworks-test-only:
 	node --test tests/frameworks/
 	$(FW_VENV)/bin/python -m pytest -q -p no:cacheprovider examples   # the examples' smoke test, in-process
 

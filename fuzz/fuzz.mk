@@ -35,34 +35,22 @@ FUZZ_KNOWN_ISSUES ?=
 # Extra libFuzzer flags for `make fuzz` / `make fuzz-<name>` (e.g. -jobs=2 -workers=2).
 FUZZ_FLAGS ?=
 
-FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CXXFLAGS := -std=c++17 -O1 -g $(FUZZ_SAN) -Iinclude -Isrc -Ifuzz -MMD -MP
-FUZZ_CORE_OBJS := $(patsubst src/%.cpp,$(FUZZ_DIR)/obj/src/%.o,$(wildcard src/*/*.cpp))
-# libFuzzer's options shared by every run. Crashes land in build/fuzz/artifacts/<target>/.
+# The fuzz targets are built by CMake in the sanitizer build (build/asan,
+# clang, -DAGUI_FUZZ=ON): the core is compiled once, with ASan + UBSan and
+# libFuzzer's coverage hooks, for the fuzzers and the sanitizer suite alike.
+SANITIZE_BUILD := build/asan
+# -O1 -g as libFuzzer's docs advise, without NDEBUG: asserts stay on.
+SANITIZE_CONFIGURE = cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+  -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g" -DAGUI_FUZZ=ON \
+  -DAGUI_FUZZ_OUTPUT_DIR=$(abspath $(FUZZ_DIR)) $(CCACHE_LAUNCHER) >/dev/null
 FUZZ_RUN_FLAGS = -print_final_stats=1 -timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/fuzz_$*/ \
   $(if $(wildcard fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict),-dict=fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict)
 
 .PHONY: fuzz fuzz-build fuzz-corpus fuzz-smoke $(addprefix fuzz-,$(FUZZ_NAMES)) $(addprefix fuzz-smoke-,$(FUZZ_NAMES))
 
-$(FUZZ_DIR)/obj/src/%.o: src/%.cpp
-	@mkdir -p $(@D)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-
-$(FUZZ_DIR)/obj/fuzz/%.o: fuzz/%.cpp
-	@mkdir -p $(@D)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-
-$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $(FUZZ_CORE_OBJS)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $^ -o $@
-
-# The objects are intermediates of the pattern chain; keep them so a rebuild
-# only recompiles what changed.
-.SECONDARY: $(FUZZ_CORE_OBJS) $(patsubst %,$(FUZZ_DIR)/obj/fuzz/fuzz_%.o,$(FUZZ_NAMES))
-
--include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)
-
 fuzz-build: deps
-	$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BINS)
+	$(SANITIZE_CONFIGURE)
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS) --target fuzz_targets
 
 # Seeds: the JSON Patch suite (npm) always, the external suites when present
 # (AGUI_CONFORMANCE_DIR, exported by the Makefile only when the folder exists).
@@ -103,14 +91,16 @@ $(addprefix fuzz-,$(FUZZ_NAMES)): fuzz-%: fuzz-build fuzz-corpus
 # Sanitizers: the whole native suite (and the replay CLI test) built with
 # -DAGUI_SANITIZE=ON (ASan + UBSan, no recovery: any report fails the run).
 # About 40 s of tests on 2 cores, the 10,000-schedule property test included.
-SANITIZE_BUILD := build/asan
 SANITIZE_TEST_ARGS ?=
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: sanitize
-sanitize: deps
-	cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGUI_SANITIZE=ON >/dev/null
-	cmake --build $(SANITIZE_BUILD) -j$(JOBS)
+.PHONY: sanitize sanitize-build
+sanitize: sanitize-build
 	$(SANITIZE_ENV) $(SANITIZE_BUILD)/agui_sync_tests $(SANITIZE_TEST_ARGS)
 	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -E '^native_suite$$'  # the suite just ran
+
+# The whole sanitizer build: the suite, the tools and the fuzz targets.
+sanitize-build: deps
+	$(SANITIZE_CONFIGURE)
+	cmake --build $(SANITIZE_BUILD) -j$(JOBS) --target all fuzz_targets
