@@ -42,19 +42,22 @@ deps:
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
 
-# Position-independent like the Python extension's core, so that ccache serves
-# the extension's build from this one.
+# Position-independent and with the compiler named as the Python extension's
+# build names it (ccache tells c++ from g++), so that ccache serves the
+# extension's core from this build.
+NATIVE_CXX ?= g++
 native-build: deps
-	cmake -S . -B $(NATIVE_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON $(CCACHE_LAUNCHER) >/dev/null
+	cmake -S . -B $(NATIVE_BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=$(NATIVE_CXX) \
+	  -DCMAKE_POSITION_INDEPENDENT_CODE=ON $(CCACHE_LAUNCHER) >/dev/null
 	cmake --build $(NATIVE_BUILD) -j$(JOBS)
 
 # The JSON Patch suite is the npm devDependency json-patch-test-suite.
 native-test: native-build npm-deps conformance
 	$(MAKE) --no-print-directory native-test-only
 
+# Each test case is a ctest test (catch_discover_tests): -j runs them side by side.
 native-test-only:
-	$(NATIVE_BUILD)/agui_sync_tests
-	cd $(NATIVE_BUILD) && ctest --output-on-failure -E '^native_suite$$'  # the suite just ran
+	cd $(NATIVE_BUILD) && ctest -j$(JOBS) --output-on-failure
 
 # make test: every suite, through tools/test_all.sh, which runs the builds and
 # the suites side by side and prints how long each stage took (issue 37).

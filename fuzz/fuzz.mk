@@ -39,10 +39,12 @@ FUZZ_FLAGS ?=
 # clang, -DAGUI_FUZZ=ON): the core is compiled once, with ASan + UBSan and
 # libFuzzer's coverage hooks, for the fuzzers and the sanitizer suite alike.
 SANITIZE_BUILD := build/asan
-# -O1 -g as libFuzzer's docs advise, without NDEBUG: asserts stay on.
+# -O1 -g as libFuzzer's docs advise, without NDEBUG: asserts stay on. The test
+# files alone at -O0: under ASan, -O1 doubles their compile time, and the time
+# the suite runs is spent in the core.
 SANITIZE_CONFIGURE = cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
   -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g" -DAGUI_FUZZ=ON \
-  -DAGUI_FUZZ_OUTPUT_DIR=$(abspath $(FUZZ_DIR)) $(CCACHE_LAUNCHER) >/dev/null
+  -DAGUI_FUZZ_OUTPUT_DIR=$(abspath $(FUZZ_DIR)) -DAGUI_TEST_OPT=-O0 $(CCACHE_LAUNCHER) >/dev/null
 FUZZ_RUN_FLAGS = -print_final_stats=1 -timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(FUZZ_DIR)/artifacts/fuzz_$*/ \
   $(if $(wildcard fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict),-dict=fuzz/dict/$(or $(FUZZ_DICT_$*),$*).dict)
 
@@ -64,7 +66,10 @@ fuzz-corpus: $(FUZZ_DIR)/corpus/.stamp
 # go to a scratch directory, so the seed corpus stays as generated).
 fuzz-smoke: $(addprefix fuzz-smoke-,$(FUZZ_NAMES))
 
-$(addprefix fuzz-smoke-,$(FUZZ_NAMES)): fuzz-smoke-%: fuzz-build fuzz-corpus
+# make test runs the smoke runs once the sanitizer build is done, beside its
+# suite: FUZZ_SMOKE_DEPS= there, so nothing reconfigures that build meanwhile.
+FUZZ_SMOKE_DEPS ?= fuzz-build
+$(addprefix fuzz-smoke-,$(FUZZ_NAMES)): fuzz-smoke-%: $(FUZZ_SMOKE_DEPS) fuzz-corpus
 	@rm -rf $(FUZZ_DIR)/smoke/fuzz_$* && mkdir -p $(FUZZ_DIR)/smoke/fuzz_$* $(FUZZ_DIR)/artifacts/fuzz_$* $(FUZZ_DIR)/logs
 	@echo "fuzz-smoke fuzz_$*: $(or $(FUZZ_SMOKE_RUNS_$*),$(FUZZ_SMOKE_RUNS)) runs (at most $(FUZZ_SMOKE_SECONDS) s)"
 	@AGUI_FUZZ_KNOWN=$(FUZZ_KNOWN_ISSUES) $(FUZZ_DIR)/fuzz_$* $(FUZZ_RUN_FLAGS) -seed=1 \
@@ -88,17 +93,21 @@ $(addprefix fuzz-,$(FUZZ_NAMES)): fuzz-%: fuzz-build fuzz-corpus
 	@fuzz/fuzz_summary.sh fuzz_$* $(FUZZ_DIR)/logs/fuzz_$*.log $(FUZZ_DIR)/campaign/fuzz_$*
 
 # ---------------------------------------------------------------------------
-# Sanitizers: the whole native suite (and the replay CLI test) built with
-# -DAGUI_SANITIZE=ON (ASan + UBSan, no recovery: any report fails the run).
-# About 40 s of tests on 2 cores, the 10,000-schedule property test included.
+# Sanitizers: the whole native suite (and the CLI tests) built with ASan +
+# UBSan (no recovery: any report fails the run), in the build the fuzz
+# targets share.
 SANITIZE_TEST_ARGS ?=
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: sanitize sanitize-build
+.PHONY: sanitize sanitize-only sanitize-build
 sanitize: sanitize-build
-	$(SANITIZE_ENV) $(SANITIZE_BUILD)/agui_sync_tests $(SANITIZE_TEST_ARGS)
-	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure -E '^native_suite$$'  # the suite just ran
+	$(MAKE) --no-print-directory sanitize-only
+
+# The suite's test cases and the CLI checks, each a ctest test, side by side.
+# SANITIZE_TEST_ARGS: ctest's, e.g. -R 'relay' to run some.
+sanitize-only:
+	cd $(SANITIZE_BUILD) && $(SANITIZE_ENV) ctest -j$(JOBS) --output-on-failure $(SANITIZE_TEST_ARGS)
 
 # The whole sanitizer build: the suite, the tools and the fuzz targets.
 sanitize-build: deps

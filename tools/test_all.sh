@@ -5,8 +5,8 @@
 # Two lanes share the machine's cores. The build lane compiles (each build
 # with -j$JOBS); the test lane runs each suite as soon as what it needs is
 # built, so tests that wait on sockets, Redis or a browser overlap with
-# compiles that keep the cores busy. Downloads (npm, pip) run before either
-# lane, two at a time, because they wait on the network, not the CPU.
+# compiles that keep the cores busy. Downloads (npm, pip) have a lane of
+# their own from the start: they wait on the network, not the CPU.
 #
 # Every stage runs whatever the others did; each one's output goes to
 # build/logs/test/<stage>.log and is printed whole when it fails. The last
@@ -43,39 +43,40 @@ elapsed() { local s=$(($(date +%s) - T0)); printf '%d:%02d' $((s / 60)) $((s % 6
 done_mark() { touch "$LOGS/$1.built"; }
 await() { while [ ! -e "$LOGS/$1.built" ]; do sleep 1; done; [ ! -e "$LOGS/$1.failed" ]; }
 
-# 1. What everything needs, then the downloads, two at a time.
+# 1. What everything needs; then the downloads, beside the builds.
 stage deps deps conformance npm-deps || { echo "make test: prerequisites failed"; cat "$LOGS/deps.log"; exit 1; }
-stage downloads -j2 demo-install copilotkit-install py-venvs
+(stage downloads -j2 demo-install copilotkit-install py-venvs; done_mark downloads) & downloads=$!
 
 # 2. The build lane: in the order the test lane needs them.
 build_lane() {
   stage wasm wasm; done_mark wasm
   stage native-build native-build; done_mark native-build
-  stage py-wheel py-install frameworks-install; done_mark py-wheel
+  if await downloads; then stage py-wheel py-install frameworks-install; else not_run py-wheel downloads; fi; done_mark py-wheel
   stage sanitize-build sanitize-build; done_mark sanitize-build
+  # The build lane is free now: the fuzz targets run beside the sanitizer suite.
+  if await sanitize-build; then stage fuzz-smoke fuzz-smoke FUZZ_SMOKE_DEPS=; else not_run fuzz-smoke sanitize-build; fi
 }
 
 # 3. The test lane. A suite whose build failed is reported failed, not skipped.
+not_run() { echo "$1 0 1" >>"$LOGS/times"; touch "$LOGS/$1.failed" "$LOGS/$1.log"; echo "[$(elapsed)] $1: FAILED ($2 failed)"; }
 run_after() { local build=$1 name=$2; shift 2
-  if await "$build"; then stage "$name" "$@"; else
-    echo "$name 0 1" >>"$LOGS/times"; touch "$LOGS/$name.failed"
-    echo "[$(elapsed)] $name: FAILED ($build did not build)"; fi
+  if await "$build"; then stage "$name" "$@"; else not_run "$name" "$build"; fi
 }
 test_lane() {
   run_after wasm js-test js-test-only
-  run_after wasm copilotkit-test copilotkit-test
   run_after native-build native-test native-test-only
+  await downloads
+  run_after wasm copilotkit-test copilotkit-test
   run_after native-build demo-test demo-test
   run_after py-wheel py-test py-test-only
   run_after py-wheel py-live-test py-live-test-only
   run_after py-wheel frameworks-test frameworks-test-only
-  run_after sanitize-build sanitize sanitize
-  run_after sanitize-build fuzz-smoke fuzz-smoke
+  run_after sanitize-build sanitize sanitize-only
 }
 
 build_lane & builds=$!
 test_lane
-wait "$builds"
+wait "$builds" "$downloads"
 
 # 4. Failed stages' logs, then the table.
 for f in "$LOGS"/*.failed; do

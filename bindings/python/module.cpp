@@ -21,6 +21,7 @@
 
 #include <agui_sync/codes.h>
 
+#include "facade/access_facade.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -274,6 +275,8 @@ NB_MODULE(_core, m) {
         nb::arg("approval_json"), nb::arg("state_json"), nb::arg("activities_json"));
   m.def("judge_approvals", [](const nb::bytes& r) { return agui_sync::judgeApprovalsJson(text(r)); },
         nb::arg("request_json"));  // the middleware's approval gate (src/facade/approval_facade.h)
+  m.def("judge_access", [](const nb::bytes& r) { return agui_sync::judgeAccessJson(text(r)); },
+        nb::arg("request_json"));  // who may read, change or consume a thread (src/facade/access_facade.h)
   // consume_approval's steps and effect_key (src/facade/approval_consume.h)
   m.def("consume_approval_step", [](const nb::bytes& r) { return agui_sync::consumeApprovalStepJson(text(r)); },
         nb::arg("request_json"));

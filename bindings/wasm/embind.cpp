@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "facade/access_facade.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -151,6 +152,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
   emscripten::function("promptInputBuffer", &promptInputBuffer);
   emscripten::function("renderPromptInput", &renderPromptInput);
   emscripten::function("judgeApprovals", &agui_sync::judgeApprovalsJson);
+  // Who may read, change or consume a thread (src/facade/access_facade.h).
+  emscripten::function("judgeAccess", &agui_sync::judgeAccessJson);
   // consumeApproval's steps and effectKey (src/facade/approval_consume.h): agui-state-sync/server.
   emscripten::function("consumeApprovalStep", &agui_sync::consumeApprovalStepJson);
   emscripten::function("effectKey", &agui_sync::effectKeyJson);

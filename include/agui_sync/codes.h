@@ -106,6 +106,8 @@ enum class Cure : uint8_t { None, Replay, Snapshot, Either };
   X(ApprovalStale, "approval-stale", kError, Cure::None,                                                     \
     "a resume's approval is not of the thread's current value: the proxy or the middleware did not forward it") \
   X(UnknownInterrupt, "unknown-interrupt", kGuard, Cure::None, "no open interrupt has that id")               \
+  X(NotAuthorized, "not-authorized", kError, Cure::None,                                                     \
+    "the backend has not accepted this requester for the thread: nothing of it was read or changed")           \
   X(Disposed, "disposed", kGuard | kError, Cure::None, "the object was disposed")                              \
   X(EngineFailed, "engine-failed", kGuard | kError, Cure::None,                                                \
     "the WebAssembly engine failed (abort or trap); the object is unusable")

@@ -5,7 +5,7 @@
 //     [--own /proposal=agent ...] [--on-conflict agent-wins|user-wins] [--redis redis://host:6379]
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { createOpsHandler, createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
+import { authorizeUrl, createOpsHandler, createStateSyncProxy, PROXY_DEFAULTS } from '../src/proxy.js';
 import { redisStore } from '../src/server.js';
 
 const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
@@ -32,7 +32,11 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
   --run-lease-ms MS       with --redis: a run whose instance has not renewed its lease for this
                           long is lost (its clients get RUN_ERROR run-lost; default ${PROXY_DEFAULTS.runLeaseMs})
   --ops-port PORT         serve GET /healthz, /readyz and /metrics (Prometheus; needs the npm
-                          package \`prom-client\`) on this port of --host (0 picks a free one)
+                          package \`prom-client\`) on this port of --ops-host (0 picks a free one)
+  --ops-host HOST         address of the operations port (default 127.0.0.1, whatever --host is)
+  --authorize-url URL     ask this endpoint whether a requester the upstream has not accepted yet
+                          may read a thread: a GET with their credentials, X-AGUI-Thread and
+                          X-AGUI-Access; 2xx authorizes (SECURITY.md)
   --drain-ms MS           on SIGTERM: stop taking runs, let running ones end for at most this
                           long, then exit (default: --grace-ms)
   --help                  this text
@@ -72,6 +76,8 @@ function readArgs() {
         'redis-prefix': { type: 'string' },
         'run-lease-ms': { type: 'string' },
         'ops-port': { type: 'string' },
+        'ops-host': { type: 'string', default: '127.0.0.1' },
+        'authorize-url': { type: 'string' },
         'drain-ms': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -175,6 +181,7 @@ function main() {
       ...(args['grace-ms'] !== undefined && { graceMs: integer('grace-ms', args['grace-ms'], 1) }),
       ...(args['run-lease-ms'] !== undefined && { runLeaseMs: integer('run-lease-ms', args['run-lease-ms'], 1) }),
       ...(args['forward-header'] && { forwardHeaders: args['forward-header'] }),
+      ...(args['authorize-url'] !== undefined && { authorize: authorizeUrl(args['authorize-url']) }),
       edits: editPolicy(args),
       ...(args['prompt-context'] && { promptContext: true }),
       flakySegments: flakySegments(args),
@@ -204,7 +211,7 @@ async function serve(args, proxy, store, { port, opsPort, drainMs }) {
   process.stdout.write(`agui-state-sync-proxy listening on ${urlOf(bound)} -> ${args.upstream}${durable}\n`);
   if (opsPort !== null) {
     servers.ops = createServer(await createOpsHandler(proxy, { store }));
-    process.stdout.write(`agui-state-sync-proxy operations on ${urlOf(await listen(servers.ops, opsPort, args.host))}\n`);
+    process.stdout.write(`agui-state-sync-proxy operations on ${urlOf(await listen(servers.ops, opsPort, args['ops-host']))}\n`);
   }
   const stop = onStop(servers, proxy, store, drainMs);
   // Repeated signals while draining are ignored: the drain has its own deadline.

@@ -13,3 +13,4 @@ export {
   UPSTREAM_INCONSISTENT,
 } from './proxy/create-proxy.js';
 export { createOpsHandler } from './proxy/operate.js';
+export { authorizeUrl } from './proxy/authorize-url.js';

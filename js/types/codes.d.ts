@@ -54,6 +54,7 @@ export type ErrorCode =
   | 'agent-owned'
   | 'already-consumed'
   | 'approval-stale'
+  | 'not-authorized'
   | 'disposed'
   | 'engine-failed'
   | (string & {});

@@ -22,6 +22,21 @@ export interface StateSyncProxyOptions {
   upstream: string | URL;
   /** Client headers forwarded upstream (default authorization, cookie, accept-language, traceparent, tracestate). */
   forwardHeaders?: string[];
+  /**
+   * Which forwarded headers say who the requester is (default authorization, cookie; each must be
+   * in forwardHeaders). A requester is authorized for a thread once the upstream answered 2xx to a
+   * run of theirs on it (SECURITY.md).
+   */
+  credentialHeaders?: string[];
+  /**
+   * The deployer's own check for a requester the upstream has not accepted yet: only `true`
+   * authorizes (anything else, or a throw, refuses). authorizeUrl(url) asks an HTTP endpoint.
+   */
+  authorize?: (request: AccessRequest) => boolean | undefined | Promise<boolean | undefined>;
+  /** How long an authorization lasts, renewed by each 2xx (default 3600000). */
+  grantTtlMs?: number;
+  /** Connections attached to one run at once (default 64; beyond: 503). */
+  maxRunClients?: number;
   /** How long a run outlives a broken client connection, and a finished run stays resumable (default 30000). */
   graceMs?: number;
   /** ": hb <seq>" to attached clients every this many ms (default 5000). */
@@ -149,11 +164,28 @@ export interface StateSyncProxy {
   stats(): StateSyncProxyStats;
 }
 
+/** What the access gate asks the authorize option. */
+export interface AccessRequest {
+  kind: 'attach' | 'resume' | 'start';
+  threadId: string;
+  /** The request's headers, as Node read them (lower-case names). */
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * An authorize option that asks `url` (in the manner of nginx auth_request): a GET with the
+ * requester's credential headers and X-AGUI-Thread / X-AGUI-Access; a 2xx authorizes.
+ */
+export function authorizeUrl(
+  url: string | URL,
+  options?: { credentialHeaders?: string[]; timeoutMs?: number },
+): (request: AccessRequest) => Promise<boolean>;
+
 /** Throws an AguiSyncError 'invalid-options' (a TypeError) for a wrong option. */
 export function createStateSyncProxy(options: StateSyncProxyOptions): StateSyncProxy;
 
 /** The defaults of every numeric limit, and forwardHeaders. */
-export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders' | 'promptContext' | 'flakySegments'>> & { forwardHeaders: readonly string[] }>;
+export const PROXY_DEFAULTS: Readonly<Required<Omit<StateSyncProxyOptions, 'upstream' | 'emitter' | 'edits' | 'onError' | 'forwardHeaders' | 'credentialHeaders' | 'authorize' | 'promptContext' | 'flakySegments'>> & { forwardHeaders: readonly string[]; credentialHeaders: readonly string[] }>;
 
 /** 'X-AGUI-Abort': POST it with a runId to the stream's path to abort that run. */
 export const HEADER_ABORT: string;

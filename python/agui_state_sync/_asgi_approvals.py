@@ -42,10 +42,25 @@ def carries_resume(run_input: Dict[str, Any]) -> bool:
     return isinstance(resume, list) and len(resume) > 0
 
 
+class ApprovedRun(asyncio.Event):
+    """Set once the approved run is over; ``claimed`` (interrupt -> record) is released
+    if the app refuses the run (SECURITY.md)."""
+
+    def __init__(self, claimed: Dict[str, str]) -> None:
+        super().__init__()
+        self.claimed = claimed
+
+
 class ApprovalGate:
     def __init__(self, store: Any = None) -> None:
         self.store = store if store is not None else memory_store()
         self._runs: Dict[Tuple[str, str], asyncio.Event] = {}  # the first run of each consumed interrupt
+
+    async def release(self, thread_id: str, claimed: Dict[str, str]) -> None:
+        """The app refused a run this gate forwarded: its approvals are not consumed."""
+        await _release(self.store, thread_id, [{"interruptId": i, "record": r} for i, r in claimed.items()])
+        for interrupt_id in claimed:
+            self._runs.pop((thread_id, interrupt_id), None)
 
     async def judge(self, emitter: Any, thread_id: str, run_input: Dict[str, Any]) -> Tuple[str, Any]:
         """('pass' | 'forward', None | done_event) | ('refuse', RUN_ERROR event) | ('replayed', first_run_done)."""
@@ -62,7 +77,7 @@ class ApprovalGate:
             if kind == "pass":
                 return "forward", None
             if kind == "forward":
-                done = asyncio.Event()
+                done = ApprovedRun(dict(known["claimed"]))
                 for interrupt_id in verdict["interruptIds"]:
                     self._runs[(thread_id, interrupt_id)] = done
                 return "forward", done

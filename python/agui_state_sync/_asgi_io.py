@@ -13,15 +13,25 @@ Receive = Callable[[], Awaitable[Message]]
 _END = object()
 
 
-async def read_body(receive: Receive) -> bytes:
-    body = b""
+class BodyTooLarge(Exception):
+    """The request body passed the middleware's max_body_bytes (answered 413)."""
+
+
+async def read_body(receive: Receive, max_bytes: Optional[int] = None) -> bytes:
+    """The whole body, in linear time; BodyTooLarge as soon as it passes ``max_bytes``."""
+    parts: List[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise ConnectionAbortedError("the client went away before the request body arrived")
-        body += message.get("body", b"")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if max_bytes is not None and size > max_bytes:
+            raise BodyTooLarge()
+        parts.append(chunk)
         if not message.get("more_body"):
-            return body
+            return b"".join(parts)
 
 
 def replay(body: bytes, receive: Receive) -> Receive:
@@ -60,9 +70,17 @@ class ResponseTap:
         self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
         self.start: Optional[Message] = None  # the SSE response's start, held back
         self.passthrough = False
+        self.status: Optional[int] = None  # the app's status, once it started its response
+        self.started = asyncio.Event()  # set when it did, or returned without
+        # Told the status before the response goes anywhere (the access gate settles on it).
+        self.on_start: Optional[Callable[[int], Awaitable[None]]] = None
 
     async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
+            self.status = int(message.get("status", 200))
+            self.started.set()
+            if self.on_start is not None:
+                await self.on_start(self.status)
             if is_event_stream(message):
                 self.start = message
             else:
@@ -81,6 +99,7 @@ class ResponseTap:
 
     def finish(self) -> None:
         """The app returned (or failed): whatever it did not end ends here."""
+        self.started.set()
         self._queue.put_nowait(_END)
 
     async def chunks(self) -> AsyncIterator[bytes]:

@@ -38,8 +38,9 @@ import asyncio
 import json
 from typing import Any, Dict, Iterable, Optional, Tuple
 
-from ._asgi_approvals import ApprovalGate, answer_events, carries_resume, detached, run_finished
-from ._asgi_io import ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
+from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, credentials_of
+from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, detached, run_finished
+from ._asgi_io import BodyTooLarge, ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
 from ._flaky_segments import FlakySegments
 from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
 from .errors import AguiSyncError, sync_type_error
@@ -47,6 +48,7 @@ from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, H
 from .sequence import StateSequencer
 
 DEFAULT_HEARTBEAT_S = 15.0
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # a RunAgentInput, as the Node proxy's maxBodyBytes
 # forwardedProps.stateSync.connection: the browser's effective connection type (docs/wire.md section 3).
 CONNECTION_TYPES = ("slow-2g", "2g", "3g", "4g")
 _KNOWN_REASONS = frozenset((*RESYNC_REASONS, *REPLAY_REASONS, *SNAPSHOT_REASONS))
@@ -56,7 +58,8 @@ _STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADE
 class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
                  store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
-                 approval_store: Any = None, flaky_segments: Any = None) -> None:
+                 approval_store: Any = None, flaky_segments: Any = None, authorize: Any = None,
+                 grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -68,7 +71,14 @@ class StateSyncMiddleware:
             raise sync_type_error("invalid-options", "StateSyncMiddleware takes a sequencer or a store, not both")
         self.sequencer = sequencer or StateSequencer(store=store)
         self.heartbeat_s = heartbeat_s
+        if not isinstance(max_body_bytes, int) or max_body_bytes <= 0:
+            raise sync_type_error("invalid-options", "StateSyncMiddleware max_body_bytes must be a positive integer")
+        if authorize is not None and not callable(authorize):
+            raise sync_type_error("invalid-options", "StateSyncMiddleware authorize must be callable")
+        self.max_body_bytes = max_body_bytes
         self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
+        # Who may read, change or consume a thread (SECURITY.md): grants live where approvals are claimed.
+        self.access = AccessGate(self.approvals.store, authorize, grant_ttl_ms)
         self.store = store
         # Snapshots per update for a connection type whose snapshot tax passes break-even (_flaky_segments.py).
         self.flaky = None if flaky_segments is None or flaky_segments is False else FlakySegments(flaky_segments)
@@ -102,25 +112,64 @@ class StateSyncMiddleware:
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in self.paths:
             await self.app(scope, receive, send)
             return
-        body = await read_body(receive)
+        try:
+            body = await read_body(receive, self.max_body_bytes)
+        except BodyTooLarge:
+            await _refuse_status(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
+            return
         try:
             run_input = json.loads(body)
+        except RecursionError:  # nested deeper than Python's JSON reader goes: nothing is run
+            await _refuse_status(send, 400, "limit-exceeded", "the request body nests too deep")
+            return
         except ValueError:
             run_input = None
-        if not isinstance(run_input, dict):  # not a RunAgentInput: the endpoint answers it
-            await self.app(scope, replay(body, receive), send)
+        if not isinstance(run_input, dict) or not isinstance(run_input.get("threadId"), str):
+            await self.app(scope, replay(body, receive), send)  # not a RunAgentInput: the endpoint answers it
             return
         run_input = _with_header_position(scope, run_input)
+        access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(scope),
+                  "touchesThread": carries_resume(run_input), "headers": _headers(scope)}
+        try:
+            admission = await self.access.admit(access)
+        except Refused:
+            await _refuse_status(send, 403, "not-authorized", "the backend has not accepted this requester for this thread")
+            return
+        if admission == "forward":  # the app judges the requester first; the thread is touched only on a 2xx
+            run_input = _without_edits(run_input)  # not applied: the client's state goes as it sent it
+            body = json.dumps(_without_state_sync(run_input)).encode("utf-8")
+            await self._counted(self._forwarded(scope, receive, send, body, run_input, access), run_input)
+            return
         verdict, done = await self._approvals(send, run_input)
         if verdict == "forward":
-            connection = self._count_client(run_input)
-            self._counts["runs"] += 1
-            self._counts["live"] += 1
-            try:
-                segment = None if self.flaky is None else (self.flaky, connection)
-                await self._sequenced(scope, receive, send, run_input, done, segment)
-            finally:
-                self._counts["live"] -= 1
+            await self._counted(lambda segment: self._sequenced(scope, receive, send, run_input, done, segment, access=access),
+                                run_input)
+
+    async def _counted(self, run: Any, run_input: Dict[str, Any]) -> None:
+        connection = self._count_client(run_input)
+        self._counts["runs"] += 1
+        self._counts["live"] += 1
+        try:
+            await run(None if self.flaky is None else (self.flaky, connection))
+        finally:
+            self._counts["live"] -= 1
+
+    def _forwarded(self, scope: Dict[str, Any], receive: Any, send: Any, body: bytes, run_input: Dict[str, Any],
+                   access: Dict[str, Any]) -> Any:
+        """A requester the gate does not know: the app gets the client's own body first; its
+        refusal passes through and nothing else happens, its 2xx grants and the run is sequenced."""
+        async def run(segment: Any) -> None:
+            tap = ResponseTap(send, self._count_upstream)
+            app_task = asyncio.ensure_future(self.app(scope, replay(body, receive), tap))
+            app_task.add_done_callback(lambda _: tap.finish())
+            await tap.started.wait()
+            if tap.passthrough or tap.start is None:
+                await self.access.settle(access, tap.status or 500)
+                await app_task
+                return
+            await self.access.settle(access, tap.status)
+            await self._sequenced(scope, receive, send, run_input, None, segment, opened=(tap, app_task))
+        return run
 
     def _count_upstream(self, size: int) -> None:
         self._counts["upstream_bytes"] += size
@@ -167,12 +216,21 @@ class StateSyncMiddleware:
 
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
                          done: Optional[asyncio.Event] = None,
-                         segment: Optional[Tuple[FlakySegments, str]] = None) -> None:
-        tap = ResponseTap(send, self._count_upstream)
-        app_task: Optional[asyncio.Task] = None
+                         segment: Optional[Tuple[FlakySegments, str]] = None,
+                         opened: Optional[Tuple[ResponseTap, asyncio.Task]] = None,
+                         access: Optional[Dict[str, Any]] = None) -> None:
+        """The app's run, sequenced on its thread. opened: the app already answered 2xx to the
+        client's own body (_forwarded). access: an authorized requester's run, whose answer from
+        the app renews its grant, or drops it and releases the run's claims."""
+        tap = ResponseTap(send, self._count_upstream) if opened is None else opened[0]
+        app_task: Optional[asyncio.Task] = None if opened is None else opened[1]
+        if access is not None:
+            tap.on_start = lambda status: self._settle(access, status, run_input, done)
 
         def start_agent(prepared: Dict[str, Any]) -> Any:
             nonlocal app_task
+            if opened is not None:
+                return tap.chunks()
             rewritten = json.dumps(prepared).encode("utf-8")
             app_task = asyncio.ensure_future(self.app(with_length(scope, len(rewritten)), replay(rewritten, receive), tap))
             app_task.add_done_callback(lambda _: tap.finish())
@@ -207,6 +265,13 @@ class StateSyncMiddleware:
             if not started:
                 await send(_start(tap.start, modes))
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _settle(self, access: Dict[str, Any], status: int, run_input: Dict[str, Any],
+                      done: Optional[asyncio.Event]) -> None:
+        """The app answered an authorized requester's run: a 2xx renews the grant; anything else
+        drops it and releases the approvals this run claimed (SECURITY.md)."""
+        if not await self.access.settle(access, status) and isinstance(done, ApprovedRun):
+            await self.approvals.release(run_input["threadId"], done.claimed)
 
     def _heartbeat(self, thread_id: str) -> Optional[bytes]:
         emitter = self.sequencer.emitter_for(thread_id)
@@ -249,6 +314,41 @@ async def _answer(send: Any, body: bytes) -> None:
 def _cancel(task: Optional[asyncio.Task]) -> None:
     if task is not None and not task.done():
         task.cancel()
+
+
+def _without_edits(run_input: Dict[str, Any]) -> Dict[str, Any]:
+    """The run's input without forwardedProps.stateSync.edits (its position kept)."""
+    props = run_input.get("forwardedProps")
+    state_sync = props.get("stateSync") if isinstance(props, dict) else None
+    if not isinstance(state_sync, dict) or "edits" not in state_sync:
+        return run_input
+    kept = {k: v for k, v in state_sync.items() if k != "edits"}
+    return {**run_input, "forwardedProps": {**props, "stateSync": kept}}
+
+
+def _without_state_sync(run_input: Dict[str, Any]) -> Dict[str, Any]:
+    """The input as the app gets it: forwardedProps.stateSync is the middleware's."""
+    props = run_input.get("forwardedProps")
+    if not isinstance(props, dict) or "stateSync" not in props:
+        return run_input
+    return {**run_input, "forwardedProps": {k: v for k, v in props.items() if k != "stateSync"}}
+
+
+def _headers(scope: Dict[str, Any]) -> Dict[str, str]:
+    """The request's headers, lower-cased names, first value of each: what ``authorize`` is shown."""
+    headers: Dict[str, str] = {}
+    for name, value in scope.get("headers", []):
+        headers.setdefault(bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1"))
+    return headers
+
+
+async def _refuse_status(send: Any, status: int, code: str, message: str) -> None:
+    """A request the middleware refuses before the app runs: ``status`` with the code, nothing of any thread."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _refuse(send: Any, error: AguiSyncError) -> None:

@@ -47,8 +47,10 @@ test('a stale approval never reaches the upstream, and consumes nothing', async 
   assert.deepEqual(answer.find((e) => e.type === 'STATE_SNAPSHOT')?.snapshot.proposal, PROPOSAL, 'the catch-up shows the current value');
   assert.deepEqual(upstream.effects, []);
   assert.equal(await store.peek('stale', 'i1'), null);
-  // No state of the thread at all: nothing to verify against.
-  assert.equal((await post('n1', [entry(approvalOf(PROPOSAL))], 'never-seen')).at(-1).code, 'approval-stale');
+  // A thread this requester was never accepted for: refused before anything is judged (SECURITY.md).
+  const unknown = await readStream(proxy.url(), { input: runInput('never-seen', 'n1', { resume: [entry(approvalOf(PROPOSAL))] }) });
+  assert.equal(unknown.status, 403);
+  assert.deepEqual(upstream.effects, []);
 });
 
 test('a verified approval is forwarded once; a re-sent resume and another approval are not', async () => {

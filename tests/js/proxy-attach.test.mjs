@@ -242,7 +242,9 @@ describe('connectAgent() -> proxy: a thread with no running run', () => {
     await agent.ready;
     const seen = eventWatcher();
     await agent.connectAgent({}, seen.subscriber);
-    assert.deepEqual(seen.seen.types, ['RUN_STARTED', 'RUN_FINISHED']);
+    // No requester is authorized for a thread nobody ran (SECURITY.md): 403, which connect() takes as nothing to attach to.
+    assert.deepEqual(seen.seen.types, []);
+    assert.equal(log.at(-1).status, 403);
     assert.equal(agent.stateSync.lastSeq, null);
     assert.equal(s.upstream.requests.length, 0);
     agent.dispose();
@@ -363,8 +365,10 @@ describe('attach before the run has started', () => {
     const upstream = createServer(async (req, res) => {
       for await (const chunk of req) void chunk;
       requests++;
-      await opened.promise;
+      // The run is the thread's once the upstream accepted it (its response head, SECURITY.md).
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      await opened.promise;
       const send = (event) => res.write(`data: ${JSON.stringify(event)}\n\n`);
       send({ type: 'RUN_STARTED', threadId: 't-early', runId: 'run-early' });
       send({ type: 'STATE_SNAPSHOT', snapshot: { step: 1 } });
@@ -394,7 +398,10 @@ describe('attach before the run has started', () => {
 describe('what an attached client may do', () => {
   test('abort: only with the credentials that started the run (a reloaded page, the same user); others get 404 and the run goes on', T, async () => {
     const hold = gate();
-    const s = await stack({ upstream: { shape: 'docs', script: buildScript({ seed: 6, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } } });
+    // The other user may read the thread (the deployer's check says so), not act on the owner's run.
+    const authorize = ({ headers }) => headers.authorization === 'Bearer someone-else';
+    const s = await stack({ upstream: { shape: 'docs', script: buildScript({ seed: 6, steps: 6 }), stepMs: 1, initialState: INITIAL, faults: { hold: hold.promise } },
+      proxy: { authorize } });
     closers.push(() => s.close());
     const threadId = 't-abort';
     const log = [];

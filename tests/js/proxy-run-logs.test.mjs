@@ -27,6 +27,7 @@
 // instance serves any of the run's clients; a POST of the same
 // runId at the other instance joins the run instead of starting the agent again;
 // the stored log is trimmed by count and bytes and expires graceMs after the run.
+import { runBase } from '../../js/src/server/store/key-layout.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -103,7 +104,7 @@ async function storedLog(prefix, key) {
   const client = createClient({ url: redis.url });
   await client.connect();
   try {
-    const entries = await client.sendCommand(['XRANGE', `${prefix}{run:${key}}:log`, '-', '+']);
+    const entries = await client.sendCommand(['XRANGE', `${runBase(prefix, key)}:log`, '-', '+']);
     const text = (fields) => fields.find((_, i) => i % 2 === 1 && fields[i - 1] === 't');
     return new Map(entries.map(([id, fields]) => [Number(id.split('-')[0]), text(fields)]));
   } finally {
@@ -476,7 +477,7 @@ describe('run logs in Redis: two proxies in one process', () => {
     const { createClient } = await import('redis');
     const client = createClient({ url: redis.url });
     await client.connect();
-    const ttl = Number(await client.sendCommand(['PTTL', `trim:{run:${key}}:log`]));
+    const ttl = Number(await client.sendCommand(['PTTL', `${runBase('trim:', key)}:log`]));
     await client.close();
     assert.ok(ttl > 0 && ttl <= 60000, `expires ${ttl} ms after the run`);
     const resumed = await readStream(b.url, { method: 'GET', headers: { 'last-event-id': run.events[2].id } });

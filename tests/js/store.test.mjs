@@ -2,6 +2,7 @@
 // redis-server: a new emitter on a key continues its state, seq, epoch, replay
 // log and edit ledger; two writers racing on one key never fork the seq
 // (seeded property test); the log is bounded; a thread expires.
+import { threadBase } from '../../js/src/server/store/key-layout.js';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertConsecutive, createStateEmitter, prng, receiverOf, server, storeKinds, storeOf, until } from './store-support.mjs';
@@ -97,8 +98,8 @@ for (const kind of storeKinds()) {
         const a = await createStateEmitter({ store, key: 'legacy', initialState: { n: 0, list: [] } });
         for (let i = 1; i <= 5; i++) await a.patch([{ op: 'add', path: '/list/-', value: i }]);
         const client = await store.client();
-        await client.sendCommand(['SET', `${store.prefix}{legacy}:state`, JSON.stringify(a.state)]);
-        await client.sendCommand(['HDEL', `${store.prefix}{legacy}:meta`, 'stateSeq']);
+        await client.sendCommand(['SET', `${threadBase(store.prefix, 'legacy')}:state`, JSON.stringify(a.state)]);
+        await client.sendCommand(['HDEL', `${threadBase(store.prefix, 'legacy')}:meta`, 'stateSeq']);
         const stored = await store.load('legacy');
         assert.equal(stored.stateSeq, stored.seq, 'no stateSeq: the state is at seq');
         const b = await createStateEmitter({ store: kind.open(), key: 'legacy' });
@@ -121,7 +122,7 @@ for (const kind of storeKinds()) {
       // the SUBSCRIBE on the thread's meta key (PUBSUB NUMSUB counts it).
       if (storeA.client) {
         const client = await storeA.client();
-        await until(async () => (await client.sendCommand(['PUBSUB', 'NUMSUB', `${storeA.prefix}{watched}:meta`]))[1] >= 1, 'Redis to confirm the SUBSCRIBE');
+        await until(async () => (await client.sendCommand(['PUBSUB', 'NUMSUB', `${threadBase(storeA.prefix, 'watched')}:meta`]))[1] >= 1, 'Redis to confirm the SUBSCRIBE');
       }
       const written = [];
       for (let i = 1; i <= 5; i++) written.push(...(await b.patch([{ op: 'replace', path: '/n', value: i }])).map((e) => e.metadata['agui-state-sync'].seq));
@@ -254,7 +255,7 @@ describe('threads expire after ttlMs without a write', () => {
         assert.ok(ttl > 0 && ttl <= 400, `${suffix}: ${ttl}`);
       }
       // Redis expires the keys on its own clock: wait for that, not for 600 ms.
-      await until(async () => (await client.sendCommand(['EXISTS', 'ttl:{k}:meta', 'ttl:{k}:state', 'ttl:{k}:log'])) === 0, 'the keys to expire');
+      await until(async () => (await client.sendCommand(['EXISTS', ...['meta', 'state', 'log'].map((s) => `${threadBase('ttl:', 'k')}:${s}`)])) === 0, 'the keys to expire');
       const fresh = await createStateEmitter({ store, key: 'k', initialState: bigState(0) });
       assert.notEqual(fresh.epoch, e.epoch);
       // The old emitter's next write finds the key gone: it starts the key again from its own line.

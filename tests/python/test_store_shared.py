@@ -20,6 +20,7 @@ import pytest
 
 from agui_state_sync import AguiSyncError, StateEmitter, SyncEngine, redis_store
 from agui_state_sync._json import json_text
+from agui_state_sync.stores._layout import thread_base
 from conftest import REPO
 from redis_support import REDIS_SERVER, free_port, redis_url  # noqa: F401 - the fixture
 
@@ -76,7 +77,7 @@ def replayed(start: dict, events: list) -> SyncEngine:
 
 async def stored_log(store, key: str) -> list:
     client = await store.client()
-    return [fields["e"] for _, fields in await client.xrange(f"{store.prefix}{{{key}}}:log")]
+    return [fields["e"] for _, fields in await client.xrange(f"{thread_base(store.prefix, key)}:log")]
 
 
 async def test_a_restarted_python_emitter_continues_the_seq_and_epoch(redis_url):  # noqa: F811

@@ -24,6 +24,8 @@ export const kStoreCatchUp = Symbol('agui-state-sync.storeCatchUp');
 export const kStoreScript = Symbol('agui-state-sync.storeScript');
 // redisStore(): one plain command on its connection (GET, SET ... PX), with its timeout and errors.
 export const kStoreCommand = Symbol('agui-state-sync.storeCommand');
+// redisStore(): watch() of a channel by its full key name (the proxy's run logs' meta keys).
+export const kStoreWatch = Symbol('agui-state-sync.storeWatch');
 // StateSync's persistence hooks (persist.js): install the checkpoint sink, restore from a checkpoint, read its meta.
 export const kPersist = Symbol('agui-state-sync.persist');
 export const kRestore = Symbol('agui-state-sync.restore');

@@ -41,8 +41,9 @@ export function approvalBook(store) {
 const bookKey = (threadId, interruptId) => JSON.stringify([threadId, interruptId]);
 
 /**
- * Judges the request's approvals on `thread`: { forward: true, note(run) } to
- * start the run (note() records it as the one that carried them), or
+ * Judges the request's approvals on `thread`: { forward: true, note(run), release() } to
+ * start the run (note() records it as the one that carried them; release()
+ * drops this request's claims when the backend refuses the run), or
  * { forward: false, answer(res, attach, position) } to answer without the upstream.
  */
 export async function judgeApprovals(book, thread, input) {
@@ -53,9 +54,14 @@ export async function judgeApprovals(book, thread, input) {
     if (!verdict.ok) return refusedRun(thread, input, verdict.code, verdict.message);
     await release(book.store, thread.id, verdict.releases);
     switch (verdict.verdict) {
-      case 'pass': return { forward: true, note: () => {} };
+      case 'pass': return { forward: true, note: () => {}, release: async () => {} };
       case 'forward':
-        return { forward: true, note: (run) => verdict.interruptIds.forEach((id) => book.runs.set(bookKey(thread.id, id), run)) };
+        return {
+          forward: true,
+          note: (run) => verdict.interruptIds.forEach((id) => book.runs.set(bookKey(thread.id, id), run)),
+          // The backend refused the run: the approvals are not consumed (SECURITY.md).
+          release: () => release(book.store, thread.id, Object.entries(known.claimed).map(([interruptId, record]) => ({ interruptId, record }))),
+        };
       case 'replay': return replayed(book, thread, input, verdict.interruptId);
       case 'refuse': return refusedRun(thread, input, verdict.code, verdict.message);
       case 'peek':

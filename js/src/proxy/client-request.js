@@ -33,9 +33,11 @@ function validId(value) {
   return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_CHARS;
 }
 
-/** Who is asking, as far as the upstream can tell: a digest of Authorization and Cookie. */
-function fingerprint(req) {
-  return createHash('sha256').update(`${header(req, 'authorization') ?? ''}\0${header(req, 'cookie') ?? ''}`).digest('base64url');
+/** Who is asking, as far as the upstream can tell: a digest of the credential headers that are forwarded. */
+function fingerprint(req, config) {
+  const hash = createHash('sha256');
+  for (const name of config.credentialHeaders) hash.update(`${header(req, name) ?? ''}\0`);
+  return hash.digest('base64url');
 }
 
 /** The body, at most maxBodyBytes, within bodyTimeoutMs. */
@@ -119,14 +121,14 @@ export async function readClientRequest(req, config) {
     if (req.method !== 'POST') throw syncError('invalid-request', `${HEADER_ABORT} needs a POST`, { status: 405 });
     await readBody(req, config); // whatever it holds, it is not needed
     if (!validId(abortRunId)) throw syncError('invalid-request', `${HEADER_ABORT} must name a runId`, { status: 400 });
-    return { kind: 'abort', runId: abortRunId, fingerprint: fingerprint(req) };
+    return { kind: 'abort', runId: abortRunId, fingerprint: fingerprint(req, config) };
   }
   const eventId = parseEventId(header(req, 'last-event-id'));
   const attach = header(req, HEADER_ATTACH.toLowerCase());
   if (attach !== null) {
     if (req.method !== 'GET') throw syncError('invalid-request', `${HEADER_ATTACH} needs a GET`, { status: 405 });
     if (!validId(attach)) throw syncError('invalid-request', `${HEADER_ATTACH} must name a threadId`, { status: 400 });
-    return { kind: 'attach', threadId: attach, eventId, position: readResyncRequest(req), fingerprint: fingerprint(req) };
+    return { kind: 'attach', threadId: attach, eventId, position: readResyncRequest(req), fingerprint: fingerprint(req, config) };
   }
   let input = null;
   if (req.method === 'POST') input = parseInput(req, await readBody(req, config));
@@ -135,7 +137,7 @@ export async function readClientRequest(req, config) {
   }
   // Checked before anything is set up: a hostile edit list is a 400 with nothing applied.
   const edits = input === null ? null : readRunEdits(input, { maxDepth: config.emitter.maxDepth });
-  return { kind: 'stream', input, edits, eventId, position: clientPosition(req, input), plain: isPlain(req, input), fingerprint: fingerprint(req) };
+  return { kind: 'stream', input, edits, eventId, position: clientPosition(req, input), plain: isPlain(req, input), fingerprint: fingerprint(req, config) };
 }
 
 /**

@@ -36,9 +36,10 @@ import { StoredRunLog } from './stored-run-log.js';
 import { randomUUID } from 'node:crypto';
 import { RunCursor, upstreamStart } from './run-cursor.js';
 import { after } from '../server/emitter-writes.js';
-import { newStreamKey, SSE_HEAD } from './sse-out.js';
+import { frameEvent, newStreamKey, SSE_HEAD } from './sse-out.js';
 import { connectionTypeOf } from '../shared/resync-wire.js';
-import { openUpstream } from './upstream.js';
+import { accepted, openUpstream, readRefusal, readUpstream } from './upstream.js';
+import { Access } from './access.js';
 import { FlakySegments } from './flaky-segments.js';
 
 export { EVENTS_LOST, HEADER_ABORT, HEADER_ATTACH, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
@@ -102,6 +103,8 @@ export function createStateSyncProxy(options) {
     config, counters, registry: new Registry(config, counters), approvals: approvalBook(config.store), segments: null, segmentsLoading: null,
   };
   ctx.report = (error) => report(config, error);
+  // Who may read, change or consume a thread: grants live where approvals are claimed (SECURITY.md).
+  ctx.access = new Access(ctx.approvals.store, config, ctx.report);
   const { registry } = ctx;
   ctx.runHooks = {
     charge: (r, bytes) => registry.charge(r, bytes), finished: (r) => registry.finished(r), forget: (r) => registry.removeRun(r),
@@ -131,21 +134,46 @@ export function createStateSyncProxy(options) {
 async function serve(ctx, req, res) {
   const request = await readClientRequest(req, ctx.config);
   if (request.kind === 'abort') return answerAbort(ctx, res, request);
-  if (request.kind === 'attach') return serveAttach(ctx, res, request, (run, n) => resume(ctx, res, { run, n }, request.position, true));
+  if (request.kind === 'attach') {
+    await admit(ctx, req, request, 'attach', request.threadId);
+    return serveAttach(ctx, res, request, (run, n) => resume(ctx, res, { run, n }, request.position, true));
+  }
   const target = await resumeTarget(ctx, request);
-  if (target) return resume(ctx, res, target, request.position);
+  if (target) {
+    await admit(ctx, req, request, 'resume', target.run.thread.id);
+    return resume(ctx, res, target, request.position);
+  }
   if (ctx.registry.draining) {
     return respondJson(res, 503, { error: { code: 'disposed', message: 'the proxy is shutting down: start the run on another instance' } },
       { 'retry-after': '1', connection: 'close' });
   }
+  // Approvals read the thread (a verdict tells its value): only for a requester the backend accepted.
+  // Edits of one it does not know yet are not applied: its state goes upstream as it sent it (SECURITY.md).
+  const admission = await admit(ctx, req, request, 'start', request.input.threadId, carriesResume(request.input));
+  if (admission === 'forward') return startRun(ctx, req, res, request, null);
   const judged = await judgeRequest(ctx, request);
   if (!judged.forward) return judged.answer(res, (found) => resume(ctx, res, found, request.position), request.position);
-  return startRun(ctx, req, res, request, judged.note);
+  return startRun(ctx, req, res, request, judged);
+}
+
+// The core's access gate for `request` on `threadId`: 'serve' or 'forward'; throws the 403 refusal.
+function admit(ctx, req, request, kind, threadId, touchesThread = false) {
+  request.access = { kind, threadId, credentials: credentialsOf(ctx.config, req), touchesThread, headers: req.headers };
+  return ctx.access.admit(request.access);
+}
+
+// The values of the credential headers (null: absent), in the configured order: who the requester is (SECURITY.md).
+function credentialsOf(config, req) {
+  return config.credentialHeaders.map((name) => {
+    const value = req.headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    return typeof text === 'string' ? text.trim() : null;
+  });
 }
 
 // The request's approvals, judged on its thread before anything goes upstream (proxy/approvals.js).
 async function judgeRequest(ctx, { input }) {
-  if (!carriesResume(input)) return { forward: true, note: () => {} };
+  if (!carriesResume(input)) return { forward: true, note: () => {}, release: async () => {} };
   const thread = await ctx.registry.thread(input.threadId);
   try {
     return await judgeApprovals(ctx.approvals, thread, input);
@@ -187,6 +215,10 @@ async function resumeTarget(ctx, { input, eventId }) {
 async function resume(ctx, res, { run, n }, position, attach = false) {
   // Another instance's run is resumed once its RUN_STARTED is in the stored log (its catch-up follows that).
   if (run.remote && !run.started) await new Promise((resolve) => run.whenStarted(resolve));
+  // Each attached connection holds a socket and a queue: a run takes at most maxRunClients (issue 38).
+  if (run.clientCount >= ctx.config.maxRunClients) {
+    throw syncError('limit-exceeded', `the run has ${ctx.config.maxRunClients} connections attached (maxRunClients)`, { status: 503 });
+  }
   // The preamble and the attach in one step: no event may fall between them.
   return run.thread.withCatchUp((catchUpEvents) => {
     let caughtUp = [];
@@ -201,25 +233,97 @@ async function resume(ctx, res, { run, n }, position, attach = false) {
   });
 }
 
-async function startRun(ctx, req, res, request, noteRun = () => {}) {
-  const { config, registry, counters } = ctx;
-  const { input } = request;
-  const thread = await registry.thread(input.threadId);
-  let run;
-  let forwarded;
-  let upstream;
+/**
+ * A new run. The request goes to the backend first; nothing of it is the
+ * thread's until the backend accepted it (SECURITY.md). judged: the approval
+ * gate's forward (the requester is authorized: its edits and the thread's
+ * state go with it), or null for a requester the backend has not accepted
+ * yet: its own RunAgentInput is forwarded as it came, and the thread is
+ * created only on a 2xx.
+ */
+async function startRun(ctx, req, res, request, judged) {
+  const { config } = ctx;
+  const prepared = judged === null ? { thread: null, forwarded: forwardedInput(request.input, undefined) } : await prepareOwn(ctx, request);
+  const call = openUpstream(config, JSON.stringify(prepared.forwarded), req.headers);
+  let head;
+  try {
+    head = await call.head;
+  } catch (error) {
+    return notStarted(ctx, res, prepared, judged, () => failedRun(ctx, res, error));
+  }
+  if (!accepted(head.status)) {
+    await ctx.access.settle(request.access, head.status);
+    const refusal = await readRefusal(head.res, config.bodyTimeoutMs);
+    return notStarted(ctx, res, prepared, judged, () => passRefusal(res, refusal));
+  }
+  try {
+    await ctx.access.settle(request.access, head.status);
+    if (prepared.thread === null) {
+      prepared.thread = await ctx.registry.thread(request.input.threadId);
+      prepared.upstream = upstreamStart(prepared.thread, prepared.forwarded);
+    }
+  } catch (error) {
+    call.abort();
+    throw error;
+  }
+  return streamRun(ctx, res, request, prepared, { call, head, note: judged?.note ?? (() => {}) });
+}
+
+// An authorized requester's run: its edits applied to the thread, its state (and prompt context) forwarded. The thread stays pinned.
+async function prepareOwn(ctx, request) {
+  const thread = await ctx.registry.thread(request.input.threadId);
   try {
     const edited = applyEdits(ctx, thread, request); // a Promise for a store-bound thread
-    forwarded = forwardedInput(input, typeof edited?.then === 'function' ? await edited : edited);
-    upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
-    forwarded = withPromptContext(config.promptContext, forwarded, upstream.base, upstream.own ? thread.emitter : null); // throws for one it cannot add
+    let forwarded = forwardedInput(request.input, typeof edited?.then === 'function' ? await edited : edited);
+    const upstream = upstreamStart(thread, forwarded); // read now: the cursor starts where the thread stands
+    forwarded = withPromptContext(ctx.config.promptContext, forwarded, upstream.base, upstream.own ? thread.emitter : null); // throws for one it cannot add
+    return { thread, forwarded, upstream };
+  } catch (error) {
+    thread.pins--;
+    throw error;
+  }
+}
+
+// The backend did not start the run: the thread is let go, the request's approval claims released, then answer().
+async function notStarted(ctx, res, prepared, judged, answer) {
+  if (prepared.thread !== null) prepared.thread.pins--;
+  try {
+    await judged?.release();
+  } finally {
+    answer();
+  }
+}
+
+// No response from the backend: one RUN_ERROR, as a run that could not start.
+function failedRun(ctx, res, error) {
+  ctx.report(error);
+  res.writeHead(200, SSE_HEAD);
+  res.end(frameEvent(null, JSON.stringify(runError('upstream-failed', withoutPrefix(error)))));
+}
+
+// The backend's refusal reaches the client as the backend said it: status, body, and the headers that explain it.
+function passRefusal(res, { status, headers, body }) {
+  res.writeHead(status, { 'cache-control': 'no-store', ...headers, 'content-length': String(body.length) });
+  res.end(body);
+}
+
+// The backend accepted the run: it is registered, the client gets its stream, and the upstream's body is relayed.
+async function streamRun(ctx, res, request, prepared, { call, head, note }) {
+  const { config, registry, counters } = ctx;
+  const { input } = request;
+  const { thread, upstream } = prepared;
+  let run;
+  try {
     const stored = ctx.runStore === null ? null : new StoredRunLog(ctx.runStore, { leaseMs: config.runLeaseMs, counters, report: ctx.report });
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, plain: request.plain, config,
       hooks: ctx.runHooks, stored,
     });
     registry.addRun(run);
-    noteRun(run);
+    note(run);
+  } catch (error) {
+    call.abort();
+    throw error;
   } finally {
     thread.pins--;
   }
@@ -238,22 +342,25 @@ async function startRun(ctx, req, res, request, noteRun = () => {}) {
     // The receiver beside the thread's emitter: each verified state is written with no JSON text of it (relay-engine.js).
     engine = await RelayEngine.create({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true });
   } catch (error) {
+    call.abort();
     cursor?.dispose();
     ctx.report(error);
     run.finish(runError('engine-failed', withoutPrefix(error)));
     return;
   }
   if (run.finished) { // aborted meanwhile
+    call.abort();
     cursor.dispose();
     return engine.dispose();
   }
   const relay = new Relay({ run, engine, cursor, counters, onError: ctx.report, segments });
-  const abortUpstream = openUpstream(config, JSON.stringify(forwarded), req.headers, {
+  const stop = readUpstream(head.res, {
     data: (chunk) => relay.feed(chunk),
     end: (error) => endRun(ctx, run, relay, error),
   });
   run.bindUpstream(() => {
-    abortUpstream();
+    stop();
+    call.abort();
     relay.dispose();
   });
 }

@@ -22,11 +22,15 @@ export const PROXY_DEFAULTS = Object.freeze({
   maxBodyBytes: 4 * MiB, // a RunAgentInput
   bodyTimeoutMs: 10000,
   maxClientQueueBytes: 16 * MiB, // unsent bytes before a slow client is cut (it resumes)
+  maxRunClients: 64, // connections attached to one run (its starter, resumes, attaches)
   upstreamTimeoutMs: 30000, // until the upstream's response head
   maxEventBytes: 8 * MiB, // one upstream SSE event
   maxStateBytes: 64 * MiB,
+  grantTtlMs: 60 * 60 * 1000, // a requester the backend accepted for a thread is authorized for it this long (renewed by each 2xx)
   // Identity the upstream needs (credentials, tracing, language); nothing else leaves the host.
   forwardHeaders: Object.freeze(['authorization', 'cookie', 'accept-language', 'traceparent', 'tracestate']),
+  // Which of them say who the requester is (SECURITY.md): a grant is for these values.
+  credentialHeaders: Object.freeze(['authorization', 'cookie']),
 });
 
 const NUMBER_OPTIONS = Object.keys(PROXY_DEFAULTS).filter((name) => typeof PROXY_DEFAULTS[name] === 'number');
@@ -38,7 +42,7 @@ const EMITTER_PASSTHROUGH = new Set([
 // Thread emitters keep a smaller replay buffer than the emitter's default 4 MiB: there may be maxThreads of them.
 const EMITTER_DEFAULTS = Object.freeze({ replayMaxBytes: MiB });
 
-const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'emitter', 'edits', 'onError', 'store', 'promptContext', 'flakySegments']);
+const KNOWN = new Set([...NUMBER_OPTIONS, 'upstream', 'forwardHeaders', 'credentialHeaders', 'authorize', 'emitter', 'edits', 'onError', 'store', 'promptContext', 'flakySegments']);
 
 // Headers that describe one hop or the proxy's own conversation: never forwarded, whatever the list says.
 const NEVER_FORWARDED = new Set([
@@ -105,6 +109,16 @@ export function proxyOptions(options) {
   }
   config.upstream = upstreamUrl(options.upstream);
   if (options.forwardHeaders !== undefined) config.forwardHeaders = headerList(options.forwardHeaders);
+  if (options.credentialHeaders !== undefined) config.credentialHeaders = headerList(options.credentialHeaders);
+  // A credential the backend never sees cannot be what it judged.
+  for (const name of config.credentialHeaders) {
+    if (!config.forwardHeaders.includes(name)) throw syncTypeError('invalid-options', `credentialHeaders: ${name} is not in forwardHeaders`);
+  }
+  // The deployer's own check ({ kind, threadId, headers }) -> true to authorize; anything else refuses.
+  if (options.authorize !== undefined && typeof options.authorize !== 'function') {
+    throw syncTypeError('invalid-options', 'createStateSyncProxy() option authorize must be a function');
+  }
+  config.authorize = options.authorize ?? null;
   config.emitter = emitterPassthrough(options.emitter);
   // The policy clients' edits (forwardedProps.stateSync.edits) are judged by: { ownership, onConflict }.
   config.edits = checkEditPolicy(options.edits, 'createStateSyncProxy() option edits');

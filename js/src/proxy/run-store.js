@@ -11,7 +11,8 @@
 // reach an instance that serves none of the run's clients). Every write is one Lua script (lua/), so it is
 // atomic, and PUBLISHes on the meta key's name, which store.watch('run:<key>')
 // hears. This module is only I/O: what is written when is the runs' business.
-import { kStoreCommand, kStoreScript } from '../engine/internals.js';
+import { runBase, runIdKey, threadBase } from '../server/store/key-layout.js';
+import { kStoreCommand, kStoreScript, kStoreWatch } from '../engine/internals.js';
 import { scriptText } from '../server/store/redis-scripts.js';
 import { runError } from './events.js';
 
@@ -19,7 +20,7 @@ const LUA = new URL('./lua/', import.meta.url);
 
 /** The store's run logs, or null for a store that cannot keep them (memoryStore(): one process). */
 export function runStoreFor(store, options) {
-  if (store === null || typeof store[kStoreScript] !== 'function' || typeof store[kStoreCommand] !== 'function' || typeof store.watch !== 'function') {
+  if (store === null || typeof store[kStoreScript] !== 'function' || typeof store[kStoreCommand] !== 'function' || typeof store[kStoreWatch] !== 'function') {
     return null;
   }
   return new RunStore(store, options);
@@ -49,20 +50,20 @@ class RunStore {
   }
 
   #keys(key) {
-    const base = `${this.#store.prefix}{run:${key}}`;
+    const base = runBase(this.#store.prefix, key);
     return [`${base}:meta`, `${base}:log`, `${base}:lease`];
   }
 
   #presentKey(key) {
-    return `${this.#store.prefix}{run:${key}}:present`;
+    return `${runBase(this.#store.prefix, key)}:present`;
   }
 
   #liveKey(threadId) {
-    return `${this.#store.prefix}{${threadId}}:live`;
+    return `${threadBase(this.#store.prefix, threadId)}:live`;
   }
 
   #runIdKey(runId) {
-    return `${this.#store.prefix}{runid:${runId}}:runs`;
+    return runIdKey(this.#store.prefix, runId);
   }
 
   async #script(name, keys, args) {
@@ -155,6 +156,6 @@ class RunStore {
 
   /** onChange() after every write to the run's log by any instance; returns unwatch(). */
   watch(key, onChange) {
-    return this.#store.watch(`run:${key}`, onChange);
+    return this.#store[kStoreWatch](this.#keys(key)[0], onChange);
   }
 }

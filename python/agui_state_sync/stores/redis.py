@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import sync_error, sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
+from ._layout import claim_key, thread_base
 from ._redis_watch import RedisWatch
 from .lua import script_text
 
@@ -98,10 +99,10 @@ class RedisStore:
     def _claim_key(self, scope: str, id: str) -> str:  # noqa: A002
         if len(id) > MAX_ID_LENGTH:
             raise sync_type_error("invalid-argument", f"a claim id must be at most {MAX_ID_LENGTH} characters")
-        return f"{self.prefix}{{{scope}}}:claim:{id}"
+        return claim_key(self.prefix, scope, id)
 
     def _keys(self, key: str) -> List[str]:
-        base = f"{self.prefix}{{{key}}}"
+        base = thread_base(self.prefix, key)
         return [f"{base}:meta", f"{base}:state", f"{base}:log"]
 
     async def _script(self, name: str, keys: List[str], args: List[str]) -> Any:

@@ -6,10 +6,11 @@
 // every write is one Lua script (redis-scripts.js), so it is atomic.
 // Unreachable Redis: commands fail fast (no offline queue, a command timeout)
 // and the client keeps reconnecting; the emitters fall back (durable-emitter.js).
+import { claimKey, threadBase } from './key-layout.js';
 import { syncError, syncTypeError } from '../../engine/errors.js';
 import { DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, loggerOption, positiveOption } from './contract.js';
 import { scriptText } from './redis-scripts.js';
-import { kStoreCommand, kStoreScript } from '../../engine/internals.js';
+import { kStoreCommand, kStoreScript, kStoreWatch } from '../../engine/internals.js';
 
 const MAX_ID_LENGTH = 1024;
 
@@ -33,6 +34,7 @@ class RedisStore {
   #options;
   #client = null; // connected lazily
   #connecting = null;
+  #starting = null; // the client's creation (the npm package's import), once
   #reachable = true; // what was last logged
   #shas = new Map(); // script text -> SHA1, as SCRIPT LOAD answered
   #subscriber = null; // a second connection, for watch() (pub/sub), made on first use
@@ -102,7 +104,11 @@ class RedisStore {
    * heard; the emitters' safety-net poll still finds the writes.
    */
   watch(key, onChange) {
-    const channel = this.#keys(key)[0];
+    return this[kStoreWatch](this.#keys(key)[0], onChange);
+  }
+
+  /** watch() of a channel by its full key name (the proxy's run logs publish on their own meta key). */
+  [kStoreWatch](channel, onChange) {
     let set = this.#watchers.get(channel);
     if (!set) {
       this.#watchers.set(channel, (set = new Set()));
@@ -124,6 +130,7 @@ class RedisStore {
     this.#subscriber = null;
     this.#subscriberStart = null;
     this.#connecting = null;
+    this.#starting = null;
     this.#watchers.clear();
     this.#subscribed.clear();
     await closeClient(subscriber);
@@ -181,11 +188,11 @@ class RedisStore {
 
   #claimKey(scope, id) {
     if (id.length > MAX_ID_LENGTH) throw syncTypeError('invalid-argument', `a claim id must be at most ${MAX_ID_LENGTH} characters`);
-    return `${this.prefix}{${scope}}:claim:${id}`;
+    return claimKey(this.prefix, scope, id);
   }
 
   #keys(key) {
-    const base = `${this.prefix}{${key}}`;
+    const base = threadBase(this.prefix, key);
     return [`${base}:meta`, `${base}:state`, `${base}:log`];
   }
 
@@ -229,12 +236,14 @@ class RedisStore {
   }
 
   // The connected client; rejects at once while Redis is unreachable (the client reconnects meanwhile).
+  // Requests that come while the first connection is still being made wait for it (within timeoutMs),
+  // on the one client: a fresh proxy queues them rather than failing them (issue 38).
   async #ready() {
-    if (this.#client === null) this.#client = this.#options.client ?? (await this.#createClient());
-    const client = this.#client;
-    if (!client.isOpen) this.#connecting ??= client.connect().catch(() => {}).finally(() => { this.#connecting = null; });
+    this.#starting ??= this.#options.client ? Promise.resolve(this.#options.client) : this.#createClient();
+    const client = (this.#client ??= await this.#starting);
     if (!client.isReady) {
-      await Promise.race([this.#connecting, new Promise((resolve) => setTimeout(resolve, this.#options.timeoutMs).unref())]);
+      if (!client.isOpen) this.#connecting ??= client.connect().catch(() => {}).finally(() => { this.#connecting = null; });
+      await readyWithin(client, this.#options.timeoutMs);
       if (!client.isReady) throw unreachable(new Error('not connected'));
     }
     return client;
@@ -298,5 +307,19 @@ export function redisStore(options = {}) {
     approvalTtlMs: positiveOption(approvalTtlMs, 'redisStore() approvalTtlMs', DEFAULT_APPROVAL_TTL_MS),
     timeoutMs: positiveOption(timeoutMs, 'redisStore() timeoutMs', 2000),
     log: loggerOption(logger, 'redisStore() logger'),
+  });
+}
+
+// Resolves once `client` is ready, or after ms, whichever comes first.
+function readyWithin(client, ms) {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    client.on('ready', done);
   });
 }
