@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import _core
 from ._json import json_bytes, parse
+from .errors import AguiSyncError
 
 _MAX_STEPS = 4  # lookup, ask, then the verdict
 _GRANTED = "granted"
@@ -37,6 +38,14 @@ class Refused(Exception):
     """The gate refused: 403 not-authorized, nothing of the thread."""
 
 
+class Unjudged(Exception):
+    """The gate could not read the request (a resume nested too deep, say): 400 with the code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class AccessGate:
     def __init__(self, store: Any, authorize: Optional[Callable[..., Any]] = None,
                  grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS) -> None:
@@ -45,10 +54,10 @@ class AccessGate:
         self.grant_ttl_ms = grant_ttl_ms
 
     async def admit(self, request: Dict[str, Any]) -> str:
-        """request: {kind, threadId, credentials, touchesThread, headers} -> 'serve' | 'forward';
-        raises Refused."""
+        """request: {kind, threadId, credentials, resume, headers} -> 'serve' | 'forward';
+        raises Refused (not authorized), or Unjudged (a request the gate cannot read: 400)."""
         known = {"kind": request["kind"], "threadId": request["threadId"], "credentials": request["credentials"],
-                 "touchesThread": bool(request.get("touchesThread")), "looked": False, "granted": False,
+                 "resume": request.get("resume"), "looked": False, "granted": False,
                  "hasAuthorizer": self.authorize is not None, "authorized": None, "upstreamStatus": None}
         verdict = await self._drive(known, request)
         if verdict == "refuse":
@@ -63,9 +72,13 @@ class AccessGate:
 
     async def _drive(self, known: Dict[str, Any], request: Dict[str, Any]) -> str:
         for _ in range(_MAX_STEPS):
-            v = parse(_core.judge_access(json_bytes(known, "the access request")))
+            try:
+                request_json = json_bytes(known, "the access request")
+            except AguiSyncError as error:  # a resume nested too deep for JSON, say
+                raise Unjudged(error.code, str(error)) from None
+            v = parse(_core.judge_access(request_json))
             if not v.get("ok"):
-                raise Refused()
+                raise Unjudged(v["code"], v["message"])
             verdict = v["verdict"]
             if verdict == "lookup":
                 known["looked"] = True

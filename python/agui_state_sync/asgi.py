@@ -38,12 +38,12 @@ import asyncio
 import json
 from typing import Any, Dict, Iterable, Optional, Tuple
 
-from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, credentials_of
+from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, Unjudged, credentials_of
 from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, detached, run_finished
 from ._asgi_io import BodyTooLarge, ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
 from ._flaky_segments import FlakySegments
 from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
-from .errors import AguiSyncError, sync_type_error
+from .errors import AguiSyncError, sync_error, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
 from .sequence import StateSequencer
 
@@ -128,12 +128,18 @@ class StateSyncMiddleware:
             await self.app(scope, replay(body, receive), send)  # not a RunAgentInput: the endpoint answers it
             return
         run_input = _with_header_position(scope, run_input)
+        if not _edits_readable(run_input):  # a hostile edit list is a 400, whoever sends it (as Node's proxy)
+            await _refuse(send, sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}"))
+            return
         access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(scope),
-                  "touchesThread": carries_resume(run_input), "headers": _headers(scope)}
+                  "resume": run_input.get("resume"), "headers": _headers(scope)}
         try:
             admission = await self.access.admit(access)
         except Refused:
             await _refuse_status(send, 403, "not-authorized", "the backend has not accepted this requester for this thread")
+            return
+        except Unjudged as error:
+            await _refuse_status(send, 400, error.code, f"the request cannot be judged: {error}")
             return
         if admission == "forward":  # the app judges the requester first; the thread is touched only on a 2xx
             run_input = _without_edits(run_input)  # not applied: the client's state goes as it sent it
@@ -314,6 +320,13 @@ async def _answer(send: Any, body: bytes) -> None:
 def _cancel(task: Optional[asyncio.Task]) -> None:
     if task is not None and not task.done():
         task.cancel()
+
+
+def _edits_readable(run_input: Dict[str, Any]) -> bool:
+    """forwardedProps.stateSync.edits is absent or a list (its entries are the emitter's to judge)."""
+    props = run_input.get("forwardedProps")
+    state_sync = props.get("stateSync") if isinstance(props, dict) else None
+    return not isinstance(state_sync, dict) or "edits" not in state_sync or isinstance(state_sync["edits"], list)
 
 
 def _without_edits(run_input: Dict[str, Any]) -> Dict[str, Any]:

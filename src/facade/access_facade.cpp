@@ -2,7 +2,10 @@
 
 #include <optional>
 
+#include <agui_sync/options.h>
+
 #include "facade/access_gate.h"
+#include "facade/approval_gate.h"
 #include "facade/facade_json.h"
 #include "json/json_write.h"
 
@@ -12,7 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kMaxRequestDepth = 4;  // a flat object: nothing nests
+// The request is flat but for RunAgentInput.resume, read as the approval gate reads it.
+const size_t kMaxRequestDepth = Options{}.maxDepth + 8;
 
 const char* verdictName(AccessVerdict v) {
   switch (v) {
@@ -60,7 +64,9 @@ std::optional<AccessInput> inputOf(const json& request) {
   if (!k || !thread->is_string() || !validCredentials(*credentials)) return std::nullopt;
   AccessInput in;
   in.kind = *k;
-  in.touchesThread = flag(request, "touchesThread");
+  // Approvals read the thread (a verdict tells its value); resume entries that carry none do not.
+  auto resume = request.find("resume");
+  in.touchesThread = flag(request, "touchesThread") || (resume != request.end() && carriesApprovals(&*resume));
   in.looked = flag(request, "looked");
   in.granted = flag(request, "granted");
   in.hasAuthorizer = flag(request, "hasAuthorizer");

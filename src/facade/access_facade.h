@@ -6,6 +6,7 @@
 //   judgeAccessJson(requestJson)
 //     request  {"kind": "attach" | "resume" | "start", "threadId": s,
 //               "credentials": [the credential headers' values, string | null, in a fixed order],
+//               "resume": RunAgentInput.resume as sent (its approvals read the thread),
 //               "touchesThread": b, "looked": b, "granted": b, "hasAuthorizer": b,
 //               "authorized": true | false | null, "upstreamStatus": n | null}
 //     answer   {"ok":true,"verdict":"lookup"|"grant","scope":"grant","id":hex}

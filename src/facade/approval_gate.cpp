@@ -176,6 +176,8 @@ std::string approvalRecord(const std::string& effectKey, double nowMs) {
   return jsonText(json{{"decision", "approved"}, {"effectKey", effectKey}, {"at", static_cast<int64_t>(at)}});
 }
 
+bool carriesApprovals(const json* resume) { return !entriesOf(resume).empty(); }
+
 GateDecision judgeApprovals(const GateInput& in) {
   const std::vector<Entry> entries = entriesOf(in.resume);
   if (entries.empty()) return decided(GateVerdict::Pass, {});

@@ -71,6 +71,10 @@ struct GateInput {
 
 GateDecision judgeApprovals(const GateInput& input);
 
+// Whether RunAgentInput.resume (as sent) has an entry carrying one of our
+// approvals: the entries judgeApprovals judges (every other entry passes).
+bool carriesApprovals(const nlohmann::json* resume);
+
 // consumeApproval's effect key (facade/approval_consume.h): 64 hex digits of the
 // SHA-256 of the canonical JSON of {v:1, threadId, interruptId, path, seq, digest,
 // epoch}; threadId and interruptId are strings or null, a seq that is not a safe

@@ -425,7 +425,8 @@ describe('run logs in Redis: two proxies in one process', () => {
     const { a, b } = await twoProxies(t, 'abort:', upstream);
     const owner = { authorization: 'Bearer owner' };
     const onA = readStream(a.url, { input: runInput('t-abort', 'run-abort'), headers: owner });
-    await until(() => upstream.requests.length === 1, 'the run');
+    // The run is A's (and the owner authorized for the thread) once the upstream accepted it (SECURITY.md).
+    await until(() => a.proxy.stats().runsStarted === 1, 'the run');
     const attached = readStream(b.url, { method: 'GET', headers: { 'x-agui-attach': 't-abort', ...owner } });
     await until(() => b.proxy.stats().attaches.run === 1, 'the attach on B');
     const refused = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': 'run-abort', authorization: 'Bearer other' } });
@@ -446,7 +447,7 @@ describe('run logs in Redis: two proxies in one process', () => {
     try {
       const owner = { authorization: 'Bearer owner' };
       const onA = readStream(a.url, { input: runInput('t-abort-none', 'run-abort-none'), headers: owner });
-      await until(() => upstream.requests.length === 1, 'the run');
+      await until(() => a.proxy.stats().runsStarted === 1, 'the run');
       assert.deepEqual(b.proxy.stats().attaches, { run: 0, idle: 0 }, 'B serves no client of the run');
       for (const [runId, headers] of [['run-abort-none', { authorization: 'Bearer other' }], ['no-such-run', owner]]) {
         const refused = await fetch(b.url, { method: 'POST', headers: { 'x-agui-abort': runId, ...headers } });

@@ -251,7 +251,7 @@ describe('threads expire after ttlMs without a write', () => {
       await e.update(bigState(1));
       const client = await store.client();
       for (const suffix of ['meta', 'state', 'log']) {
-        const ttl = await client.sendCommand(['PTTL', `ttl:{k}:${suffix}`]);
+        const ttl = await client.sendCommand(['PTTL', `${threadBase('ttl:', 'k')}:${suffix}`]);
         assert.ok(ttl > 0 && ttl <= 400, `${suffix}: ${ttl}`);
       }
       // Redis expires the keys on its own clock: wait for that, not for 600 ms.

@@ -104,6 +104,12 @@ TEST_CASE("access facade: grant ids name (thread, requester) and no other; malfo
   shifted["threadId"] = "t\",\"Bearer alice";
   shifted["credentials"] = json::array({nullptr});
   CHECK(ask(shifted)["id"] != first["id"]);
+  // Resume entries that carry one of our approvals read the thread; others do not.
+  json start = {{"kind", "start"}, {"threadId", "t"}, {"credentials", json::array()}, {"looked", true}};
+  start["resume"] = json::array({{{"interruptId", "i"}, {"status", "resolved"}, {"payload", {{"approved", true}}}}});
+  CHECK(ask(start)["verdict"] == "forward");
+  start["resume"][0]["payload"]["approval"] = {{"path", "/p"}, {"digest", "d"}};
+  CHECK(ask(start)["verdict"] == "refuse");
   json refused = base;
   refused["looked"] = true;
   const json answer = ask(refused);

@@ -95,7 +95,7 @@ async def test_other_paths_and_other_responses_pass_through():
     assert invalid.status_code == 422 and invalid.json() == {"detail": "nope"}
     not_json = await post(app, "/invalid", [1, 2])
     assert not_json.status_code == 422
-    assert sequencer.emitter_for("t") is not None  # /agent was never called; /invalid made its thread
+    assert sequencer.emitter_for("t") is None  # the app refused /invalid (422): no thread is made (SECURITY.md)
 
 
 async def test_hostile_edits_are_a_400_with_the_code():

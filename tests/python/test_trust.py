@@ -57,8 +57,8 @@ def approval(value):
     return [{"interruptId": "pay", "status": "resolved", "payload": {"approved": True, "approval": entry}}]
 
 
-def edits(payee):
-    return {"stateSync": {"edits": [{"editId": "c1:1", "baseSeq": None,
+def edits(payee, base_seq=None):
+    return {"stateSync": {"edits": [{"editId": f"c1:{payee}", "baseSeq": base_seq,
                                      "ops": [{"op": "replace", "path": "/payee", "value": payee}]}]}}
 
 
@@ -91,7 +91,9 @@ async def test_mallory_reads_writes_and_consumes_nothing_and_alice_approves_once
         assert genuine.status_code == 200 and effects == ["r4"], "alice's approved action ran"
         again = await client.post("/agent", json=run_input("r5", resume=approval(PAYEE)), headers=ALICE)
         assert again.status_code == 200 and effects == ["r4"], "once"
-        mine = await client.post("/agent", json=run_input("r6", forwardedProps=edits("bob")), headers=ALICE)
+        seq = max(int(line[4:]) for line in again.text.split("\n") if line.startswith("id: "))
+        mine = await client.post("/agent", json=run_input("r6", state={"payee": PAYEE}, forwardedProps=edits("bob", seq)),
+                                 headers=ALICE)
         assert mine.status_code == 200 and '"bob"' in mine.text, "alice's edit applies"
 
 

@@ -33,11 +33,11 @@ export class Access {
   }
 
   /**
-   * { kind: 'attach' | 'resume' | 'start', threadId, credentials (the credential headers' values), touchesThread, headers }
+   * { kind: 'attach' | 'resume' | 'start', threadId, credentials (the credential headers' values), resume (a run's), headers }
    * -> 'serve' | 'forward'; throws the 403 refusal.
    */
   async admit(request) {
-    const known = { kind: request.kind, threadId: request.threadId, credentials: request.credentials, touchesThread: request.touchesThread === true,
+    const known = { kind: request.kind, threadId: request.threadId, credentials: request.credentials, resume: request.resume ?? null,
       looked: false, granted: false, hasAuthorizer: this.#authorize !== null, authorized: null, upstreamStatus: null };
     const verdict = await this.#drive(known, request);
     if (verdict === 'refuse') throw refusal();
@@ -54,7 +54,7 @@ export class Access {
     const link = EngineLink.forEngine(await loadEmitterEngine());
     for (let step = 0; step < MAX_STEPS; step++) {
       const v = link.callJson((engine) => engine.module.judgeAccess(JSON.stringify(known)));
-      if (!v.ok) throw syncError('engine-failed', `the access gate refused the proxy's own request: ${v.message}`); // a bug
+      if (!v.ok) throw refusedRequest(v.code, v.message); // a resume nested too deep, say
       switch (v.verdict) {
         case 'lookup':
           known.looked = true;
@@ -91,6 +91,11 @@ export class Access {
     await this.#store.release?.(scope, id, GRANTED);
     await this.#store.claim(scope, id, GRANTED, this.#ttlMs);
   }
+}
+
+// The gate could not read the request: a 400 with its code (invalid-json, limit-exceeded, invalid-request).
+function refusedRequest(code, message) {
+  return syncError(code, `the request cannot be judged: ${message}`, { status: 400 });
 }
 
 function refusal() {

@@ -149,7 +149,7 @@ async function serve(ctx, req, res) {
   }
   // Approvals read the thread (a verdict tells its value): only for a requester the backend accepted.
   // Edits of one it does not know yet are not applied: its state goes upstream as it sent it (SECURITY.md).
-  const admission = await admit(ctx, req, request, 'start', request.input.threadId, carriesResume(request.input));
+  const admission = await admit(ctx, req, request, 'start', request.input.threadId, request.input.resume);
   if (admission === 'forward') return startRun(ctx, req, res, request, null);
   const judged = await judgeRequest(ctx, request);
   if (!judged.forward) return judged.answer(res, (found) => resume(ctx, res, found, request.position), request.position);
@@ -157,8 +157,8 @@ async function serve(ctx, req, res) {
 }
 
 // The core's access gate for `request` on `threadId`: 'serve' or 'forward'; throws the 403 refusal.
-function admit(ctx, req, request, kind, threadId, touchesThread = false) {
-  request.access = { kind, threadId, credentials: credentialsOf(ctx.config, req), touchesThread, headers: req.headers };
+function admit(ctx, req, request, kind, threadId, resume = null) {
+  request.access = { kind, threadId, credentials: credentialsOf(ctx.config, req), resume, headers: req.headers };
   return ctx.access.admit(request.access);
 }
 
@@ -243,8 +243,9 @@ async function resume(ctx, res, { run, n }, position, attach = false) {
  */
 async function startRun(ctx, req, res, request, judged) {
   const { config } = ctx;
-  const prepared = judged === null ? { thread: null, forwarded: forwardedInput(request.input, undefined) } : await prepareOwn(ctx, request);
+  const prepared = judged === null ? prepareForward(ctx, request) : await prepareOwn(ctx, request);
   const call = openUpstream(config, JSON.stringify(prepared.forwarded), req.headers);
+  prepared.forwarding = ctx.registry.forwarding();
   let head;
   try {
     head = await call.head;
@@ -263,10 +264,17 @@ async function startRun(ctx, req, res, request, judged) {
       prepared.upstream = upstreamStart(prepared.thread, prepared.forwarded);
     }
   } catch (error) {
+    prepared.forwarding();
     call.abort();
     throw error;
   }
   return streamRun(ctx, res, request, prepared, { call, head, note: judged?.note ?? (() => {}) });
+}
+
+// A requester the backend has not accepted yet: its own RunAgentInput, with the prompt context of its own state only.
+function prepareForward(ctx, request) {
+  const forwarded = forwardedInput(request.input, undefined);
+  return { thread: null, forwarded: withPromptContext(ctx.config.promptContext, forwarded, forwarded.state ?? {}, null) };
 }
 
 // An authorized requester's run: its edits applied to the thread, its state (and prompt context) forwarded. The thread stays pinned.
@@ -286,6 +294,7 @@ async function prepareOwn(ctx, request) {
 
 // The backend did not start the run: the thread is let go, the request's approval claims released, then answer().
 async function notStarted(ctx, res, prepared, judged, answer) {
+  prepared.forwarding();
   if (prepared.thread !== null) prepared.thread.pins--;
   try {
     await judged?.release();
@@ -325,6 +334,7 @@ async function streamRun(ctx, res, request, prepared, { call, head, note }) {
     call.abort();
     throw error;
   } finally {
+    prepared.forwarding();
     thread.pins--;
   }
   counters.runsStarted++;

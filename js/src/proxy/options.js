@@ -109,10 +109,15 @@ export function proxyOptions(options) {
   }
   config.upstream = upstreamUrl(options.upstream);
   if (options.forwardHeaders !== undefined) config.forwardHeaders = headerList(options.forwardHeaders);
-  if (options.credentialHeaders !== undefined) config.credentialHeaders = headerList(options.credentialHeaders);
-  // A credential the backend never sees cannot be what it judged.
-  for (const name of config.credentialHeaders) {
-    if (!config.forwardHeaders.includes(name)) throw syncTypeError('invalid-options', `credentialHeaders: ${name} is not in forwardHeaders`);
+  // A credential the backend never sees cannot be what it judged: the default keeps those forwarded,
+  // a list given says what it means.
+  if (options.credentialHeaders === undefined) {
+    config.credentialHeaders = Object.freeze(PROXY_DEFAULTS.credentialHeaders.filter((name) => config.forwardHeaders.includes(name)));
+  } else {
+    config.credentialHeaders = headerList(options.credentialHeaders);
+    for (const name of config.credentialHeaders) {
+      if (!config.forwardHeaders.includes(name)) throw syncTypeError('invalid-options', `credentialHeaders: ${name} is not in forwardHeaders`);
+    }
   }
   // The deployer's own check ({ kind, threadId, headers }) -> true to authorize; anything else refuses.
   if (options.authorize !== undefined && typeof options.authorize !== 'function') {

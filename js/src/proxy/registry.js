@@ -21,6 +21,7 @@ export class Registry {
   #idleWaiters = new Set(); // drain() promises waiting for the last live run
   #sweepTimer;
   #closed = false;
+  #forwarding = 0; // runs forwarded whose upstream has not answered yet
   bufferedBytes = 0;
   counters;
 
@@ -40,7 +41,7 @@ export class Registry {
   }
 
   get liveRunCount() {
-    let live = 0;
+    let live = this.#forwarding; // runs waiting for the upstream's answer hold a drain too
     for (const run of this.#runs.values()) if (!run.finished && !run.remote) live++; // another instance's run does not hold a drain
     return live;
   }
@@ -123,6 +124,18 @@ export class Registry {
   }
 
   /** Registers a new run. Throws a 503 refusal when maxRuns runs are all live. */
+  /** A run is forwarded: until the returned done() (once its upstream answered), it counts as live. */
+  forwarding() {
+    this.#forwarding++;
+    let once = false;
+    return () => {
+      if (once) return;
+      once = true;
+      this.#forwarding--;
+      this.#notifyIdle();
+    };
+  }
+
   addRun(run) {
     if (this.#runs.size >= this.#config.maxRuns) {
       const oldestFinished = [...this.#runs.values()].find((r) => r.finished);
