@@ -30,13 +30,14 @@ async function authUpstream() {
   const seen = [];
   const effects = [];
   const holds = new Map();
+  const answer = { refuseAll: false }; // alice's credentials revoked
   const server = await serve((req, res) => {
     let body = '';
     req.on('data', (chunk) => { body += chunk; });
     req.on('end', async () => {
       const input = JSON.parse(body);
       seen.push({ auth: req.headers.authorization ?? null, input });
-      if (req.headers.authorization !== ALICE.authorization) {
+      if (req.headers.authorization !== ALICE.authorization || answer.refuseAll) {
         res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
         res.end(JSON.stringify({ error: 'unauthorized' }));
         return;
@@ -60,6 +61,7 @@ async function authUpstream() {
     url: server.url('/agent'),
     seen,
     effects,
+    answer,
     release: (runId) => holds.get(runId)?.(),
     held: (runId) => holds.has(runId),
     close: () => server.close(),
@@ -169,12 +171,36 @@ for (const kind of ['memory', 'redis']) {
       assertNothingOf(await post(proxy.url(), runInput('t-pay', 'r-pay2', { resume: copy }), MALLORY));
       assertNothingOf(await post(proxy.url(), runInput('t-pay', 'r-pay2', { resume: copy }), {}));
       assert.deepEqual(upstream.effects, [], 'nothing was paid');
-      const genuine = await post(proxy.url(), runInput('t-pay', 'r-pay3', { resume: copy }), ALICE);
-      assert.equal(genuine.events.at(-1).data.type, 'RUN_FINISHED');
+      const genuine = await post(proxy.url(), runInput('t-pay', 'r-pay3', { resume: copy, forwardedProps: { hold: true } }), ALICE,
+        (events) => events.some((e) => e.data.type === 'TEXT_MESSAGE_END'));
+      assert.equal(genuine.status, 200);
+      // A copy sent during her approved run: no attach to it, nothing of it.
+      assertNothingOf(await post(proxy.url(), runInput('t-pay', 'r-pay3b', { resume: copy }), MALLORY), { runId: 'r-pay3' });
+      upstream.release('r-pay3');
       assert.deepEqual(upstream.effects, ['r-pay3'], 'alice\'s approved action ran');
       const resent = await post(proxy.url(), runInput('t-pay', 'r-pay4', { resume: copy }), ALICE);
       assert.equal(resent.events.at(-1).data.type, 'RUN_FINISHED');
       assert.deepEqual(upstream.effects, ['r-pay3'], 'once');
+    });
+
+    test('the backend refuses an authorized requester\'s approved run: the claim is released, the grant dropped', async () => {
+      const { runId } = await aliceRun('t-revoked', 'r-rv0');
+      upstream.release(runId);
+      const copy = [entry(approvalOf(PAYEE))];
+      upstream.answer.refuseAll = true;
+      try {
+        const refused = await post(proxy.url(), runInput('t-revoked', 'r-rv1', { resume: copy }), ALICE);
+        assert.equal(refused.status, 401, 'the backend\'s answer');
+        assert.deepEqual(upstream.effects.filter((id) => id.startsWith('r-rv')), []);
+        assert.equal((await attach(proxy.url(), 't-revoked', ALICE)).status, 403, 'the refusal dropped the grant');
+      } finally {
+        upstream.answer.refuseAll = false;
+      }
+      const { runId: again } = await aliceRun('t-revoked', 'r-rv2'); // accepted again: authorized again
+      upstream.release(again);
+      const approved = await post(proxy.url(), runInput('t-revoked', 'r-rv3', { resume: copy }), ALICE);
+      assert.equal(approved.events.at(-1).data.type, 'RUN_FINISHED');
+      assert.deepEqual(upstream.effects.filter((id) => id.startsWith('r-rv')), ['r-rv3'], 'the released approval was not consumed');
     });
 
     test('a refused backend answer reaches the client as it was; nothing is created, nothing claimed', async () => {
@@ -255,5 +281,49 @@ describe('the authorize option', () => {
     assertNothingOf(await attach(proxy.url(), 't-hook', MALLORY));
     assertNothingOf(await attach(proxy.url(), 't-hook', { authorization: 'Bearer throws' }));
     assert.match(proxy.errors.at(-1).message, /the check failed/);
+  });
+});
+
+describe('authorizeUrl (the CLI\'s --authorize-url), maxRunClients', () => {
+  test('an auth endpoint in the manner of nginx auth_request: its 2xx authorizes, anything else refuses', async () => {
+    const asked = [];
+    const auth = await serve((req, res) => {
+      asked.push({ thread: decodeURIComponent(req.headers['x-agui-thread']), access: req.headers['x-agui-access'], auth: req.headers.authorization });
+      res.writeHead(req.headers.authorization === 'Bearer bob' ? 204 : 403).end();
+    });
+    const upstream = await authUpstream();
+    const { authorizeUrl } = await import(join(jsDir, 'src', 'proxy.js'));
+    const proxy = await stackOn(upstream, { authorize: authorizeUrl(auth.url('/check')) });
+    try {
+      assert.equal((await post(proxy.url(), runInput('t-url', 'r1'), ALICE)).status, 200);
+      assert.equal((await attach(proxy.url(), 't-url', { authorization: 'Bearer bob' })).status, 200);
+      assertNothingOf(await attach(proxy.url(), 't-url', MALLORY));
+      // Alice's first run was asked about too (its no still lets the run go to the backend, which accepted it).
+      assert.deepEqual(asked.map((a) => [a.thread, a.access, a.auth]),
+        [['t-url', 'start', 'Bearer alice'], ['t-url', 'attach', 'Bearer bob'], ['t-url', 'attach', 'Bearer mallory']]);
+    } finally {
+      await proxy.close();
+      await auth.close();
+    }
+  });
+
+  test('maxRunClients: one more connection to a run is a 503, the run goes on', async () => {
+    const upstream = await authUpstream();
+    const proxy = await stackOn(upstream, { maxRunClients: 2 });
+    try {
+      // The starter keeps its connection: it reads its stream to the end.
+      const starter = readStream(proxy.url(), { input: runInput('t-cap', 'r-cap', { forwardedProps: { hold: true } }), headers: ALICE });
+      await until(() => upstream.held('r-cap'), 'the run to be held');
+      const second = readStream(proxy.url(), { method: 'GET', headers: { 'x-agui-attach': 't-cap', ...ALICE } });
+      await until(() => proxy.proxy.stats().attaches.run === 1, 'the attach');
+      const refused = await fetch(proxy.url(), { headers: { 'x-agui-attach': 't-cap', ...ALICE } });
+      assert.equal(refused.status, 503);
+      assert.equal((await refused.json()).error.code, 'limit-exceeded');
+      upstream.release('r-cap');
+      for (const stream of await Promise.all([starter, second])) assert.equal(stream.events.at(-1).data.type, 'RUN_FINISHED');
+    } finally {
+      await proxy.close();
+      await upstream.close();
+    }
   });
 });
