@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { readStream, runInput, serve, stackOn, until } from './proxy-support.mjs';
+import { readStream, runInput, serve, stackOn, startProxyCli, until } from './proxy-support.mjs';
 import { jsDir, pkg } from './support.mjs';
 import { RedisServer } from './redis-support.mjs';
 
@@ -303,6 +303,25 @@ describe('authorizeUrl (the CLI\'s --authorize-url), maxRunClients', () => {
         [['t-url', 'start', 'Bearer alice'], ['t-url', 'attach', 'Bearer bob'], ['t-url', 'attach', 'Bearer mallory']]);
     } finally {
       await proxy.close();
+      await auth.close();
+    }
+  });
+
+  test('the CLI: --authorize-url asks the endpoint; --ops-host puts the operations port on its own address', async () => {
+    const auth = await serve((req, res) => res.writeHead(req.headers.authorization === 'Bearer bob' ? 200 : 401).end());
+    const upstream = await authUpstream();
+    const cli = await startProxyCli(['--upstream', upstream.url, '--port', '0', '--host', '127.0.0.1', '--authorize-url', auth.url('/check'),
+      '--ops-port', '0', '--ops-host', '127.0.0.2']);
+    try {
+      const ops = await until(() => /operations on (http:\/\/\S+)/.exec(cli.output())?.[1], 'the operations port');
+      assert.equal(new URL(ops).hostname, '127.0.0.2');
+      assert.equal((await post(cli.url, runInput('t-cli', 'r1'), ALICE)).status, 200);
+      assert.equal((await attach(cli.url, 't-cli', { authorization: 'Bearer bob' })).status, 200);
+      assertNothingOf(await attach(cli.url, 't-cli', MALLORY));
+      assertNothingOf(await attach(cli.url, 't-cli', {}));
+    } finally {
+      assert.equal(await cli.stop(), 0, cli.output());
+      await upstream.close();
       await auth.close();
     }
   });
