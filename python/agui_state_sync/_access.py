@@ -22,16 +22,13 @@ from .errors import AguiSyncError
 _MAX_STEPS = 4  # lookup, ask, then the verdict
 _GRANTED = "granted"
 DEFAULT_GRANT_TTL_MS = 60 * 60 * 1000
-CREDENTIAL_HEADERS = (b"authorization", b"cookie")
+CREDENTIAL_HEADERS = ("authorization", "cookie")
 
 
-def credentials_of(scope: Dict[str, Any]) -> List[Optional[str]]:
-    """The credential headers' values (their first, trimmed; None when absent), in the proxy's order:
-    the core digests them into the requester."""
-    headers: Dict[bytes, bytes] = {}
-    for name, value in scope.get("headers", []):
-        headers.setdefault(bytes(name).lower(), bytes(value))
-    return [headers[name].decode("latin-1").strip() if name in headers else None for name in CREDENTIAL_HEADERS]
+def credentials_of(headers: Dict[str, str]) -> List[Optional[str]]:
+    """The credential headers' values (``headers``: lower-case names, first values), trimmed, None
+    when absent, in the proxy's order: the core digests them into the requester."""
+    return [headers[name].strip() if name in headers else None for name in CREDENTIAL_HEADERS]
 
 
 class Refused(Exception):

@@ -131,8 +131,9 @@ class StateSyncMiddleware:
         if not _edits_readable(run_input):  # a hostile edit list is a 400, whoever sends it (as Node's proxy)
             await _refuse(send, sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}"))
             return
-        access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(scope),
-                  "resume": run_input.get("resume"), "headers": _headers(scope)}
+        headers = _headers(scope)
+        access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(headers),
+                  "resume": run_input.get("resume"), "headers": headers}
         try:
             admission = await self.access.admit(access)
         except Refused:

@@ -23,7 +23,8 @@ const MAX_ID_CHARS = 1024; // threadId, runId
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
 const STATE_HEADERS = [HEADER_SEQ, HEADER_EPOCH, HEADER_REASON, HEADER_HELD, HEADER_ACTIVITIES].map((name) => name.toLowerCase());
 
-function header(req, name) {
+/** A request header's first value, trimmed; null when absent. */
+export function header(req, name) {
   const value = req.headers[name];
   const text = Array.isArray(value) ? value[0] : value;
   return typeof text === 'string' ? text.trim() : null;

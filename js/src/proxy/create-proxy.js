@@ -19,7 +19,7 @@
 // remote-run / remote-runs (another instance's runs, served here).
 import { REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS } from '../engine/codes.js';
 import { AguiSyncError, asCause, describeThrown, PREFIX, reportListenerError, syncError } from '../engine/errors.js';
-import { forwardedInput, HEADER_ABORT, HEADER_ATTACH, readClientRequest } from './client-request.js';
+import { forwardedInput, HEADER_ABORT, HEADER_ATTACH, header, readClientRequest } from './client-request.js';
 import { serveAttach } from './attach.js';
 import { EVENTS_LOST, runError, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT } from './events.js';
 import { PROXY_DEFAULTS, proxyOptions } from './options.js';
@@ -164,11 +164,7 @@ function admit(ctx, req, request, kind, threadId, resume = null) {
 
 // The values of the credential headers (null: absent), in the configured order: who the requester is (SECURITY.md).
 function credentialsOf(config, req) {
-  return config.credentialHeaders.map((name) => {
-    const value = req.headers[name];
-    const text = Array.isArray(value) ? value[0] : value;
-    return typeof text === 'string' ? text.trim() : null;
-  });
+  return config.credentialHeaders.map((name) => header(req, name));
 }
 
 // The request's approvals, judged on its thread before anything goes upstream (proxy/approvals.js).
