@@ -7,6 +7,7 @@
 #   render/   prompt-safe rendering of state (JSON primitives + the code table)
 #   edit/     user edits: ownership, overlap, acks, the client's pending layer
 #   receive/  the receiving engine        emit/  the sender (neither sees the other)
+#   run/      one run's life: its log, its clients, grace and abort (sans-I/O)
 #   facade/   string facades for the bindings: may use everything below
 #   include/agui_sync/  the public API: includes only its own headers
 set(allowed_json "json/" "<agui_sync/canonical_json.h>")
@@ -22,10 +23,11 @@ set(forbidden_receive "<agui_sync/state_emitter.h>")
 set(allowed_emit "json/" "wire/" "render/" "edit/" "emit/" "<agui_sync/")
 set(forbidden_emit "<agui_sync/sync_engine.h>" "<agui_sync/approval_guard.h>" "<agui_sync/outcome.h>"
     "<agui_sync/metrics.h>" "<agui_sync/sync_status.h>")
-set(allowed_facade "json/" "wire/" "render/" "edit/" "receive/" "emit/" "facade/" "<agui_sync/")
+set(allowed_run "json/" "wire/" "run/")
+set(allowed_facade "json/" "wire/" "render/" "edit/" "receive/" "emit/" "run/" "facade/" "<agui_sync/")
 
 set(violations "")
-foreach(layer json wire render edit receive emit facade)
+foreach(layer json wire render edit receive emit run facade)
   file(GLOB files "${ROOT}/src/${layer}/*.h" "${ROOT}/src/${layer}/*.cpp")
   foreach(f ${files})
     file(STRINGS "${f}" includes REGEX "^#include [\"<]")

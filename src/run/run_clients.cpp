@@ -1,0 +1,224 @@
+// RunLife's clients: who joins with which preamble, who leaves, and what the
+// grace period decides once none is left (run_life.h). The resume rules are
+// docs/wire.md section 8's:
+//  - 'exact': the logged events after n, byte for byte, when the client's state
+//    position is the one they continue from (it is at the seq the stream had
+//    reached at event n, same epoch, not resyncing), or it keeps none at all;
+//  - 'caught-up': the client's catch-up (the thread's), then the logged events
+//    after n that are not sequenced ones: deltas never replay on a wrong base;
+//  - 'lost': events after n were already dropped: the catch-up, one CUSTOM
+//    EVENTS_LOST, then every logged event that is not a sequenced one.
+// Events written only for this connection (the catch-up, the notice) carry the
+// id "<key>:<n>" again: a client cut during them resumes from the same point.
+#include <nlohmann/json.hpp>
+
+#include "run/event_lanes.h"
+#include "run/run_life.h"
+
+namespace agui_sync::run {
+
+using nlohmann::json;
+
+namespace {
+
+json loggedEvent(const LogEntry& entry) {
+  size_t start = entry.text.find("\ndata: ");
+  if (start == std::string::npos || entry.text.size() < start + 9) return json();
+  start += 7;
+  return json::parse(entry.text.substr(start, entry.text.size() - 2 - start), nullptr, false);
+}
+
+Action refuse(int64_t client, int status, const char* code, std::string message) {
+  Action a = toClient(Do::Refuse, client);
+  a.status = status;
+  a.code = code;
+  a.text = std::move(message);
+  return a;
+}
+
+}  // namespace
+
+// True when replaying the logged events after n verbatim leaves this client consistent.
+static bool fitsExactly(const RunLog& log, const Join& join) {
+  const Position& p = join.position;
+  if (p.activityResyncing) return false;
+  if (!p.lastSeq && !p.epoch && !p.reason) return !join.attach;  // keeps no state position
+  if (p.reason) return false;
+  auto [known, seq] = log.seqAt(join.afterN);
+  return known && seq && p.lastSeq && *seq == *p.lastSeq && p.epoch && join.epoch && *p.epoch == *join.epoch;
+}
+
+std::vector<Action> RunLife::join(const Join& join) {
+  std::vector<Action> out;
+  if (join.starter) {  // the run's own client: everything, live
+    clients_.insert(join.client);
+    return out;
+  }
+  if (join.afterN > log_.lastN()) {
+    out.push_back(refuse(join.client, 400, "invalid-request", "Last-Event-ID names an event this stream has not sent"));
+    return out;
+  }
+  if (clients_.size() >= config_.maxClients) {
+    out.push_back(refuse(join.client, 503, "limit-exceeded", "the run has " + std::to_string(config_.maxClients) + " connections attached"));
+    return out;
+  }
+  if (!started()) {  // its catch-up must follow RUN_STARTED: it joins once that is out
+    waiting_.insert(join.client);
+    return out;
+  }
+  std::string mode;
+  bool needCatchUp = false;
+  std::string text = preamble(join, mode, needCatchUp);
+  if (needCatchUp) {
+    out.push_back(toClient(Do::CatchUp, join.client));
+    return out;
+  }
+  if (armed_) {
+    armed_ = false;
+    out.push_back(Action(Do::Disarm));
+  }
+  Action head = toClient(Do::Head, join.client);
+  head.text = mode;
+  out.push_back(std::move(head));
+  Action send = toClient(Do::Send, join.client);
+  send.text = std::move(text) + heartbeatLine();
+  out.push_back(std::move(send));
+  if (ended_) out.push_back(toClient(Do::Close, join.client));
+  else clients_.insert(join.client);
+  return out;
+}
+
+// The text that brings a client resuming after event n up to date; needCatchUp
+// when it takes the thread's catch-up and the join did not bring it yet.
+std::string RunLife::preamble(const Join& join, std::string& mode, bool& needCatchUp) {
+  const uint64_t n = join.afterN;
+  auto entries = log_.after(n);
+  std::vector<std::string> parts;
+  bool nothingLeft = entries && entries->empty();
+  if (entries && fitsExactly(log_, join)) {
+    mode = "exact";
+    for (const LogEntry* e : *entries) parts.push_back(e->text);
+  } else {
+    if (!join.catchUp) {
+      needCatchUp = true;
+      return "";
+    }
+    mode = entries ? "caught-up" : "lost";
+    std::vector<std::string> catchUp;
+    for (const auto& event : *join.catchUp) catchUp.push_back(frameText(config_.key, n, event));
+    if (!entries) {
+      catchUp.push_back(frameText(config_.key, n, "{\"type\":\"CUSTOM\",\"name\":\"agui-state-sync.events-lost\",\"value\":{\"after\":" +
+                                                      std::to_string(n) + ",\"resumedAt\":" + std::to_string(log_.firstN()) + "}}"));
+    }
+    std::vector<const LogEntry*> rest = entries ? *entries : log_.all();
+    bool startedHeld = false;
+    for (const LogEntry* e : rest) startedHeld = startedHeld || e->n == startedN_;
+    // AG-UI clients take nothing before RUN_STARTED: one that has not seen it gets it first, its catch-up right after.
+    if (!startedHeld) parts = catchUp;
+    bool fresh = join.attach && n == 0;  // a client that saw nothing of this run
+    if (fresh && !startedHeld && startedN_ > 0) parts.insert(parts.begin(), startedText_);
+    std::optional<OpenLanes> lanes;
+    if (fresh && !entries) lanes.emplace();
+    for (const LogEntry* e : rest) {
+      if (e->sequenced || (lanes && !lanes->see(loggedEvent(*e)))) continue;
+      parts.push_back(e->text);
+      if (e->n == startedN_) parts.insert(parts.end(), catchUp.begin(), catchUp.end());
+    }
+    nothingLeft = rest.empty();
+  }
+  // A run that is over and fully delivered repeats its terminal event: a client cut right after it learns the run ended.
+  const LogEntry* last = log_.last();
+  if (finished_ && nothingLeft && last && last->terminal) parts.push_back(last->text);
+  std::string text;
+  for (const auto& part : parts) text += part;
+  return text;
+}
+
+std::vector<Action> RunLife::left(int64_t client, int64_t now) {
+  std::vector<Action> out;
+  waiting_.erase(client);
+  if (clients_.erase(client) == 0 || !clients_.empty() || finished_ || config_.keep) return out;
+  armed_ = true;
+  deadline_ = now + config_.graceMs;
+  Action arm(Do::Arm);
+  arm.at = deadline_;
+  out.push_back(std::move(arm));
+  return out;
+}
+
+std::vector<Action> RunLife::timer(int64_t now) {
+  std::vector<Action> out;
+  if (!armed_ || finished_) return out;
+  if (now < deadline_) {  // woken early: the same deadline stands
+    Action arm(Do::Arm);
+    arm.at = deadline_;
+    out.push_back(std::move(arm));
+    return out;
+  }
+  armed_ = false;
+  if (!clients_.empty() || !waiting_.empty()) return out;
+  if (config_.followed) {  // the run goes on at its holder: the copy here is dropped
+    out.push_back(Action(Do::StopUpstream));
+    finished_ = ended_ = true;
+    out.push_back(Action(Do::Done));
+  } else if (config_.stored) {
+    out.push_back(Action(Do::AskPresent));
+  } else {
+    abandon(out);
+  }
+  return out;
+}
+
+std::vector<Action> RunLife::present(bool elsewhere, int64_t now) {
+  std::vector<Action> out;
+  if (finished_ || !clients_.empty()) return out;
+  if (!elsewhere) {
+    abandon(out);
+    return out;
+  }
+  armed_ = true;
+  deadline_ = now + config_.graceMs;
+  Action arm(Do::Arm);
+  arm.at = deadline_;
+  out.push_back(std::move(arm));
+  return out;
+}
+
+void RunLife::abandon(std::vector<Action>& out) {
+  out.push_back(Action(Do::StopUpstream));
+  std::string why = "no client reconnected within " + std::to_string(config_.graceMs) + " ms";
+  finish(runErrorText("run-aborted", why), out);
+}
+
+std::vector<Action> RunLife::abort(const std::string& reason, const std::string& requester) {
+  std::vector<Action> out;
+  if (finished_) return out;
+  if (reason == "client" && requester != config_.requester) {
+    out.push_back(refuse(0, 403, "not-authorized", "only the requester that started the run may abort it"));
+    return out;
+  }
+  if (config_.followed) {
+    if (reason == "client") {
+      out.push_back(Action(Do::AskAbort));
+      return out;
+    }
+    out.push_back(Action(Do::StopUpstream));
+    endStream(out);  // this process shuts down: its clients resume elsewhere
+    return out;
+  }
+  out.push_back(Action(Do::StopUpstream));
+  finish(runErrorText("run-aborted", reason == "client" ? "the run was aborted by the client" : "the server is shutting down"), out);
+  return out;
+}
+
+std::vector<Action> RunLife::heartbeat() const {
+  std::vector<Action> out;
+  if (clients_.empty() || ended_) return out;
+  Action a(Do::Send);
+  a.clients.assign(clients_.begin(), clients_.end());
+  a.text = heartbeatLine();
+  out.push_back(std::move(a));
+  return out;
+}
+
+}  // namespace agui_sync::run
