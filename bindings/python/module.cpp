@@ -22,6 +22,7 @@
 #include <agui_sync/codes.h>
 
 #include "facade/access_facade.h"
+#include "facade/run_facade.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -244,6 +245,16 @@ void bindActivities(nb::module_& m) {
 }
 
 // The snapshot tax per connection type (src/facade/segment_tax_facade.h): the middleware's flaky_segments.
+// One run's life (src/facade/run_facade.h): the middleware's run holder drives it.
+void bindRun(nb::module_& m) {
+  nb::class_<agui_sync::RunFacade>(m, "RunFacade")
+      .def(nb::init<const std::string&>(), nb::arg("options_json"))
+      .def("init_result", [](const agui_sync::RunFacade& f) { return f.initResult(); })
+      .def("feed", [](agui_sync::RunFacade& f, const nb::bytes& b) { return f.feed(text(b)); }, nb::arg("sse"))
+      .def("step", [](agui_sync::RunFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"))
+      .def("info_json", &agui_sync::RunFacade::infoJson);
+}
+
 void bindSegmentTax(nb::module_& m) {
   using agui_sync::SegmentTaxFacade;
   nb::class_<SegmentTaxFacade>(m, "SegmentTaxFacade")
@@ -262,6 +273,7 @@ NB_MODULE(_core, m) {
   m.doc() = "agui-state-sync's C++ core (internal: use the agui_state_sync package)";
   bindSync(m);
   bindEmitter(m);
+  bindRun(m);
   bindFramer(m);
   bindCursor(m);
   bindStoreLine(m);

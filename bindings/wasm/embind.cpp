@@ -33,6 +33,7 @@
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
 #include "facade/relay_facade.h"
+#include "facade/run_facade.h"
 #include "facade/segment_tax_facade.h"
 #include "facade/store_line_facade.h"
 #include "facade/sync_facade.h"
@@ -41,6 +42,7 @@ using agui_sync::ActivityFacade;
 using agui_sync::CursorFacade;
 using agui_sync::EmitterFacade;
 using agui_sync::RelayFacade;
+using agui_sync::RunFacade;
 using agui_sync::StoreLineFacade;
 using agui_sync::SyncFacade;
 
@@ -138,6 +140,13 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("onLine", &CursorFacade::onLine)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
+  // One run's life: its log, clients, grace and abort (src/facade/run_facade.h).
+  emscripten::class_<RunFacade>("RunFacade")
+      .constructor<const std::string&>()
+      .function("initResult", &initResult<RunFacade>)
+      .function("feed", &RunFacade::feed)
+      .function("step", &RunFacade::step)
+      .function("infoJson", &RunFacade::infoJson);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")
       .constructor<const std::string&>()

@@ -49,6 +49,7 @@ class ApprovedRun(asyncio.Event):
     def __init__(self, claimed: Dict[str, str]) -> None:
         super().__init__()
         self.claimed = claimed
+        self.run: Any = None  # the held run (_run_holder.py) once it started: a re-sent resume joins it
 
 
 class ApprovalGate:

@@ -47,6 +47,23 @@ def replay(body: bytes, receive: Receive) -> Receive:
     return app_receive
 
 
+def detached_receive(body: bytes, over: asyncio.Event) -> Receive:
+    """The app's receive() for a held run: the (rewritten) body once, then
+    nothing until the run is over. The app never hears its client go away
+    (Starlette's StreamingResponse would cancel the endpoint): the run outlives
+    the connection, and a client that comes back resumes it."""
+    sent = False
+
+    async def app_receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await over.wait()
+        return {"type": "http.disconnect"}
+    return app_receive
+
+
 def with_length(scope: Dict[str, Any], length: int) -> Dict[str, Any]:
     headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
     return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}

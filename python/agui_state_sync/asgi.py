@@ -39,8 +39,11 @@ import json
 from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, Unjudged, credentials_of
-from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, detached, run_finished
-from ._asgi_io import BodyTooLarge, ResponseTap, read_body, replay, sse_start, with_heartbeats, with_length
+from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, run_finished
+from ._asgi_clients import serve_client
+from ._asgi_io import BodyTooLarge, ResponseTap, detached_receive, read_body, replay, sse_start, with_length
+from ._asgi_runs import RunRoutes
+from ._run_holder import DEFAULT_GRACE_MS, RunBook
 from ._flaky_segments import FlakySegments
 from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
 from .errors import AguiSyncError, sync_error, sync_type_error
@@ -59,7 +62,8 @@ class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
                  store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
                  approval_store: Any = None, flaky_segments: Any = None, authorize: Any = None,
-                 grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+                 grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 grace_ms: int = DEFAULT_GRACE_MS) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -76,6 +80,11 @@ class StateSyncMiddleware:
         if authorize is not None and not callable(authorize):
             raise sync_type_error("invalid-options", "StateSyncMiddleware authorize must be callable")
         self.max_body_bytes = max_body_bytes
+        if isinstance(grace_ms, bool) or not isinstance(grace_ms, int) or grace_ms <= 0:
+            raise sync_type_error("invalid-options", "StateSyncMiddleware grace_ms must be a positive integer")
+        # The runs it holds: each outlives its client's connection (_run_holder.py, the core's run machine).
+        self.runs = RunBook(grace_ms)
+        self.routes = RunRoutes(self)
         self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
         # Who may read, change or consume a thread (SECURITY.md): grants live where approvals are claimed.
         self.access = AccessGate(self.approvals.store, authorize, grant_ttl_ms)
@@ -96,7 +105,7 @@ class StateSyncMiddleware:
         sequencer's threads, events received and sent by type, and catch-ups by mode."""
         counts = self._counts
         flaky = self.flaky.stats() if self.flaky is not None else {"snapshotMode": {}, "switches": {}}
-        return {"runsStarted": counts["runs"], "liveRuns": counts["live"], "clientBytes": counts["bytes"],
+        return {"runsStarted": counts["runs"], "liveRuns": self.runs.live, "clientBytes": self.runs.client_bytes,
                 "upstreamBytes": counts["upstream_bytes"],
                 "approvals": dict(counts["approvals"]), "runsByConnection": dict(counts["connections"]),
                 "resyncs": {reason: dict(by) for reason, by in counts["resyncs"].items()}, "flakySegments": flaky,
@@ -109,6 +118,8 @@ class StateSyncMiddleware:
         if scope.get("type") == "lifespan":
             await self.app(scope, self._lifespan(receive), send)
             return
+        if scope.get("type") == "http" and scope.get("path") in self.paths and await self.routes.serve_get(scope, receive, send):
+            return  # a GET that attaches or resumes a held run (_asgi_runs.py)
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") not in self.paths:
             await self.app(scope, receive, send)
             return
@@ -132,6 +143,8 @@ class StateSyncMiddleware:
             await _refuse(send, sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}"))
             return
         headers = _headers(scope)
+        if await self.routes.serve_resume(scope, receive, send, run_input, headers):
+            return  # the client came back to a run held here: the app is not called again
         access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(headers),
                   "resume": run_input.get("resume"), "headers": headers}
         try:
@@ -147,7 +160,7 @@ class StateSyncMiddleware:
             body = json.dumps(_without_state_sync(run_input)).encode("utf-8")
             await self._counted(self._forwarded(scope, receive, send, body, run_input, access), run_input)
             return
-        verdict, done = await self._approvals(send, run_input)
+        verdict, done = await self._approvals(send, receive, run_input)
         if verdict == "forward":
             await self._counted(lambda segment: self._sequenced(scope, receive, send, run_input, done, segment, access=access),
                                 run_input)
@@ -155,11 +168,7 @@ class StateSyncMiddleware:
     async def _counted(self, run: Any, run_input: Dict[str, Any]) -> None:
         connection = self._count_client(run_input)
         self._counts["runs"] += 1
-        self._counts["live"] += 1
-        try:
-            await run(None if self.flaky is None else (self.flaky, connection))
-        finally:
-            self._counts["live"] -= 1
+        await run(None if self.flaky is None else (self.flaky, connection))
 
     def _forwarded(self, scope: Dict[str, Any], receive: Any, send: Any, body: bytes, run_input: Dict[str, Any],
                    access: Dict[str, Any]) -> Any:
@@ -167,7 +176,8 @@ class StateSyncMiddleware:
         refusal passes through and nothing else happens, its 2xx grants and the run is sequenced."""
         async def run(segment: Any) -> None:
             tap = ResponseTap(send, self._count_upstream)
-            app_task = asyncio.ensure_future(self.app(scope, replay(body, receive), tap))
+            over = asyncio.Event()  # the run is over: only then does the app hear a disconnect
+            app_task = asyncio.ensure_future(self.app(scope, detached_receive(body, over), tap))
             app_task.add_done_callback(lambda _: tap.finish())
             await tap.started.wait()
             if tap.passthrough or tap.start is None:
@@ -175,7 +185,7 @@ class StateSyncMiddleware:
                 await app_task
                 return
             await self.access.settle(access, tap.status)
-            await self._sequenced(scope, receive, send, run_input, None, segment, opened=(tap, app_task))
+            await self._sequenced(scope, receive, send, run_input, None, segment, opened=(tap, app_task, over))
         return run
 
     def _count_upstream(self, size: int) -> None:
@@ -204,7 +214,7 @@ class StateSyncMiddleware:
             return message
         return watched
 
-    async def _approvals(self, send: Any, run_input: Dict[str, Any]) -> Any:
+    async def _approvals(self, send: Any, receive: Any, run_input: Dict[str, Any]) -> Any:
         """The resume entries' approvals, judged before the endpoint runs (_asgi_approvals.py):
         ('forward', None | the approved run's done event), or ('answered', None)."""
         if not carries_resume(run_input):
@@ -215,6 +225,10 @@ class StateSyncMiddleware:
             self._count("approvals", {"forward": "forwarded", "refuse": "refused"}.get(verdict, verdict))
         if verdict == "forward":
             return verdict, value
+        if verdict == "replayed" and getattr(value, "run", None) is not None and not value.run.over.is_set():
+            # a re-sent resume joins the approved run, still going: its effect happens once, and the client sees it
+            await self.routes.resume(value.run, 0, _position_of(run_input), send, receive, attach=False)
+            return "answered", None
         if verdict == "replayed" and value is not None:
             await value.wait()  # the first run of this approval is over: the state is final
         last = value if verdict == "refuse" else run_finished(run_input)
@@ -224,13 +238,16 @@ class StateSyncMiddleware:
     async def _sequenced(self, scope: Dict[str, Any], receive: Any, send: Any, run_input: Dict[str, Any],
                          done: Optional[asyncio.Event] = None,
                          segment: Optional[Tuple[FlakySegments, str]] = None,
-                         opened: Optional[Tuple[ResponseTap, asyncio.Task]] = None,
+                         opened: Optional[Tuple[ResponseTap, asyncio.Task, asyncio.Event]] = None,
                          access: Optional[Dict[str, Any]] = None) -> None:
-        """The app's run, sequenced on its thread. opened: the app already answered 2xx to the
-        client's own body (_forwarded). access: an authorized requester's run, whose answer from
-        the app renews its grant, or drops it and releases the run's claims."""
+        """The app's run, sequenced on its thread and held (_run_holder.py): the app runs
+        detached from this connection, which is only the run's first client. opened: the app
+        already answered 2xx to the client's own body (_forwarded). access: an authorized
+        requester's run, whose answer from the app renews its grant, or drops it and
+        releases the run's claims."""
         tap = ResponseTap(send, self._count_upstream) if opened is None else opened[0]
         app_task: Optional[asyncio.Task] = None if opened is None else opened[1]
+        over = asyncio.Event() if opened is None else opened[2]
         if access is not None:
             tap.on_start = lambda status: self._settle(access, status, run_input, done)
 
@@ -239,39 +256,34 @@ class StateSyncMiddleware:
             if opened is not None:
                 return tap.chunks()
             rewritten = json.dumps(prepared).encode("utf-8")
-            app_task = asyncio.ensure_future(self.app(with_length(scope, len(rewritten)), replay(rewritten, receive), tap))
+            app_task = asyncio.ensure_future(self.app(with_length(scope, len(rewritten)), detached_receive(rewritten, over), tap))
             app_task.add_done_callback(lambda _: tap.finish())
             return tap.chunks()
 
         thread_id = str(run_input.get("threadId") or "")
         modes: list = []  # the catch-up's mode, known before its first byte
         stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append, segment=segment)
-        if done is not None:  # an approved run goes on without its client: the effect completes once
-            stream = detached(stream, done)
-        started = False
-        try:
-            async for chunk in with_heartbeats(stream, lambda: self._heartbeat(thread_id), self.heartbeat_s):
-                if not started:
-                    started = True
-                    await send(_start(tap.start, modes))
-                self._counts["bytes"] += len(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except AguiSyncError as error:
-            _cancel(app_task)
-            if started or tap.passthrough:
-                raise
-            await _refuse(send, error)
-            return
-        except BaseException:  # the client went away, or the app failed: the agent stops too (unless approved)
-            if done is None:
-                _cancel(app_task)
-            raise
-        if app_task is not None:
-            await app_task  # done, or finishing a response it passes through; its failure is raised
-        if not tap.passthrough:
-            if not started:
-                await send(_start(tap.start, modes))
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        run = self.routes.hold(thread_id, str(run_input.get("runId") or ""), (access or {}).get("credentials", []),
+                               keep=done is not None)
+        run.on_over.append(over.set)
+        run.stop_app = lambda: _cancel(app_task)
+        if isinstance(done, ApprovedRun):  # a re-sent resume of this approval joins this run
+            done.run = run
+        if done is not None:
+            run.on_over.append(done.set)
+        client = run.join({"starter": True})
+
+        def on_first() -> None:
+            run.head = _start(tap.start, modes)
+
+        async def on_void(why: Any) -> None:
+            kind, error = why
+            if kind == "error" and not tap.passthrough:
+                await _refuse(send, error)
+            elif app_task is not None:
+                await asyncio.wait({app_task})  # its own answer passed through: let it finish
+        run.pump(stream, on_first)
+        await serve_client(run, client, send, receive, head=lambda: run.head or _start(tap.start, modes), on_void=on_void)
 
     async def _settle(self, access: Dict[str, Any], status: int, run_input: Dict[str, Any],
                       done: Optional[asyncio.Event]) -> None:
@@ -280,9 +292,6 @@ class StateSyncMiddleware:
         if not await self.access.settle(access, status) and isinstance(done, ApprovedRun):
             await self.approvals.release(run_input["threadId"], done.claimed)
 
-    def _heartbeat(self, thread_id: str) -> Optional[bytes]:
-        emitter = self.sequencer.emitter_for(thread_id)
-        return None if emitter is None else emitter.heartbeat()
 
 
 def _start(start: Optional[Dict[str, Any]], modes: list) -> Dict[str, Any]:
@@ -291,6 +300,11 @@ def _start(start: Optional[Dict[str, Any]], modes: list) -> Dict[str, Any]:
     if modes:
         message["headers"] = [*message["headers"], (HEADER_CATCH_UP.lower().encode(), modes[0].encode())]
     return message
+
+
+def _position_of(run_input: Dict[str, Any]) -> Dict[str, Any]:
+    where = read_resync_request(run_input)
+    return {k: where.get(k) for k in ("lastSeq", "epoch", "reason", "held", "activities")}
 
 
 def _with_header_position(scope: Dict[str, Any], run_input: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,6 +1,7 @@
 #include "facade/run_facade.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <agui_sync/options.h>
 
@@ -110,11 +111,27 @@ std::optional<std::vector<run::LogEntry>> entriesOf(const json& input) {
   return out;
 }
 
-// A position's activities say one of them resyncs (a header's JSON text, or the list itself).
+// X-AGUI-State-Activities is percent-encoded JSON (docs/wire.md section 11).
+std::string percentDecoded(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// A position's activities say one of them resyncs (the header's text, or stateSync.activities itself).
 bool activityResyncing(const json& position) {
   auto it = position.find("activities");
   if (it == position.end()) return false;
-  json list = it->is_string() ? json::parse(it->get<std::string>(), nullptr, false) : *it;
+  json list = *it;
+  if (it->is_string() && parseBounded(percentDecoded(it->get<std::string>()), kMaxInputDepth, list)) return false;
   if (!list.is_array()) return false;
   for (const json& a : list)
     if (a.is_object() && a.contains("reason") && a["reason"].is_string()) return true;

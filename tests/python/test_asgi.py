@@ -125,12 +125,15 @@ async def test_heartbeats_while_the_agent_is_quiet():
     payload = json.dumps(body(state_sync={})).encode()
     messages = iter([{"type": "http.request", "body": payload, "more_body": False}])
 
-    async def receive():
-        return next(messages, {"type": "http.disconnect"})
+    async def receive():  # the client stays until its stream ends
+        message = next(messages, None)
+        if message is not None:
+            return message
+        await asyncio.Event().wait()
     await middleware({"type": "http", "method": "POST", "path": "/agent", "headers": []}, receive, send)
     chunks = [m.get("body", b"") for m in out if m["type"] == "http.response.body"]
     # A heartbeat may come first (1 ms is short on a busy machine): the first event is still RUN_STARTED.
-    events = [c for c in chunks if not c.startswith(b": hb ") and c]
-    assert events[0].startswith(b"data: {") and b"RUN_STARTED" in events[0]
-    assert any(c.startswith(b": hb ") for c in chunks) and out[-1] == {"type": "http.response.body", "body": b"",
-                                                                       "more_body": False}
+    events = [c for c in chunks if not c.startswith(b": hb") and c]
+    assert events[0].startswith(b"id: ") and b"\ndata: {" in events[0] and b"RUN_STARTED" in events[0]
+    assert any(c.startswith(b": hb") for c in chunks) and out[-1] == {"type": "http.response.body", "body": b"",
+                                                                      "more_body": False}

@@ -67,9 +67,9 @@ def type_of(block):
 
 
 def seq_of(block):
-    for line in block.split(b"\n"):
-        if line.startswith(b"id: "):
-            return int(line[4:])
+    for line in block.split(b"\n"):  # the wire seq, from the event (its id names the run's stream)
+        if line.startswith(b"data: "):
+            return json.loads(line[6:]).get("metadata", {}).get("agui-state-sync", {}).get("seq")
     return None
 
 
