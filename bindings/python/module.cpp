@@ -253,6 +253,7 @@ void bindRun(nb::module_& m) {
       .def("feed", [](agui_sync::RunFacade& f, const nb::bytes& b) { return f.feed(text(b)); }, nb::arg("sse"))
       .def("step", [](agui_sync::RunFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"))
       .def("info_json", &agui_sync::RunFacade::infoJson);
+  m.def("requester_json", &agui_sync::requesterJson, nb::arg("credentials_json"));
 }
 
 void bindSegmentTax(nb::module_& m) {

@@ -145,8 +145,10 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .constructor<const std::string&>()
       .function("initResult", &initResult<RunFacade>)
       .function("feed", &RunFacade::feed)
+      .function("event", &RunFacade::event)
       .function("step", &RunFacade::step)
       .function("infoJson", &RunFacade::infoJson);
+  emscripten::function("requesterJson", &agui_sync::requesterJson);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")
       .constructor<const std::string&>()

@@ -33,6 +33,7 @@ const char* doName(Do what) {
     case Do::AskAbort: return "ask-abort";
     case Do::Close: return "close";
     case Do::Refuse: return "refuse";
+    case Do::Defer: return "defer";
     case Do::Started: return "started";
     case Do::Done: return "done";
   }
@@ -43,7 +44,16 @@ json entryJson(const run::LogEntry& e) {
   return {{"n", e.n}, {"seq", e.seq ? json(*e.seq) : json()}, {"flags", run::entryFlags(e)}, {"text", e.text}};
 }
 
-std::string actionsJson(const std::vector<Action>& actions) {
+// Where the run stands after a step, so that a driver mirrors it without asking.
+json atJson(const run::RunLife& life) {
+  auto seq = life.sentSeq();
+  return {{"lastN", life.log().lastN()}, {"framedN", std::max<uint64_t>(life.framedN(), life.log().lastN())},
+          {"startedN", life.startedN()}, {"sentSeq", seq ? json(*seq) : json()},
+          {"logBytes", life.log().bytes()}, {"finished", life.finished()}, {"ended", life.ended()},
+          {"clients", life.clientCount()}};
+}
+
+std::string actionsJson(const std::vector<Action>& actions, const run::RunLife& life) {
   json list = json::array();
   for (const Action& a : actions) {
     json one = {{"do", doName(a.what)}};
@@ -63,7 +73,7 @@ std::string actionsJson(const std::vector<Action>& actions) {
     }
     list.push_back(std::move(one));
   }
-  return jsonText(json{{"ok", true}, {"actions", std::move(list)}});
+  return jsonText(json{{"ok", true}, {"actions", std::move(list)}, {"at", atJson(life)}});
 }
 
 std::optional<int64_t> optInt(const json& o, const char* name) {
@@ -167,6 +177,13 @@ std::optional<run::Join> joinOf(const json& input) {
 
 }  // namespace
 
+std::string requesterJson(const std::string& credentialsJson) {
+  json credentials;
+  if (auto failure = parseBounded(credentialsJson, 4, credentials)) return failureJson(*failure);
+  if (!credentials.is_array()) return failureJson(Code::InvalidRequest, "credentials are a list of header values");
+  return jsonText(json(requesterOf(credentials)));
+}
+
 RunFacade::RunFacade(const std::string& optionsJson) {
   json options;
   if (auto failure = parseBounded(optionsJson, kMaxInputDepth, options)) {
@@ -193,7 +210,8 @@ RunFacade::RunFacade(const std::string& optionsJson) {
   config.followed = flag(options, "followed");
   config.keep = flag(options, "keep");
   auto credentials = options.find("credentials");
-  config.requester = requesterOf(credentials != options.end() && credentials->is_array() ? *credentials : json::array());
+  config.requester = optString(options, "requester").value_or(
+      requesterOf(credentials != options.end() && credentials->is_array() ? *credentials : json::array()));
   life_ = std::make_unique<run::RunLife>(std::move(config));
   framer_ = SseFramer(maxEventBytes);
   init_ = okJson();
@@ -207,10 +225,16 @@ std::string RunFacade::feed(const std::string& bytes) {
   for (const SseItem& item : items_) {
     std::vector<Action> more;
     if (item.kind == SseItem::Kind::Event && !item.oversized) more = life_->event(item.data);
-    else if (item.kind == SseItem::Kind::Comment) more = life_->comment(":" + std::string(item.data.empty() ? "" : " ") + item.data + "\n\n");
+    else if (item.kind == SseItem::Kind::Comment) {
+      // ": hb <seq>" right after a catch-up says where it left the client (docs/wire.md section 4).
+      if (item.data.rfind("hb ", 0) == 0 && item.data.size() > 3 && item.data.size() < 20 &&
+          item.data.find_first_not_of("0123456789", 3) == std::string::npos)
+        life_->position(std::stoll(item.data.substr(3)));
+      more = life_->comment(":" + std::string(item.data.empty() ? "" : " ") + item.data + "\n\n");
+    }
     for (auto& a : more) actions.push_back(std::move(a));
   }
-  return actionsJson(actions);
+  return actionsJson(actions, *life_);
 }
 
 std::string RunFacade::step(const std::string& inputJson) {
@@ -224,40 +248,56 @@ std::string RunFacade::step(const std::string& inputJson) {
   if (*on == "join") {
     auto join = joinOf(input);
     if (!join) return failureJson(Code::InvalidRequest, "join needs {client, afterN >= 0, position, catchUp: [event JSON text]}");
-    return actionsJson(life.join(*join));
+    return actionsJson(life.join(*join), life);
   }
-  if (*on == "left") return actionsJson(life.left(optInt(input, "client").value_or(-1), now));
-  if (*on == "timer") return actionsJson(life.timer(now));
-  if (*on == "present") return actionsJson(life.present(flag(input, "elsewhere"), now));
-  if (*on == "heartbeat") return actionsJson(life.heartbeat());
+  if (*on == "left") return actionsJson(life.left(optInt(input, "client").value_or(-1), now), life);
+  if (*on == "timer") return actionsJson(life.timer(now), life);
+  if (*on == "present") return actionsJson(life.present(flag(input, "elsewhere"), now), life);
+  if (*on == "heartbeat") return actionsJson(life.heartbeat(), life);
   if (*on == "event") {
     auto event = optString(input, "event");
     if (!event) return failureJson(Code::InvalidRequest, "event needs {event: JSON text}");
-    return actionsJson(life.event(*event));
+    return actionsJson(life.event(*event), life);
   }
-  if (*on == "ended") return actionsJson(life.ended(optString(input, "failure")));
+  if (*on == "ended") return actionsJson(life.ended(optString(input, "failure"), optString(input, "code").value_or("upstream-failed")), life);
+  if (*on == "position") {
+    life.position(optInt(input, "seq"));
+    return actionsJson({}, life);
+  }
+  if (*on == "trim" || *on == "clear") {
+    auto toBytes = optInt(input, "toBytes");
+    if (*on == "trim" && (!toBytes || *toBytes < 0)) return failureJson(Code::InvalidRequest, "trim needs {toBytes >= 0}");
+    *on == "trim" ? life.trim(static_cast<size_t>(*toBytes)) : life.clear();
+    return actionsJson({}, life);
+  }
   if (*on == "committed") {
     auto n = optInt(input, "n");
     if (!n || *n < 0) return failureJson(Code::InvalidRequest, "committed needs {n >= 0}");
-    return actionsJson(life.committed(static_cast<uint64_t>(*n)));
+    return actionsJson(life.committed(static_cast<uint64_t>(*n)), life);
   }
   if (*on == "abort") {
     auto credentials = input.find("credentials");
-    std::string requester = requesterOf(credentials != input.end() && credentials->is_array() ? *credentials : json::array());
-    return actionsJson(life.abort(optString(input, "reason").value_or("client"), requester));
+    std::string requester = optString(input, "requester").value_or(
+        requesterOf(credentials != input.end() && credentials->is_array() ? *credentials : json::array()));
+    return actionsJson(life.abort(optString(input, "reason").value_or("client"), requester), life);
   }
   if (*on == "lost" || *on == "logged") {
     auto entries = entriesOf(input);
     if (!entries) return failureJson(Code::InvalidRequest, *on + " needs {entries: [{n > 0, seq, flags, text}]}");
-    return actionsJson(*on == "lost" ? life.lost(std::move(*entries)) : life.logged(std::move(*entries)));
+    return actionsJson(*on == "lost" ? life.lost(std::move(*entries)) : life.logged(std::move(*entries)), life);
   }
   if (*on == "seed") {
     life.seed(static_cast<uint64_t>(std::max<int64_t>(0, optInt(input, "afterN").value_or(0))), optInt(input, "seq"),
               static_cast<uint64_t>(std::max<int64_t>(0, optInt(input, "startedN").value_or(0))),
               optString(input, "startedText").value_or(""));
-    return actionsJson({});
+    return actionsJson({}, life);
   }
   return failureJson(Code::InvalidRequest, "unknown run step '" + *on + "'");
+}
+
+std::string RunFacade::event(const std::string& json) {
+  if (!life_) return init_;
+  return actionsJson(life_->event(json), *life_);
 }
 
 std::string RunFacade::infoJson() const {

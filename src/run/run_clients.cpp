@@ -62,8 +62,21 @@ std::vector<Action> RunLife::join(const Join& join) {
     out.push_back(refuse(join.client, 503, "limit-exceeded", "the run has " + std::to_string(config_.maxClients) + " connections attached"));
     return out;
   }
-  if (!started()) {  // its catch-up must follow RUN_STARTED: it joins once that is out
+  if (!started() && join.attach) {  // its catch-up must follow RUN_STARTED: it joins once that is out
     waiting_.insert(join.client);
+    return out;
+  }
+  if (!started()) {  // the run's own client, back before RUN_STARTED: the run's catch-up becomes its own
+    const bool exact = fitsExactly(log_, join);
+    if (armed_) {
+      armed_ = false;
+      out.push_back(Action(Do::Disarm));
+    }
+    Action head = toClient(Do::Head, join.client);
+    head.text = exact ? "exact" : "caught-up";
+    out.push_back(std::move(head));
+    if (!exact) out.push_back(toClient(Do::Defer, join.client));
+    clients_.insert(join.client);
     return out;
   }
   std::string mode;

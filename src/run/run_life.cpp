@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json/json_escape.h"
+#include "json/json_reader.h"
 #include "wire/wire_meta.h"
 
 namespace agui_sync::run {
@@ -49,15 +50,37 @@ std::vector<Action> RunLife::event(const std::string& text) {
   return out;
 }
 
+// An event's type and metadata, read from its text without building the rest
+// (a snapshot is skipped, not copied): what the log needs of every event.
+static json envelope(const std::string& text, std::string& type) {
+  JsonReader reader(text, 512);
+  json event = json::object();
+  bool done = false;
+  if (!reader.enterObject()) return event;
+  for (bool first = true;; first = false) {
+    std::string key;
+    if (!reader.nextMember(key, first, &done) || done) break;
+    bool ok = true;
+    if (key == "type") {
+      ok = reader.readString(type);
+    } else if (key == "metadata") {
+      ok = reader.readValue(event["metadata"]);
+    } else {
+      ok = reader.skipValue();
+    }
+    if (!ok) break;
+  }
+  return event;
+}
+
 // Numbers and frames one of the agent's events, reading its type and wire seq from its text.
 void RunLife::frame(const std::string& text, std::vector<Action>& out) {
-  json event = json::parse(text, nullptr, false);
   std::string type;
-  if (event.is_object() && event.contains("type") && event["type"].is_string()) type = event["type"].get<std::string>();
+  json event = envelope(text, type);
   bool isState = type == "STATE_SNAPSHOT" || type == "STATE_DELTA";
   bool isActivity = type == "ACTIVITY_SNAPSHOT" || type == "ACTIVITY_DELTA";
   if (isState) {
-    auto seq = event.is_object() ? wireSeq(event) : std::nullopt;
+    auto seq = wireSeq(event);
     seq_ = seq ? std::optional<int64_t>(static_cast<int64_t>(*seq)) : std::nullopt;
   }
   if (type == "RUN_STARTED") sawTerminal_ = false;
@@ -65,7 +88,7 @@ void RunLife::frame(const std::string& text, std::vector<Action>& out) {
   entry.n = nextN_++;
   entry.text = frameText(config_.key, entry.n, text);
   entry.seq = seq_;
-  entry.sequenced = isState || (isActivity && event.is_object() && wireFields(event) != nullptr);
+  entry.sequenced = isState || (isActivity && wireFields(event) != nullptr);
   entry.terminal = type == "RUN_FINISHED" || type == "RUN_ERROR";
   if (entry.terminal) sawTerminal_ = true;
   entry.started = type == "RUN_STARTED" && startedN_ == 0 && !startedPending_;
@@ -75,7 +98,11 @@ void RunLife::frame(const std::string& text, std::vector<Action>& out) {
 
 std::vector<Action> RunLife::comment(const std::string& line) {
   std::vector<Action> out;
-  if (!clients_.empty() && !ended_) out.push_back(send({clients_.begin(), clients_.end()}, line));
+  // A heartbeat after a catch-up names the seq the catch-up left the client at:
+  // with a stored log it waits until what was framed before it is published.
+  const uint64_t after = nextN_ - 1;
+  if (config_.stored && after > log_.lastN()) comments_.emplace_back(after, line);
+  else if (!clients_.empty() && !ended_) out.push_back(send({clients_.begin(), clients_.end()}, line));
   return out;
 }
 
@@ -115,18 +142,23 @@ void RunLife::publish(LogEntry entry, std::vector<Action>& out) {
   }
   sentSeq_ = entry.seq;
   if (!clients_.empty()) out.push_back(send({clients_.begin(), clients_.end()}, entry.text));
+  const uint64_t n = entry.n;
   log_.append(std::move(entry));
   log_.trim(config_.maxEvents, config_.maxBytes);
+  while (!comments_.empty() && comments_.front().first <= n) {
+    if (!clients_.empty()) out.push_back(send({clients_.begin(), clients_.end()}, comments_.front().second));
+    comments_.erase(comments_.begin());
+  }
   if (!first) return;
   out.push_back(simple(Do::Started));
   for (int64_t client : waiting_) out.push_back(toClient(Do::Rejoin, client));
   waiting_.clear();
 }
 
-std::vector<Action> RunLife::ended(const std::optional<std::string>& failure) {
+std::vector<Action> RunLife::ended(const std::optional<std::string>& failure, const std::string& code) {
   std::vector<Action> out;
   if (finished_ || config_.followed) return out;
-  if (failure) finish(runErrorText("upstream-failed", *failure), out);
+  if (failure) finish(runErrorText(code == "engine-failed" ? code : "upstream-failed", *failure), out);
   else if (!sawTerminal_) finish(runErrorText("upstream-failed", "the agent's stream ended before RUN_FINISHED or RUN_ERROR"), out);
   else finish(std::nullopt, out);
   return out;
@@ -179,6 +211,18 @@ std::vector<Action> RunLife::lost(std::vector<LogEntry> tail) {
   }
   endStream(out);
   return out;
+}
+
+size_t RunLife::trim(size_t toBytes) {
+  const size_t before = log_.bytes();
+  log_.trim(static_cast<size_t>(-1), toBytes);
+  return before - log_.bytes();
+}
+
+size_t RunLife::clear() {
+  const size_t before = log_.bytes();
+  log_.clear();
+  return before;
 }
 
 void RunLife::seed(uint64_t afterN, std::optional<int64_t> seq, uint64_t startedN, const std::string& startedText) {

@@ -70,6 +70,7 @@ enum class Do {
   AskAbort,      // followed: ask the holder to abort, through the store
   Close,         // end `clients`' streams (after what was sent)
   Refuse,        // answer `client` with `status` `code` `message`; nothing of the run was sent
+  Defer,         // `client` resumed before RUN_STARTED: the run's own catch-up is now for its position
   Started,       // the run's RUN_STARTED is out
   Done,          // the run is over and delivered (or dropped): forget it
 };
@@ -101,8 +102,13 @@ class RunLife {
   std::vector<Action> event(const std::string& json);
   // A comment line from the agent's stream (a heartbeat after a catch-up): live clients only.
   std::vector<Action> comment(const std::string& line);
-  // Held: the agent's run ended (`failure`: why it failed, or nullopt).
-  std::vector<Action> ended(const std::optional<std::string>& failure);
+  // Held: the agent's run ended (`failure`: why it failed, or nullopt; `code`: upstream-failed | engine-failed).
+  std::vector<Action> ended(const std::optional<std::string>& failure, const std::string& code = "upstream-failed");
+  // Held: where the stream's state position stands now without a state event (a catch-up that was empty).
+  void position(std::optional<int64_t> seq) { seq_ = seq; }
+  // The log's bytes over `toBytes` are dropped, oldest first (the newest stays): the bytes freed.
+  size_t trim(size_t toBytes);
+  size_t clear();
   // Held, stored: the store took the appended entries through n (a lease it refused is lost()).
   std::vector<Action> committed(uint64_t throughN);
   // The stored log is lost: `tail` are the entries the store ends it with (its run-lost RUN_ERROR).
@@ -124,6 +130,8 @@ class RunLife {
   bool started() const { return startedN_ > 0 || ended_; }
   uint64_t startedN() const { return startedN_; }
   std::optional<int64_t> sentSeq() const { return sentSeq_; }
+  bool ended() const { return ended_; }
+  uint64_t framedN() const { return nextN_ - 1; }
   size_t clientCount() const { return clients_.size(); }
 
  private:
@@ -142,6 +150,7 @@ class RunLife {
   RunLog log_;
   std::vector<LogEntry> uncommitted_;  // stored: appended, not yet confirmed
   std::vector<LogEntry> appending_;    // the batch the driver is appending now
+  std::vector<std::pair<uint64_t, std::string>> comments_;  // stored: lines held until entry n is published
   std::set<int64_t> clients_;
   std::set<int64_t> waiting_;          // joined before RUN_STARTED
   uint64_t nextN_ = 1;

@@ -55,4 +55,10 @@ void RunLog::trim(size_t maxEvents, size_t maxBytes) {
   }
 }
 
+void RunLog::clear() {
+  if (!entries_.empty()) trimmedSeq_ = entries_.back().seq;
+  entries_.clear();
+  bytes_ = 0;
+}
+
 }  // namespace agui_sync::run

@@ -47,6 +47,7 @@ class RunLog {
   std::pair<bool, std::optional<int64_t>> seqAt(uint64_t n) const;
   // Drops the oldest entries while more than maxEvents or maxBytes are held (the newest always stays).
   void trim(size_t maxEvents, size_t maxBytes);
+  void clear();
 
  private:
   std::deque<LogEntry> entries_;

@@ -66,6 +66,15 @@ export class Engine {
     return this.module.RelayFacade;
   }
 
+  get RunFacade() {
+    return this.module.RunFacade;
+  }
+
+  /** The requester digest of credential values (src/facade/run_facade.h): a JSON string. */
+  requesterJson(credentialsJson) {
+    return this.module.requesterJson(credentialsJson);
+  }
+
   /** SyncFacade::canonicalize: JSON text -> {"ok":true,"canonical","digest"} | {"ok":false,"code","message"}. */
   canonicalize(jsonText) {
     return this.module.canonicalize(jsonText);

@@ -26,7 +26,7 @@ export async function serveAttach(ctx, res, request, resume) {
   const { registry } = ctx;
   const { threadId, eventId, position } = request;
   const held = eventId === null ? null : registry.lookup(eventId.key)?.run ?? (await ctx.remote?.byKey(eventId.key)) ?? null;
-  if (held && held.thread.id === threadId && eventId.n <= held.log.lastN) return resume(held, eventId.n);
+  if (held && held.thread.id === threadId && eventId.n <= held.lastN) return resume(held, eventId.n);
   const thread = await registry.thread(threadId);
   let live;
   try {

@@ -10,12 +10,12 @@
 // Anything hostile is refused with an AguiSyncError carrying the HTTP `status`
 // to answer: 405, 408, 413, 415 or 400. Values that are merely wrong (an
 // X-AGUI-State-* header, a Last-Event-ID that is not ours) are ignored.
-import { createHash } from 'node:crypto';
 import { syncError } from '../engine/errors.js';
 import { HEADER_ABORT, HEADER_ACTIVITIES, HEADER_ATTACH, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ } from '../shared/resync-wire.js';
 import { readRunEdits } from '../server/run-edits.js';
 import { readResyncRequest } from '../server/catch-up.js';
 import { parseEventId } from './sse-out.js';
+import { requesterOf } from './run-life.js';
 
 export { HEADER_ABORT, HEADER_ATTACH };
 
@@ -35,10 +35,10 @@ function validId(value) {
 }
 
 /** Who is asking, as far as the upstream can tell: a digest of the credential headers that are forwarded. */
+// Who sent it: the core's requester digest of the credential headers (SECURITY.md), the one
+// the access gate, an abort and a stored run's meta use, in every language.
 function fingerprint(req, config) {
-  const hash = createHash('sha256');
-  for (const name of config.credentialHeaders) hash.update(`${header(req, name) ?? ''}\0`);
-  return hash.digest('base64url');
+  return requesterOf(config.credentialHeaders.map((name) => header(req, name)));
 }
 
 /** The body, at most maxBodyBytes, within bodyTimeoutMs. */

@@ -28,7 +28,6 @@ import { Registry } from './registry.js';
 import { Relay } from './relay.js';
 import { RelayEngine } from './relay-engine.js';
 import { approvalBook, carriesResume, judgeApprovals } from './approvals.js';
-import { resumePreamble } from './resume.js';
 import { Run } from './run.js';
 import { RemoteRuns } from './remote-runs.js';
 import { runStoreFor } from './run-store.js';
@@ -41,10 +40,11 @@ import { connectionTypeOf } from '../shared/resync-wire.js';
 import { accepted, openUpstream, readRefusal, readUpstream } from './upstream.js';
 import { Access } from './access.js';
 import { FlakySegments } from './flaky-segments.js';
+import { loadEmitterEngine } from '../server/emitter.js';
 
 export { EVENTS_LOST, HEADER_ABORT, HEADER_ATTACH, PROXY_DEFAULTS, UPSTREAM_CONSISTENT, UPSTREAM_INCONSISTENT };
 
-/** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (proxy/resume.js). */
+/** Response header of a resumed stream: 'exact' | 'caught-up' | 'lost' (the core's run machine, src/run/run_clients.cpp). */
 export const HEADER_RESUME = 'X-AGUI-Resume';
 
 // What a client may say it resyncs for; anything else is counted as 'other'.
@@ -132,6 +132,7 @@ export function createStateSyncProxy(options) {
 }
 
 async function serve(ctx, req, res) {
+  await loadEmitterEngine(); // the core decides who the requester is, and the run's life
   const request = await readClientRequest(req, ctx.config);
   if (request.kind === 'abort') return answerAbort(ctx, res, request);
   if (request.kind === 'attach') {
@@ -192,7 +193,7 @@ async function resumeTarget(ctx, { input, eventId }) {
     if (found === null && remote !== null) found = { run: await remote.byKey(eventId.key) };
     const run = found?.run;
     if (run && (input === null || (input.threadId === run.thread.id && (input.runId === run.runId || !run.finished)))) {
-      if (eventId.n > run.log.lastN) {
+      if (eventId.n > run.lastN) {
         throw syncError('invalid-request', 'Last-Event-ID names an event this stream has not sent', { status: 400 });
       }
       return { run, n: eventId.n };
@@ -211,22 +212,19 @@ async function resumeTarget(ctx, { input, eventId }) {
 async function resume(ctx, res, { run, n }, position, attach = false) {
   // Another instance's run is resumed once its RUN_STARTED is in the stored log (its catch-up follows that).
   if (run.remote && !run.started) await new Promise((resolve) => run.whenStarted(resolve));
-  // Each attached connection holds a socket and a queue: a run takes at most maxRunClients (issue 38).
-  if (run.clientCount >= ctx.config.maxRunClients) {
-    throw syncError('limit-exceeded', `the run has ${ctx.config.maxRunClients} connections attached (maxRunClients)`, { status: 503 });
+  // The core decides the preamble (docs/wire.md section 8), asking for the client's catch-up when it needs one;
+  // it refuses an id this stream never sent, and a run with maxRunClients connections attached (issue 38).
+  try {
+    await run.join(res, { afterN: n, attach, position }, (mode) => {
+      if (mode === 'exact') noteCatchUp(ctx, run, position, []);
+      if (!attach || n > 0) ctx.counters.resumes[mode]++;
+      res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode, ...(attach ? { [HEADER_ATTACH]: 'run' } : {}) });
+      res.flushHeaders();
+    });
+  } catch (error) {
+    if (error?.code === 'limit-exceeded') error.message = `${error.message} (maxRunClients)`;
+    throw error;
   }
-  // The preamble and the attach in one step: no event may fall between them.
-  return run.thread.withCatchUp((catchUpEvents) => {
-    let caughtUp = [];
-    const caughtUpEvents = (p, stream) => (caughtUp = catchUpEvents(p, stream));
-    const { text, mode } = resumePreamble(run, n, position, caughtUpEvents, attach);
-    // Before RUN_STARTED a catch-up is deferred to the run's own (Run.writeCatchUp reports it then).
-    if (mode === 'exact' || run.startedN > 0) noteCatchUp(ctx, run, position, caughtUp);
-    if (!attach || n > 0) ctx.counters.resumes[mode]++;
-    res.writeHead(200, { ...SSE_HEAD, [HEADER_RESUME]: mode, ...(attach ? { [HEADER_ATTACH]: 'run' } : {}) });
-    res.flushHeaders();
-    run.attach(res, text);
-  });
 }
 
 /**
@@ -337,7 +335,7 @@ async function streamRun(ctx, res, request, prepared, { call, head, note }) {
   run.segment = countClient(counters, input, request.position);
   res.writeHead(200, SSE_HEAD);
   res.flushHeaders();
-  run.attach(res, '');
+  run.attachStarter(res);
   const { base, start } = upstream;
   let engine;
   let cursor;
@@ -351,7 +349,7 @@ async function streamRun(ctx, res, request, prepared, { call, head, note }) {
     call.abort();
     cursor?.dispose();
     ctx.report(error);
-    run.finish(runError('engine-failed', withoutPrefix(error)));
+    run.finish({ code: 'engine-failed', message: withoutPrefix(error) });
     return;
   }
   if (run.finished) { // aborted meanwhile
@@ -421,14 +419,9 @@ function endRun(ctx, run, relay, error) {
 function finishRun(ctx, run, relay, failure) {
   relay.dispose();
   if (run.finished) return;
-  let terminal = null;
-  if (failure) {
-    ctx.report(failure);
-    terminal = runError(failure.code === 'engine-failed' ? 'engine-failed' : 'upstream-failed', withoutPrefix(failure));
-  } else if (!run.sawTerminal) {
-    terminal = runError('upstream-failed', 'the upstream stream ended before RUN_FINISHED or RUN_ERROR');
-  }
-  run.finish(terminal);
+  // The core ends the stream: with RUN_ERROR when the upstream failed, or ended before its RUN_FINISHED / RUN_ERROR.
+  if (failure) ctx.report(failure);
+  run.finish(failure ? { code: failure.code === 'engine-failed' ? 'engine-failed' : 'upstream-failed', message: withoutPrefix(failure) } : null);
 }
 
 // X-AGUI-Abort: <runId>: aborts the live runs of that runId started with the same credentials.

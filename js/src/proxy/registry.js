@@ -164,10 +164,9 @@ export class Registry {
     return found;
   }
 
-  /** A run logged `bytes` more: enforce the per-run and the total budget. */
+  /** A run's log grew by `bytes` (the core keeps each within maxRunBufferBytes): enforce the total budget. */
   charge(run, bytes) {
     this.bufferedBytes += bytes;
-    while (run.log.bytes > this.#config.maxRunBufferBytes && run.log.size > 1) this.bufferedBytes -= run.log.trimOldest();
     if (this.bufferedBytes <= this.#config.maxBufferedBytes) return;
     // Over the total: finished runs go first (oldest first; deleting while iterating a Map is safe) ...
     for (const other of this.#runs.values()) {
@@ -175,7 +174,8 @@ export class Registry {
       if (other.finished) this.removeRun(other);
     }
     // ... then the oldest events of the run that grows.
-    while (this.bufferedBytes > this.#config.maxBufferedBytes && run.log.size > 1) this.bufferedBytes -= run.log.trimOldest();
+    const over = this.bufferedBytes - this.#config.maxBufferedBytes;
+    if (over > 0) this.bufferedBytes -= run.trimLog(Math.max(0, run.logBytes - over));
   }
 
   /** A run finished: it stays resumable for graceMs, then goes. */
@@ -195,7 +195,8 @@ export class Registry {
     this.#runs.delete(run.key);
     run.thread.runs.delete(run);
     run.thread.lastActive = Date.now();
-    this.bufferedBytes -= run.log.clear();
+    this.bufferedBytes -= run.clearLog();
+    run.dispose();
     if (run.remote) return; // a copy of another instance's run: the store still answers for it
     this.#gone.set(run.key, run.runId);
     if (this.#gone.size > this.#config.maxRuns * TOMBSTONE_FACTOR) this.#gone.delete(this.#gone.keys().next().value);

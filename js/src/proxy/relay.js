@@ -120,13 +120,11 @@ export class Relay {
     const run = this.#run;
     this.#counters.passed++;
     if (event.type === 'RUN_STARTED') {
-      run.sawTerminal = false; // another run in the same stream reopens it
       run.send(event);
       return run.writeCatchUp();
     }
     return after(run.writeCatchUp(), () => after(this.#interruptBoundary(event), () => {
-      run.send(event);
-      if (TERMINAL_TYPES.has(event.type)) run.sawTerminal = true;
+      run.send(event); // the core notes a terminal event (an upstream that ends without one gets RUN_ERROR)
     }));
   }
 

@@ -1,21 +1,23 @@
 // A run another instance holds (its upstream connection is there), served
 // here from its log in the store (run-store.js): a client that resumed or
 // attached on this instance gets the same events, byte for byte, as the
-// holder's clients. The copy here follows the stored log: read whole when a
-// client first asks for the run, then tailed, on every notification of a
-// write (store.watch, as the thread fan-out is) and every leaseMs / 2 as a
-// safety net, which also checks the holder's lease: a live run whose lease
-// expired (the holder died) is ended in the store with the run-lost
-// RUN_ERROR (by whichever instance gets there first), and that event reaches
-// every client like any other. While this instance serves clients of the run
-// it says so in the store (every graceMs / 3, for graceMs), so the holder's
-// grace period waits for them. With
-// no client for graceMs the copy is dropped (the run goes on at its holder).
-import { LogEntry } from './event-log.js';
+// holder's clients. The core's run machine follows the stored log ('followed':
+// its entries arrive as read, seeded where the stored log starts); this
+// driver reads it whole when a client first asks for the run, then tails it
+// on every notification of a write (store.watch, as the thread fan-out is)
+// and every leaseMs / 2 as a safety net, which also checks the holder's
+// lease: a live run whose lease expired (the holder died) is ended in the
+// store with the run-lost RUN_ERROR (by whichever instance gets there first),
+// and that event reaches every client like any other. While this instance
+// serves clients of the run it says so in the store (every graceMs / 3, for
+// graceMs), so the holder's grace period waits for them. With no client for
+// graceMs the core drops the copy (the run goes on at its holder).
 import { RunStream } from './run-stream.js';
 
-function logEntry(stored) {
-  return new LogEntry(stored.n, stored.text, stored.seq, stored.state, stored.terminal, stored.started);
+/** A stored entry ({ n, seq, state, terminal, started, text }) as the core reads it. */
+export function coreEntry(stored) {
+  const flags = `${stored.state ? 's' : ''}${stored.terminal ? 't' : ''}${stored.started ? 'r' : ''}`;
+  return { n: stored.n, seq: stored.seq, flags, text: stored.text };
 }
 
 export class RemoteRun extends RunStream {
@@ -27,20 +29,18 @@ export class RemoteRun extends RunStream {
   #presence = null; // says so in the store every graceMs / 3 while clients are attached here
   #pulling = null; // the read under way
   #again = false; // a notification came during it: read once more
+  #dropped = false; // the core dropped the copy (no client for graceMs)
 
   /** A copy of the run `stored` ({ meta, leased, entries }: RunStore.read(key, 0)) on `thread`. */
   constructor({ store, stored, thread, config, hooks }) {
     const { meta } = stored;
-    super({ key: meta.key, runId: meta.runId, thread, fingerprint: meta.fingerprint, config, hooks });
+    super({ key: meta.key, runId: meta.runId, thread, fingerprint: meta.fingerprint, config, hooks, followed: true });
     this.#store = store;
     this.#leaseMs = config.runLeaseMs;
     const first = stored.entries[0];
-    if (first !== undefined && first.n > 1) this.log.startAfter(first.n - 1, meta.trimmedSeq);
-    if (meta.startedN > 0 && (first === undefined || first.n > meta.startedN)) {
-      this.startedN = meta.startedN; // the RUN_STARTED was trimmed from the stored log: its text is kept in meta
-      this.startedText = meta.startedText;
-    }
-    this.sentSeq = meta.lastN > 0 && stored.entries.length === 0 ? meta.seq : null;
+    const afterN = first === undefined ? meta.lastN : first.n - 1;
+    const seq = first === undefined ? meta.seq : meta.trimmedSeq;
+    this.life.step({ on: 'seed', afterN, seq, startedN: meta.startedN, startedText: meta.startedText });
     this.#ingest(stored.entries);
   }
 
@@ -54,9 +54,10 @@ export class RemoteRun extends RunStream {
     this.#presence.unref();
   }
 
-  attach(res, preamble) {
-    super.attach(res, preamble);
+  join(res, request, onHead) {
+    const joined = super.join(res, request, onHead);
     this.#markPresent();
+    return joined;
   }
 
   /**
@@ -67,18 +68,32 @@ export class RemoteRun extends RunStream {
    */
   abort(reason) {
     if (this.finished) return false;
-    if (reason === 'client') {
-      this.#store.requestAbort(this.key, this.fingerprint).catch((error) => this.hooks.report?.(error));
-      return true;
-    }
-    this.#stop();
-    this.endStream();
+    this.carry(this.life.step({ on: 'abort', reason, requester: this.fingerprint }));
     return true;
   }
 
-  graceOver() {
+  act(action) {
+    switch (action.do) {
+      case 'ask-abort':
+        this.#store.requestAbort(this.key, this.fingerprint).catch((error) => this.hooks.report?.(error));
+        return undefined;
+      case 'stop-upstream':
+        return this.#stop();
+      default:
+        return super.act(action);
+    }
+  }
+
+  graceOver(actions) {
+    this.#dropped = actions.some((a) => a.do === 'done');
+    super.graceOver(actions);
+  }
+
+  done() {
     this.#stop();
-    this.hooks.forget(this);
+    super.done();
+    if (this.#dropped) this.hooks.forget(this);
+    else this.hooks.finished(this);
   }
 
   // Reads what the stored log holds after this copy's last event; `check`: also
@@ -98,7 +113,7 @@ export class RemoteRun extends RunStream {
   }
 
   async #read(check) {
-    const stored = await this.#store.read(this.key, this.log.lastN);
+    const stored = await this.#store.read(this.key, this.lastN);
     if (stored === null || this.#timer === null) return;
     this.#ingest(stored.entries);
     if (!check || stored.meta.status !== 'live' || stored.leased) return;
@@ -107,15 +122,7 @@ export class RemoteRun extends RunStream {
   }
 
   #ingest(entries) {
-    for (const stored of entries) {
-      if (this.ended || stored.n !== this.log.lastN + 1) continue;
-      this.publish(logEntry(stored));
-      if (!stored.terminal) continue;
-      this.#stop();
-      this.endStream();
-      this.hooks.finished(this);
-    }
-    if (!this.ended) this.flushWaiting();
+    if (entries.length > 0) this.carry(this.life.step({ on: 'logged', entries: entries.map(coreEntry) }));
   }
 
   #markPresent() {

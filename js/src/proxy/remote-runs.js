@@ -45,7 +45,8 @@ export class RemoteRuns {
       try {
         registry.addRun(run);
       } catch (error) {
-        registry.bufferedBytes -= run.log.clear(); // the copy's events were charged as it read them
+        registry.bufferedBytes -= run.clearLog(); // the copy's events were charged as it read them
+        run.dispose();
         throw error;
       }
       run.follow();

@@ -26,9 +26,6 @@ export function runStoreFor(store, options) {
   return new RunStore(store, options);
 }
 
-function flags(entry) {
-  return `${entry.state ? 's' : ''}${entry.terminal ? 't' : ''}${entry.started ? 'r' : ''}`;
-}
 
 function pairs(list) {
   const out = {};
@@ -79,11 +76,11 @@ class RunStore {
     await this.#store[kStoreCommand](['PEXPIRE', this.#runIdKey(runId), String(keepMs)]);
   }
 
-  /** Appends LogEntry-like entries ({ n, text, seq, state, terminal, started }): { ok, lastN }. */
+  /** Appends the core's entries ({ n, seq, flags: 's' state, 't' terminal, 'r' the run's RUN_STARTED, text }): { ok, lastN }. */
   async append(key, entries) {
     const { owner, leaseMs, keepMs, endedMs, maxEvents, maxBytes } = this.#options;
     const args = [owner, String(leaseMs), String(keepMs), String(endedMs), String(maxEvents), String(maxBytes)];
-    for (const entry of entries) args.push(String(entry.n), entry.seq === null ? '' : String(entry.seq), flags(entry), entry.text);
+    for (const entry of entries) args.push(String(entry.n), entry.seq === null ? '' : String(entry.seq), entry.flags, entry.text);
     const [ok, lastN] = await this.#script('run-append', this.#keys(key), args);
     return { ok: ok === 1, lastN: Number(lastN) };
   }

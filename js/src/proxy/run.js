@@ -1,15 +1,14 @@
 // One upstream run this instance holds, as its clients see it (run-stream.js:
-// the log and the attached connections): the events it sends are numbered,
-// framed and committed, then published. Committed means logged here, or, with
-// a stored log (stored-run-log.js: the proxy's Redis store), appended to the
-// run's log in Redis first: nothing reaches a client that another instance
-// could not serve too. It is aborted only by an explicit abort, or when no
-// client (here or, with a stored log, at another instance) came back within
-// graceMs; a stored log whose lease this instance lost ends it as 'run-lost'.
-import { LogEntry } from './event-log.js';
-import { runError, TERMINAL_TYPES } from './events.js';
-import { formatEventId, frameEvent, heartbeatLine } from './sse-out.js';
+// the core's run machine and the attached connections): the events it sends
+// are numbered, framed and committed by the core, then published. Committed
+// means logged, or, with a stored log (stored-run-log.js: the proxy's Redis
+// store), appended to the run's log in Redis first: nothing reaches a client
+// that another instance could not serve too. The core decides when the run is
+// abandoned (no client here, nor, with a stored log, at another instance,
+// within graceMs) and that a lost lease ends it as 'run-lost'; this driver
+// stops the upstream and writes to the store when it says so.
 import { RunStream } from './run-stream.js';
+import { heartbeatLine } from './sse-out.js';
 import { after } from '../server/emitter-writes.js';
 import { wireSeq } from '../engine/wire-meta.js';
 
@@ -17,21 +16,17 @@ const isStateEvent = (event) => event.type === 'STATE_SNAPSHOT' || event.type ==
 
 export class Run extends RunStream {
   seq = null; // the seq a client holds after the last event sent (committed or not); null: no position yet
-  sawTerminal = false; // the upstream's last event was RUN_FINISHED / RUN_ERROR (relay.js keeps it)
   plain; // started by a client that does not sequence (no position given): relay.js gives it AG-UI's interrupt boundary
   segment = 'unknown'; // its starting client's connection type (flaky-segments.js)
   lastStateType = null; // the type of the last state event sent
   #teardown = null; // aborts the upstream request and frees the relay
   #pendingPosition; // where the client said it was, until its catch-up is written
-  #nextN = 1;
-  #sentStarted = false;
   #stored; // StoredRunLog, or null: the log lives here only
-  #queue = []; // with a stored log: entries to commit, and what waits for them (functions)
-  #draining = false;
   #activityStream = null; // which of the thread's activities the run's client holds a position for
+  #committing = []; // with a stored log: what waits for everything sent so far to be published
 
   constructor({ position, plain = false, stored = null, ...rest }) {
-    super(rest);
+    super({ ...rest, stored: stored !== null });
     this.plain = plain;
     this.#pendingPosition = position;
     this.#stored = stored;
@@ -60,24 +55,21 @@ export class Run extends RunStream {
   }
 
   /**
-   * Frames `event` with the next id and commits it (then every attached client
-   * gets it). isState: a state event the proxy stamped (the stream's seq
-   * moves); sequenced: one of the proxy's sequenced events, the state's or an
-   * activity's (a resume that is caught up sends its catch-up instead).
-   * Returns the framed text's length (0: not sent, the run is over).
+   * Sends `event`: the core numbers, frames and commits it (then every
+   * attached client gets it). isState: a state event the proxy stamped (the
+   * stream's seq moves). Returns the framed text's length (0: not sent, the
+   * run is over).
    */
-  send(event, isState = false, sequenced = isState) {
+  send(event, isState = false) {
     if (this.finished) return 0;
     if (isState) {
       this.seq = wireSeq(event);
       this.lastStateType = event.type;
     }
-    const n = this.#nextN++;
-    const text = frameEvent(formatEventId(this.key, n), JSON.stringify(event));
-    const first = event.type === 'RUN_STARTED' && !this.#sentStarted;
-    if (first) this.#sentStarted = true;
-    this.#commit(new LogEntry(n, text, this.seq, sequenced, TERMINAL_TYPES.has(event.type), first));
-    return text.length;
+    const json = JSON.stringify(event);
+    this.carry(this.life.event(json));
+    // The framed text's length: "id: <key>:<n>\ndata: <json>\n\n" (sse-out.js).
+    return 4 + this.key.length + 1 + String(this.life.at.framedN).length + 7 + json.length + 2;
   }
 
   /**
@@ -94,12 +86,13 @@ export class Run extends RunStream {
     const vouched = this.thread.vouched;
     return after(this.thread.catchUpEvents(position, this.catchUpStream), (events) => { // a Promise for a store-bound thread
       this.hooks.caughtUp?.(this, position, events);
-      for (const event of events) this.send(event, isStateEvent(event), true);
+      for (const event of events) this.send(event, isStateEvent(event));
       if (!vouched) return this.#afterCommitted(() => this.flushWaiting());
       // Where the catch-up left the client (a store-bound emitter may have moved on meanwhile).
       const states = events.filter(isStateEvent);
       this.seq = this.thread.durable ? (wireSeq(states.at(-1)) ?? position.lastSeq) : this.thread.emitter.seq;
       const seq = this.seq;
+      this.life.step({ on: 'position', seq });
       // A heartbeat right after a catch-up: a client that was current (an empty
       // catch-up) learns it at once, not at the next periodic one; a restored
       // client's 'restored' resync ends there (nothing was missed).
@@ -110,11 +103,7 @@ export class Run extends RunStream {
     });
   }
 
-  /**
-   * A client resumed before the upstream's RUN_STARTED: its catch-up must still
-   * follow that event, so it replaces the pending one (the same client retrying,
-   * or one that now stands where the run's first client stood).
-   */
+  /** A client resumed before the upstream's RUN_STARTED: its catch-up replaces the pending one. */
   deferCatchUp(position) {
     this.#pendingPosition = position;
   }
@@ -129,112 +118,97 @@ export class Run extends RunStream {
 
   /**
    * Aborts the run: the upstream request is cancelled and the stream ends
-   * with a RUN_ERROR. reason: 'client' (X-AGUI-Abort), 'abandoned' (grace
-   * period over), 'closed' (the proxy shuts down). False if already finished.
+   * with a RUN_ERROR. reason: 'client' (X-AGUI-Abort, the starter's
+   * credentials checked), 'closed' (the proxy shuts down). False if already finished.
    */
   abort(reason) {
     if (this.finished) return false;
-    const why = {
-      client: 'the run was aborted by the client',
-      abandoned: `no client reconnected within ${this.config.graceMs} ms`,
-      closed: 'the proxy is shutting down',
-    }[reason];
-    this.#stopUpstream();
-    this.finish(runError('run-aborted', why));
-    return true;
+    this.carry(this.life.step({ on: 'abort', reason, requester: this.fingerprint }));
+    return this.finished;
   }
 
-  /** The upstream run is over: `terminal` (a RUN_ERROR, or null) ends the stream once it is committed. */
-  finish(terminal) {
+  /**
+   * The upstream run is over. failure: why it failed ({ code, message }), or
+   * null: the core ends the stream (with RUN_ERROR when the upstream did not).
+   */
+  finish(failure = null) {
     if (this.finished) return;
-    if (terminal) this.send(terminal);
-    this.finished = true;
-    this.#teardown = null;
-    this.#activityStream?.dispose();
-    this.stopGrace();
-    this.#stored?.stop();
-    this.#afterCommitted(() => this.#end());
+    this.carry(this.life.step({ on: 'ended', failure: failure?.message ?? null, code: failure?.code ?? 'upstream-failed' }));
   }
 
   /**
    * The stored log is lost to this instance (its lease expired, another
    * instance declared the run lost, or the store could not be written in
-   * time): the upstream run is stopped and the stream ends with `terminal`,
-   * the run-lost RUN_ERROR as the store holds it when it could be read.
-   * Nothing that was not committed is sent.
+   * time): the stream ends with `tail`, the run-lost RUN_ERROR as the store
+   * holds it ({ n, seq, flags, text }; the core writes its own without one).
    */
-  lose(terminalEntries) {
-    this.#stopUpstream();
-    this.finished = true;
+  lose(tail) {
+    this.carry(this.life.step({ on: 'lost', entries: tail }));
+  }
+
+  act(action) {
+    switch (action.do) {
+      case 'append':
+        return this.#append(action.entries);
+      case 'stop-upstream':
+        return this.#stopUpstream();
+      case 'ask-present':
+        return this.#askPresent();
+      default:
+        return super.act(action);
+    }
+  }
+
+  graceOver(actions) {
+    if (actions.some((a) => a.do === 'stop-upstream')) this.hooks.counters.aborts.abandoned++;
+    super.graceOver(actions);
+  }
+
+  done() {
     this.#activityStream?.dispose();
-    this.#queue.length = 0;
     this.#stored?.stop();
-    for (const entry of terminalEntries) this.publish(entry);
-    this.#end();
-  }
-
-  // Grace over with no client here: another instance may still serve clients of it.
-  graceOver() {
-    const abandon = () => {
-      if (this.abort('abandoned')) this.hooks.counters.aborts.abandoned++;
-    };
-    if (this.#stored === null) return abandon();
-    this.#stored.present().then((present) => {
-      if (!present || this.finished) return abandon();
-      this.hooks.counters.graceKept++;
-      return this.startGrace();
-    }, abandon);
-  }
-
-  #end() {
-    if (this.ended) return;
-    this.endStream();
+    this.#teardown = null;
+    const waiting = this.#committing.splice(0);
+    super.done();
+    for (const fn of waiting) fn();
     this.hooks.finished(this);
+  }
+
+  // Another instance may serve clients of this run: the core keeps the grace period going if so.
+  #askPresent() {
+    this.#stored.present().then((present) => {
+      if (present) this.hooks.counters.graceKept++;
+      return present;
+    }, () => false).then((elsewhere) => {
+      const actions = this.life.step({ on: 'present', elsewhere, now: Date.now() });
+      if (actions.some((a) => a.do === 'stop-upstream')) this.hooks.counters.aborts.abandoned++;
+      this.carry(actions);
+    });
   }
 
   #stopUpstream() {
     const teardown = this.#teardown;
     this.#teardown = null;
+    this.#stored?.stop();
     if (teardown) teardown();
   }
 
-  #commit(entry) {
-    if (this.#stored === null) return this.publish(entry);
-    this.#queue.push(entry);
-    this.#drain();
+  // The store takes a batch: then it is published (committed), or the run is lost.
+  #append(entries) {
+    this.#stored.append(entries).then((ok) => {
+      if (!ok) return; // lost: StoredRunLog ended the run with lose()
+      this.carry(this.life.step({ on: 'committed', n: entries.at(-1).n }));
+      if (this.#allCommitted()) for (const fn of this.#committing.splice(0)) fn();
+    }, (error) => this.hooks.report?.(error));
+  }
+
+  #allCommitted() {
+    return this.life.at.framedN === this.life.at.lastN;
   }
 
   // fn() once everything sent so far is committed and published.
   #afterCommitted(fn) {
-    if (this.#stored === null || (this.#queue.length === 0 && !this.#draining)) return fn();
-    this.#queue.push(fn);
-    this.#drain();
-  }
-
-  // Commits the queued entries in order, a batch per store write, publishing
-  // each batch once it landed and running what waited for it.
-  async #drain() {
-    if (this.#draining) return;
-    this.#draining = true;
-    try {
-      while (this.#queue.length > 0) {
-        if (typeof this.#queue[0] === 'function') {
-          const fn = this.#queue.shift();
-          try {
-            fn();
-          } catch (error) {
-            this.hooks.report?.(error);
-          }
-          continue;
-        }
-        const end = this.#queue.findIndex((item) => typeof item === 'function');
-        const batch = this.#queue.splice(0, end === -1 ? this.#queue.length : end);
-        if (!(await this.#stored.append(batch))) return; // lost: lose() ended the run
-        if (this.ended) return;
-        for (const entry of batch) this.publish(entry);
-      }
-    } finally {
-      this.#draining = false;
-    }
+    if (this.#stored === null || this.#allCommitted()) return fn();
+    this.#committing.push(fn);
   }
 }

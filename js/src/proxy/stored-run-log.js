@@ -6,12 +6,10 @@
 // store refused or stayed unreachable for leaseMs), the run is lost: the
 // holder stops the upstream and ends its clients' streams with the run-lost
 // RUN_ERROR the store holds (written by whichever instance came first, this
-// one included), or, when the store cannot be read, with its own.
+// one included), or, when the store cannot be read, with the core's own.
 // A store that cannot be reached when the run starts: the run goes on with
 // its log here only, as without a store.
-import { LogEntry } from './event-log.js';
-import { runError } from './events.js';
-import { formatEventId, frameEvent } from './sse-out.js';
+import { coreEntry } from './remote-run.js';
 
 const RETRY_MS = 50; // between attempts at a write the store did not answer
 
@@ -59,7 +57,7 @@ export class StoredRunLog {
     return this.#store.present(this.#run.key);
   }
 
-  /** Commits `batch` (LogEntry list): true once it landed (or the log is this instance's only), false when the run is lost. */
+  /** Commits `batch` (the core's entries): true once it landed (or the log is this instance's only), false when the run is lost. */
   async append(batch) {
     if (!(await this.#opened)) return true;
     for (;;) {
@@ -99,18 +97,12 @@ export class StoredRunLog {
     let entries = [];
     try {
       if (await this.#store.lose(run.key)) this.#counters.runsLost++;
-      entries = (await this.#store.read(run.key, run.log.lastN))?.entries ?? [];
+      entries = (await this.#store.read(run.key, run.lastN))?.entries ?? [];
     } catch (thrown) {
       this.#report(thrown);
     }
-    const tail = entries.map((e) => new LogEntry(e.n, e.text, e.seq, e.state, e.terminal, e.started));
-    if (!tail.some((entry) => entry.terminal)) {
-      const n = run.log.lastN + 1;
-      const event = runError('run-lost', 'the run\'s log could not be written to the store; the run cannot go on');
-      tail.push(new LogEntry(n, frameEvent(formatEventId(run.key, n), JSON.stringify(event)), run.sentSeq, false, true));
-      this.#counters.runsLost++;
-    }
-    run.lose(tail);
+    if (!entries.some((entry) => entry.terminal)) this.#counters.runsLost++; // the core ends it with its own run-lost
+    run.lose(entries.map(coreEntry));
     return false;
   }
 }
