@@ -23,6 +23,7 @@
 
 #include "facade/access_facade.h"
 #include "facade/run_facade.h"
+#include "facade/commit_loop_facade.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -254,6 +255,10 @@ void bindRun(nb::module_& m) {
       .def("step", [](agui_sync::RunFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"))
       .def("info_json", &agui_sync::RunFacade::infoJson);
   m.def("requester_json", &agui_sync::requesterJson, nb::arg("credentials_json"));
+  // A store-bound emitter's write loop (src/facade/commit_loop_facade.h).
+  nb::class_<agui_sync::CommitLoopFacade>(m, "CommitLoopFacade")
+      .def(nb::init<>())
+      .def("step", [](agui_sync::CommitLoopFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"));
 }
 
 void bindSegmentTax(nb::module_& m) {

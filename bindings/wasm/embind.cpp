@@ -29,6 +29,7 @@
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
+#include "facade/commit_loop_facade.h"
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
 #include "facade/prompt_facade.h"
@@ -140,6 +141,10 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("onLine", &CursorFacade::onLine)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);
+  // A store-bound emitter's write loop (src/facade/commit_loop_facade.h).
+  emscripten::class_<agui_sync::CommitLoopFacade>("CommitLoopFacade")
+      .constructor<>()
+      .function("step", &agui_sync::CommitLoopFacade::step);
   // One run's life: its log, clients, grace and abort (src/facade/run_facade.h).
   emscripten::class_<RunFacade>("RunFacade")
       .constructor<const std::string&>()

@@ -68,6 +68,14 @@ class AccessGate:
         return await self._drive(known, request) == "serve"
 
     async def _drive(self, known: Dict[str, Any], request: Dict[str, Any]) -> str:
+        try:
+            return await self._steps(known, request)
+        except (AguiSyncError, Unjudged, RuntimeError):
+            raise
+        except Exception as error:  # the grants' store failed (a dropped connection): nothing is decided
+            raise AguiSyncError("store-unavailable", f"the grants' store is unreachable ({error})") from None
+
+    async def _steps(self, known: Dict[str, Any], request: Dict[str, Any]) -> str:
         for _ in range(_MAX_STEPS):
             try:
                 request_json = json_bytes(known, "the access request")

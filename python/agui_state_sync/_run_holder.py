@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 from . import _core
 from ._json import json_bytes, parse
 from .errors import AguiSyncError, sync_error
+from .stores.run_log import fingerprint as credentials_fingerprint
 
 DEFAULT_GRACE_MS = 30000
 DEFAULT_MAX_RUN_BYTES = 4 * 1024 * 1024
@@ -54,16 +55,19 @@ class HeldRun:
     def __init__(self, book: "RunBook", *, thread_id: str, run_id: str, credentials: List[Optional[str]],
                  keep: bool = False, log: Any = None, catch_up: Optional[Callable[[Dict[str, Any]], Any]] = None,
                  epoch: Callable[[], Optional[str]] = lambda: None, heartbeat_s: Optional[float] = None,
-                 key: Optional[str] = None, followed: bool = False) -> None:
+                 key: Optional[str] = None, followed: bool = False, fingerprint: Optional[str] = None) -> None:
         self.book = book
         self.key = key or new_stream_key()
         self.thread_id = thread_id
         self.run_id = run_id
         self.followed = followed
-        self.log = log  # a StoredRunLog (stores/run_log.py), or None: the log lives here only
+        self.log = log  # a StoredRunLog / FollowedRunLog (stores/run_log.py), or None: the log lives here only
+        self.credentials = credentials  # the starter's (none for a followed run: its stored fingerprint says who)
+        # Who started it: the core's requester digest, as a stored log records it. An abort must come from them.
+        self.fingerprint = fingerprint if fingerprint is not None else credentials_fingerprint(credentials)
         self._catch_up = catch_up  # position -> [event JSON text]: the thread's catch-up for a client
         self._epoch = epoch
-        options = {"key": self.key, "credentials": credentials, "keep": keep, "stored": log is not None and not followed,
+        options = {"key": self.key, "requester": self.fingerprint, "keep": keep, "stored": log is not None and not followed,
                    "followed": followed, "graceMs": book.grace_ms, "maxBytes": book.max_run_bytes,
                    "maxEvents": book.max_run_events, "maxClients": book.max_run_clients}
         self.core = _core.RunFacade(json_bytes(options, "the run's options").decode())
@@ -98,6 +102,8 @@ class HeldRun:
         self._next_client += 1
         self.clients[client.id] = client
         self._join(client)
+        if self.log is not None:
+            self.log.joined()
         return client
 
     def left(self, client: ClientStream) -> None:
@@ -212,6 +218,9 @@ class HeldRun:
                 self.step({"on": "lost", "entries": tail})
         self._spawn(append())
 
+    def _do_defer(self, _: Dict[str, Any]) -> None:
+        pass  # the sequencer wrote the run's catch-up for its first position already: the client catches up from there
+
     def _do_started(self, _: Dict[str, Any]) -> None:
         self.started.set()
         if self._heartbeat_s is not None:
@@ -221,10 +230,15 @@ class HeldRun:
         self._do_disarm({})
         if self._beats is not None:
             self._beats.cancel()
+        if self.log is not None:
+            self.log.stop()
         self.over.set()
         for fn in self.on_over:
             fn()
-        self.book.finished(self)
+        if self.followed and not getattr(self.log, "complete", False):
+            self.book.forget(self)  # a copy dropped while the run goes on at its holder: a later client reads it afresh
+        else:
+            self.book.finished(self)
 
     def _beat(self) -> None:
         if self.over.is_set():
@@ -307,6 +321,10 @@ class RunBook:
                 found = run
         return found
 
+    def live_of(self, run_id: str) -> List[HeldRun]:
+        """The runs of that runId still going, held here or followed: what an X-AGUI-Abort names."""
+        return [run for run in self._runs.values() if run.run_id == run_id and not run.over.is_set()]
+
     def of_run_id(self, thread_id: str, run_id: str) -> Optional[HeldRun]:
         """The run of that runId on the thread (live, or finished and still kept)."""
         self._expire()
@@ -344,3 +362,12 @@ class RunBook:
         for run in list(self._runs.values()):
             if not run.over.is_set():
                 run.abort("closed", [])
+
+    async def shutdown(self, timeout_s: float) -> None:
+        """The server stops: the runs held here end ('closed': RUN_ERROR run-aborted, committed to the
+        store first), so that another instance sees them over rather than waiting for their lease;
+        copies of other instances' runs end their streams only (their clients resume elsewhere)."""
+        live = [run for run in self._runs.values() if not run.over.is_set()]
+        self.close()
+        if live:
+            await asyncio.wait([asyncio.ensure_future(run.over.wait()) for run in live], timeout=timeout_s)

@@ -17,6 +17,19 @@ untouched. ``store`` (memory_store(), redis_store()) binds each thread's
 emitter to its threadId there: a restart, or another instance, Node's too,
 continues the thread.
 
+Each run is held (_run_holder.py, the core's run machine): the app runs
+detached from its client's connection, every event carries an id
+"<key>:<n>", a cut client resumes byte for byte (Last-Event-ID, or the same
+runId posted again), GET with X-AGUI-Attach joins the thread's run, POST
+with X-AGUI-Abort: <runId> aborts it (its starter's credentials), and a run
+nobody came back to within ``grace_ms`` (30 s) is aborted. With
+redis_store() each run's log is kept there too, in the Node proxy's format
+(stores/run_log.py): any instance, a Node proxy included, resumes a run,
+attaches to it or aborts it, and a run whose holder died (no lease renewal
+for ``run_lease_ms``, 5 s) ends with RUN_ERROR 'run-lost' wherever its
+clients are. ``max_run_events`` (100,000) and ``max_run_buffer_bytes``
+(4 MiB) bound each run's log (docs/wire.md section 8).
+
 A resume entry carrying one of our approvals is checked and consumed once
 (_asgi_approvals.py, as the Node proxy does): a stale one never reaches the
 endpoint (RUN_ERROR 'approval-stale'), a re-sent one does not run it again, and an
@@ -27,23 +40,22 @@ policy 5, as the Node proxy's flakySegments. A run's segment is its client's
 connection type; the core (_flaky_segments.py) counts each segment's updates
 and its clients' catch-ups over windows, and while a segment's tax passes
 break-even its runs send the thread's snapshot in place of each delta.
-
-Not here (the Node proxy's job): resuming the whole stream (chat text
-included) after a cut; a reconnecting client gets the state, not the text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, Unjudged, credentials_of
 from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, run_finished
 from ._asgi_clients import serve_client
 from ._asgi_io import BodyTooLarge, ResponseTap, detached_receive, read_body, replay, sse_start, with_length
-from ._asgi_runs import RunRoutes
-from ._run_holder import DEFAULT_GRACE_MS, RunBook
+from ._asgi_runs import ABORT, MAX_THREAD_ID, RunRoutes
+from ._run_holder import DEFAULT_GRACE_MS, DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_RUN_EVENTS, RunBook
+from .stores.run_log import run_store_for
 from ._flaky_segments import FlakySegments
 from ._codes import REPLAY_REASONS, RESYNC_REASONS, SNAPSHOT_REASONS
 from .errors import AguiSyncError, sync_error, sync_type_error
@@ -52,6 +64,7 @@ from .sequence import StateSequencer
 
 DEFAULT_HEARTBEAT_S = 15.0
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # a RunAgentInput, as the Node proxy's maxBodyBytes
+DEFAULT_RUN_LEASE_MS = 5000  # with redis_store(): a run whose holder has not renewed its lease this long is lost
 # forwardedProps.stateSync.connection: the browser's effective connection type (docs/wire.md section 3).
 CONNECTION_TYPES = ("slow-2g", "2g", "3g", "4g")
 _KNOWN_REASONS = frozenset((*RESYNC_REASONS, *REPLAY_REASONS, *SNAPSHOT_REASONS))
@@ -63,7 +76,8 @@ class StateSyncMiddleware:
                  store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
                  approval_store: Any = None, flaky_segments: Any = None, authorize: Any = None,
                  grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                 grace_ms: int = DEFAULT_GRACE_MS) -> None:
+                 grace_ms: int = DEFAULT_GRACE_MS, run_lease_ms: int = DEFAULT_RUN_LEASE_MS,
+                 max_run_events: int = DEFAULT_MAX_RUN_EVENTS, max_run_buffer_bytes: int = DEFAULT_MAX_RUN_BYTES) -> None:
         paths = [paths] if isinstance(paths, str) else list(paths)
         if not paths or not all(isinstance(p, str) and p.startswith("/") for p in paths):
             raise sync_type_error("invalid-options", "StateSyncMiddleware paths must be a list of URL paths ('/agent')")
@@ -80,12 +94,22 @@ class StateSyncMiddleware:
         if authorize is not None and not callable(authorize):
             raise sync_type_error("invalid-options", "StateSyncMiddleware authorize must be callable")
         self.max_body_bytes = max_body_bytes
-        if isinstance(grace_ms, bool) or not isinstance(grace_ms, int) or grace_ms <= 0:
-            raise sync_type_error("invalid-options", "StateSyncMiddleware grace_ms must be a positive integer")
+        for name, value in (("grace_ms", grace_ms), ("run_lease_ms", run_lease_ms), ("max_run_events", max_run_events),
+                            ("max_run_buffer_bytes", max_run_buffer_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise sync_type_error("invalid-options", f"StateSyncMiddleware {name} must be a positive integer")
         # The runs it holds: each outlives its client's connection (_run_holder.py, the core's run machine).
-        self.runs = RunBook(grace_ms)
+        self.runs = RunBook(grace_ms, max_run_bytes=max_run_buffer_bytes, max_run_events=max_run_events)
+        # With redis_store(), every run's log is kept there too: any instance serves it (stores/run_log.py),
+        # with the Node proxy's timings (create-proxy.js): kept grace + 2 leases while live, grace once over.
+        self.run_lease_ms = run_lease_ms
+        self.run_store = run_store_for(store, owner=str(uuid.uuid4()), lease_ms=run_lease_ms,
+                                       keep_ms=grace_ms + 2 * run_lease_ms, ended_ms=grace_ms,
+                                       max_events=max_run_events, max_bytes=max_run_buffer_bytes)
         self.routes = RunRoutes(self)
-        self.approvals = ApprovalGate(approval_store)  # resume entries' approvals, checked and consumed once
+        # Resume entries' approvals, checked and consumed once; grants too. In the thread's store unless
+        # told otherwise (as Node's proxy keeps them in its store): every instance of a fleet knows both.
+        self.approvals = ApprovalGate(approval_store if approval_store is not None else store)
         # Who may read, change or consume a thread (SECURITY.md): grants live where approvals are claimed.
         self.access = AccessGate(self.approvals.store, authorize, grant_ttl_ms)
         self.store = store
@@ -117,6 +141,9 @@ class StateSyncMiddleware:
     async def __call__(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") == "lifespan":
             await self.app(scope, self._lifespan(receive), send)
+            return
+        if scope.get("type") == "http" and scope.get("path") in self.paths and _has_header(scope, ABORT):
+            await self._abort(scope, receive, send)  # X-AGUI-Abort: <runId>, wherever the run is held
             return
         if scope.get("type") == "http" and scope.get("path") in self.paths and await self.routes.serve_get(scope, receive, send):
             return  # a GET that attaches or resumes a held run (_asgi_runs.py)
@@ -155,6 +182,9 @@ class StateSyncMiddleware:
         except Unjudged as error:
             await _refuse_status(send, 400, error.code, f"the request cannot be judged: {error}")
             return
+        except AguiSyncError as error:  # the grants' store is unreachable: nothing is decided, nothing changes
+            await _refuse(send, error)
+            return
         if admission == "forward":  # the app judges the requester first; the thread is touched only on a 2xx
             run_input = _without_edits(run_input)  # not applied: the client's state goes as it sent it
             body = json.dumps(_without_state_sync(run_input)).encode("utf-8")
@@ -185,8 +215,26 @@ class StateSyncMiddleware:
                 await app_task
                 return
             await self.access.settle(access, tap.status)
-            await self._sequenced(scope, receive, send, run_input, None, segment, opened=(tap, app_task, over))
+            await self._sequenced(scope, receive, send, run_input, None, segment, opened=(tap, app_task, over),
+                                  credentials=access["credentials"])
         return run
+
+    async def _abort(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
+        """POST with X-AGUI-Abort: <runId> (its body, if any, is read and not needed)."""
+        if scope.get("method") != "POST":
+            await _refuse_status(send, 405, "invalid-request", "X-AGUI-Abort needs a POST", [(b"allow", b"POST")])
+            return
+        try:
+            await read_body(receive, self.max_body_bytes)
+        except BodyTooLarge:
+            await _refuse_status(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
+            return
+        headers = _headers(scope)
+        run_id = headers.get(ABORT, "").strip()
+        if not run_id or len(run_id) > MAX_THREAD_ID:
+            await _refuse_status(send, 400, "invalid-request", "X-AGUI-Abort must name a runId")
+            return
+        await self.routes.serve_abort(send, headers, run_id)
 
     def _count_upstream(self, size: int) -> None:
         self._counts["upstream_bytes"] += size
@@ -206,11 +254,13 @@ class StateSyncMiddleware:
         return connection
 
     def _lifespan(self, receive: Any) -> Any:
-        """The server's lifespan messages, passed on; a shutdown marks the middleware draining."""
+        """The server's lifespan messages, passed on; a shutdown marks the middleware draining, and
+        ends the runs still held here (after the server's graceful shutdown: it waited for their clients)."""
         async def watched() -> Dict[str, Any]:
             message = await receive()
             if message.get("type") == "lifespan.shutdown":
                 self.draining = True
+                await self.runs.shutdown(self.run_lease_ms / 1000)
             return message
         return watched
 
@@ -239,12 +289,13 @@ class StateSyncMiddleware:
                          done: Optional[asyncio.Event] = None,
                          segment: Optional[Tuple[FlakySegments, str]] = None,
                          opened: Optional[Tuple[ResponseTap, asyncio.Task, asyncio.Event]] = None,
-                         access: Optional[Dict[str, Any]] = None) -> None:
+                         access: Optional[Dict[str, Any]] = None,
+                         credentials: Optional[list] = None) -> None:
         """The app's run, sequenced on its thread and held (_run_holder.py): the app runs
         detached from this connection, which is only the run's first client. opened: the app
         already answered 2xx to the client's own body (_forwarded). access: an authorized
         requester's run, whose answer from the app renews its grant, or drops it and
-        releases the run's claims."""
+        releases the run's claims. credentials: the starter's (who may abort it), when not in access."""
         tap = ResponseTap(send, self._count_upstream) if opened is None else opened[0]
         app_task: Optional[asyncio.Task] = None if opened is None else opened[1]
         over = asyncio.Event() if opened is None else opened[2]
@@ -263,8 +314,8 @@ class StateSyncMiddleware:
         thread_id = str(run_input.get("threadId") or "")
         modes: list = []  # the catch-up's mode, known before its first byte
         stream = self.sequencer.run(start_agent, run_input, sse=True, on_catch_up=modes.append, segment=segment)
-        run = self.routes.hold(thread_id, str(run_input.get("runId") or ""), (access or {}).get("credentials", []),
-                               keep=done is not None)
+        starter = credentials if credentials is not None else (access or {}).get("credentials", [])
+        run = self.routes.hold(thread_id, str(run_input.get("runId") or ""), starter, keep=done is not None)
         run.on_over.append(over.set)
         run.stop_app = lambda: _cancel(app_task)
         if isinstance(done, ApprovedRun):  # a re-sent resume of this approval joins this run
@@ -370,12 +421,17 @@ def _headers(scope: Dict[str, Any]) -> Dict[str, str]:
     return headers
 
 
-async def _refuse_status(send: Any, status: int, code: str, message: str) -> None:
+def _has_header(scope: Dict[str, Any], name: str) -> bool:
+    wanted = name.encode("latin-1")
+    return any(bytes(key).lower() == wanted for key, _ in scope.get("headers", []))
+
+
+async def _refuse_status(send: Any, status: int, code: str, message: str, headers: Any = ()) -> None:
     """A request the middleware refuses before the app runs: ``status`` with the code, nothing of any thread."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
-                            (b"content-length", str(len(body)).encode())]})
+                            (b"content-length", str(len(body)).encode()), *headers]})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 

@@ -31,6 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping,
 
 from ._durable_line import (build_local, copy_argument, events_after, events_of, line_of, line_rules, log_records,
                             now_or_raise, snapshot_catch_up, with_events)
+from . import _core
 from ._fanout import Fanout
 from ._json import json_bytes, parse, plain
 from ._options import random_epoch
@@ -41,12 +42,14 @@ from .errors import AguiSyncError, sync_error
 from .resync import catch_up as _catch_up
 from .stores.contract import check_key, check_store
 
-MAX_ATTEMPTS = 16  # conflicts in a row before a write gives up ('store-conflict')
-RETRY_S = 1.0  # an unreachable store is tried again at most this often
 _NEW_KEY_ONLY = ("epoch", "start_seq", "initial_state")
 log = logging.getLogger("agui_state_sync")
 _UNREAD = object()
 Apply = Callable[[StateEmitter], Any]
+
+
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 
 class DurableStateEmitter:
@@ -63,9 +66,9 @@ class DurableStateEmitter:
         self._in_flight = False  # the local is ahead of the store (a write under way)
         self._held: Any = _UNREAD  # the committed state as read while a write is under way
         self._reseed = False  # the core's committed state is unknown: seed it before the next write
-        self._stale = False  # a write was cancelled mid-append: re-read the store before the next one
         self._degraded: Optional[Dict[str, Any]] = None
-        self._next_try = 0.0
+        self._loop = _core.CommitLoopFacade()  # the write loop's decisions (src/emit/commit_loop.h)
+        self._loop_answer: Optional[Dict[str, Any]] = None
         self._disposed = False
         self._carried: Dict[str, int] = {}  # stats of the local emitters replaced so far
         self._fanout = Fanout()  # subscribe(): every event of the key's line, once, in order
@@ -234,34 +237,83 @@ class DurableStateEmitter:
         return out
 
     async def _commit_once(self, apply: Apply) -> Any:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            if self._degraded:
-                await self._try_recover()
-            opening = await self._recover_from_cancel() if self._stale and not self._degraded else []
-            self._hold()
-            out = apply(self._local)  # a refusal raises here, and nothing changed
-            events = events_of(out)
-            if opening:  # the store failed while re-read: the emitter's own line starts with its snapshot
-                return with_events(out, opening + events)
-            if not events or self._degraded:
-                return out
-            self._in_flight = True
-            try:
-                if await self._append(events):
-                    return out
+        """The write loop: the core (CommitLoop, src/emit/commit_loop.h) decides each next step, this does it."""
+        step = self._loop_step({"on": "begin", "now": _now_ms()})
+        out: Any = None
+        applied = False
+        failure: Optional[BaseException] = None
+        opening: List[Dict[str, Any]] = []  # degraded before the write's events were computed: its line's snapshot leads
+        while True:
+            if step == "recover":
+                result, mine = await self._try_reset()
+                step = self._loop_step({"on": "recovered", "result": result})
+                if result == "written-meanwhile":
+                    await self._write_on_top(mine)
+            elif step == "reread":
+                try:
+                    await self._reload()
+                    step = self._loop_step({"on": "reread", "ok": True})
+                except Exception as error:  # noqa: BLE001 - the store failed: go on alone from where the local stands
+                    failure = error
+                    step = self._loop_step({"on": "reread", "ok": False})
+            elif step == "apply":
+                self._hold()
+                out = apply(self._local)  # a refusal raises here, and nothing changed
+                applied = True
+                step = self._loop_step({"on": "applied", "events": len(events_of(out))})
+            elif step == "append":
+                step = await self._append_step(events_of(out))
+                if step == "degrade":
+                    failure = self._append_failure
+            elif step == "reload":
+                try:
+                    await self._reload()  # the line that won; then recompute on it
+                    step = self._loop_step({"on": "reloaded", "ok": True, "random": random.random()})
+                except asyncio.CancelledError:
+                    self._loop_step({"on": "appended", "answer": "cancelled"})
+                    raise
+                except Exception as error:  # noqa: BLE001 - the store failed: go on alone
+                    failure = error
+                    step = self._loop_step({"on": "reloaded", "ok": False})
+            elif step == "wait":
+                await asyncio.sleep(self._loop_answer["waitMs"] / 1000)  # out of lockstep with the winner
+                step = "apply"
+            elif step == "degrade":
+                snapshot = self._degrade(failure)
+                if applied:
+                    out = with_events(out, [snapshot])  # out's events never left: the new line's snapshot holds them
+                else:
+                    opening = [snapshot]
+                step = self._loop_step({"on": "degraded"})
+            elif step == "fail":
+                raise sync_error("store-conflict", f"key {json.dumps(self._key)}: {self._loop_answer['message']}")
+            else:  # "return"
+                return with_events(out, opening + events_of(out)) if opening else out
+
+    async def _append_step(self, events: List[Dict[str, Any]]) -> str:
+        """Appends the write's events: the core's next step after the store's answer."""
+        self._append_failure: Optional[BaseException] = None
+        try:
+            answer = "ok" if await self._append(events) else "conflict"
+            if answer == "conflict":
                 self.counters["conflicts"] += 1
-                await self._reload()  # the line that won; then recompute on it
-            except asyncio.CancelledError:
-                self._stale = True  # whether the append landed is unknown: re-read before the next write
-                raise
-            except Exception as error:  # the store failed: go on alone
-                return self._degrade(out, error)
-            finally:
-                self._in_flight = False
-            if attempt < MAX_ATTEMPTS:
-                await asyncio.sleep(random.random() * attempt * 0.002)  # out of lockstep with the winner
-        raise sync_error("store-conflict", f"key {json.dumps(self._key)}: another writer won {MAX_ATTEMPTS} times in a "
-                                           "row; nothing was sent")
+        except asyncio.CancelledError:
+            self._loop_step({"on": "appended", "answer": "cancelled"})  # whether it landed is unknown: re-read first
+            raise
+        except Exception as error:  # noqa: BLE001 - the store failed: go on alone
+            self._append_failure = error
+            answer = "error"
+        return self._loop_step({"on": "appended", "answer": answer})
+
+    def _loop_step(self, step: Dict[str, Any]) -> str:
+        self._loop_answer = parse(self._loop.step(json_bytes(step, "a write loop step")))
+        self._in_flight = self._loop_answer["inFlight"]
+        return self._loop_answer["next"]
+
+    @property
+    def _stale(self) -> bool:
+        """A write was cancelled mid-append: the store is re-read before the next one (the core's word)."""
+        return bool(self._loop_answer and self._loop_answer.get("stale"))
 
     def _hold(self) -> None:
         """Before a write: ``state`` answers the committed state while it is under way."""
@@ -300,7 +352,8 @@ class DurableStateEmitter:
             raise sync_error("store-unavailable", f"key {json.dumps(self._key)} vanished while it was being read")
         self._replace_local(build_local(self._rules, self._options, stored, self._key))
         seen, self._stored = self._stored, {"epoch": stored["epoch"], "seq": stored["seq"]}
-        self._stale = False
+        if self._stale:
+            self._loop_step({"on": "reread", "ok": True})  # the line is known again
         self._hold()
         if self._fanout.active:  # what other instances wrote since (parsed only for listeners)
             self._fanout.publish(events_after([parse(text) for text in stored.get("events") or []], seen))
@@ -312,15 +365,6 @@ class DurableStateEmitter:
             return
         await self._reload()
 
-    async def _recover_from_cancel(self) -> List[Dict[str, Any]]:
-        """Re-reads the store after a cancelled write; if it fails, goes on
-        alone and returns the snapshot that starts the emitter's own line."""
-        try:
-            await self._reload()
-        except Exception as error:  # noqa: BLE001 - the store failed: go on alone from where the local stands
-            return self._degrade([], error)
-        return []
-
     def _committed_text(self) -> str:
         text = self._rules.committed_state_json() if self._in_flight else ""
         return text or self._local._state_text()
@@ -331,9 +375,8 @@ class DurableStateEmitter:
                 self._carried[name] = self._carried.get(name, 0) + value
         self._local = local
 
-    def _degrade(self, out: Any, error: BaseException) -> Any:
-        """The store failed mid-write: go on alone under a fresh epoch, starting
-        with a snapshot (out's events never left)."""
+    def _degrade(self, error: Optional[BaseException]) -> Dict[str, Any]:
+        """The store failed mid-write: go on alone under a fresh epoch; returns the snapshot that starts its line."""
         old = self._local
         snapshot = old.snapshot()  # repeats the recent edit verdicts: they carry over
         epoch, text = random_epoch(), old._state_text()
@@ -341,39 +384,46 @@ class DurableStateEmitter:
         self._rules.seed(text.encode("utf-8"))
         local.adopt_history([{**snapshot, "metadata": with_wire_fields(snapshot["metadata"], {**(wire_fields(snapshot) or {}), "epoch": epoch})}])
         self._replace_local(local)
-        self._stale = False
         self._degraded = {"since": time.time(), "reason": str(error)}
-        self._next_try = time.monotonic() + RETRY_S
         self.counters["degradations"] += 1
         self._log("warning", f"store unreachable ({error}); going on alone at epoch {epoch}, seq {local.seq}: live "
                              "events flow, catch-ups get snapshots")
-        return with_events(out, [local.snapshot()])
+        return local.snapshot()
 
     async def _try_recover(self, force: bool = False) -> None:
-        """Makes this emitter's own line the stored one, if the store answers."""
-        if self._degraded is None or (not force and time.monotonic() < self._next_try):
+        """Makes this emitter's own line the stored one, if the store answers and a try is due (the core's pace)."""
+        if self._loop_step({"on": "tick", "now": _now_ms(), "force": force}) != "recover":
             return
-        self._next_try = time.monotonic() + RETRY_S
+        result, mine = await self._try_reset()
+        self._loop_step({"on": "recovered", "result": result})
+        if result == "written-meanwhile":
+            await self._write_on_top(mine)
+
+    async def _try_reset(self) -> Any:
+        """store.reset: ('ok' | 'written-meanwhile' (reloaded; the stored line goes on) | 'unreachable', this line's state)."""
         line = line_of(self._local)
         try:
             result = await self._store.reset(self._key, dict(self._stored), line)
-        except Exception:
-            return  # still unreachable
+        except Exception:  # noqa: BLE001
+            return "unreachable", None
         if result.get("ok"):
             self._stored = {"epoch": line["epoch"], "seq": line["seq"]}
             self._rules.restart()
             self._rules.seed(line["state"].encode("utf-8"))
             self._recovered(f"store reachable again; continuing at epoch {line['epoch']}, seq {line['seq']}")
-            return
+            return "ok", None
         # Written meanwhile (another instance, or our timed-out write landed after all):
         # the stored line goes on, with this emitter's state on top (the last writer wins).
         mine = parse(line["state"])
         try:
             await self._reload()
-        except Exception:
-            return
+        except Exception:  # noqa: BLE001
+            return "unreachable", None
         self._recovered(f"store reachable again; the key was written meanwhile, continuing its epoch "
                         f"{self._stored['epoch']} from seq {self._stored['seq']} with this instance's state")
+        return "written-meanwhile", mine
+
+    async def _write_on_top(self, mine: Any) -> None:
         try:
             await self._commit(lambda e: e.update(mine))
         except AguiSyncError as error:

@@ -81,6 +81,20 @@ class StateSequencer:
         """The thread's StateEmitter (a DurableStateEmitter with a store), or None."""
         return self._threads.get(str(thread_id))
 
+    async def pin(self, thread_id: str) -> Callable[[], None]:
+        """Keeps the thread's emitter here (opened from the store when it is not) until
+        the returned release() is called: a run another instance holds, served here,
+        catches its clients up on it. Raises when the store cannot open it."""
+        entry, _ = await self._threads.acquire(str(thread_id), None)
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._threads.release(entry)
+        return release
+
     @property
     def threads(self) -> int:
         return len(self._threads)

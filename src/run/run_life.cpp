@@ -236,6 +236,14 @@ void RunLife::seed(uint64_t afterN, std::optional<int64_t> seq, uint64_t started
 
 std::vector<Action> RunLife::logged(std::vector<LogEntry> entries) {
   std::vector<Action> out;
+  // The stored log was trimmed past what this copy holds (it read too late): it cannot go on
+  // exactly. Its streams end without an event; each client resumes from its last id on a
+  // fresh copy, which answers it 'lost' with the EVENTS_LOST notice.
+  if (!ended_ && !entries.empty() && entries.front().n > log_.lastN() + 1) {
+    out.push_back(Action(Do::StopUpstream));
+    endStream(out);
+    return out;
+  }
   for (auto& entry : entries) {
     if (ended_ || entry.n != log_.lastN() + 1) continue;
     bool terminal = entry.terminal;

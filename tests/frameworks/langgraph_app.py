@@ -6,14 +6,18 @@ node after it "pays" (the effect the tests count).
 The content depends on ``state["seed"]`` so that every seed sends other
 bytes, and the proposal's amount on the person's request when it names one
 (a second tab edits the request to move the proposal). The effect counter lives in ``EFFECTS`` (thread -> count): the tests
-read it through the tap (tap.py) to check that an approval acts once.
+read it through the tap (tap.py) to check that an approval acts once. A test
+can hold a thread's effect (``hold``): ``pay`` then waits, before it acts,
+until the test releases it, so that a client can be cut while the approved
+run is surely still going.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
 from fastapi import FastAPI
@@ -27,6 +31,8 @@ from langchain_core.runnables import RunnableConfig
 from typing_extensions import Annotated, TypedDict  # pydantic needs this one on Python < 3.12
 
 EFFECTS: Counter = Counter()  # thread_id -> payments made
+HOLDS: Dict[str, asyncio.Event] = {}  # thread_id -> set once the test releases the held effect
+WAITING: Counter = Counter()  # thread_id -> runs of pay waiting at the hold now
 PARAGRAPHS = 6
 
 
@@ -96,11 +102,18 @@ def approve(state: State) -> State:
     return {"decision": answer if isinstance(answer, dict) else {"approved": bool(answer)}}
 
 
-def pay(state: State, config: RunnableConfig) -> State:
+async def pay(state: State, config: RunnableConfig) -> State:
     decision = state.get("decision") or {}
     if not decision.get("approved"):
         return {"paid": None}
     thread_id = config["configurable"]["thread_id"]
+    held = HOLDS.get(thread_id)
+    if held is not None:  # a test holds the effect: wait for its release
+        WAITING[thread_id] += 1
+        try:
+            await held.wait()
+        finally:
+            WAITING[thread_id] -= 1
     EFFECTS[thread_id] += 1  # the effect: must happen once per approval
     return {"paid": {"payee": state["proposal"]["payee"], "amount": state["proposal"]["amount"]},
             "document": [*state["document"], "Paid."]}
@@ -133,6 +146,22 @@ async def framework_state(app: FastAPI, thread_id: str) -> Any:
     values = dict(snapshot.values or {})
     values.pop("messages", None)
     return values
+
+
+async def framework_progress(app: FastAPI, thread_id: str) -> Any:
+    """Where the graph stands on a thread: the nodes still to run ([] once it completed) and the
+    interrupts it is paused at (0 once resumed past interrupt())."""
+    snapshot = await app.state.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    return {"next": list(snapshot.next), "interrupts": sum(len(task.interrupts) for task in snapshot.tasks),
+            "waiting": WAITING[thread_id]}
+
+
+def hold(thread_id: str, on: bool) -> None:
+    """on: the thread's next payments wait before they act; off: they go on (the waiting ones too)."""
+    if on:
+        HOLDS.setdefault(thread_id, asyncio.Event())
+    elif thread_id in HOLDS:
+        HOLDS.pop(thread_id).set()
 
 
 def effects(thread_id: str) -> int:

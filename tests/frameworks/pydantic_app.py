@@ -6,7 +6,9 @@ document (tools that change state and return it as a STATE_SNAPSHOT, or as
 a JSON Patch STATE_DELTA: ``variant``), then call ``pay``, a tool with
 requires_approval=True; once approved, ``pay`` runs and the model says a few
 words. The content depends on ``state.seed``. ``EFFECTS`` counts the runs of
-``pay``'s body per thread: the effect an approval must cause once.
+``pay``'s body per thread: the effect an approval must cause once; ``TOOL_CALLS``
+counts the runs of every tool's body per thread: side effects a run replayed
+from its start would repeat.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pydantic_ai.ui import StateDeps
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 
 EFFECTS: Counter = Counter()  # thread_id -> payments made
+TOOL_CALLS: Counter = Counter()  # thread_id -> tool bodies run (set_proposal, add_section, pay)
 STATES: dict = {}  # thread_id -> the agent's own state after its last tool
 SECTIONS = 5
 REPLY = ["Paid ", "as ", "approved, ", "thank ", "you."]
@@ -78,6 +81,7 @@ def make_agent(variant: str) -> Agent:
 
     def changed(ctx: RunContext[StateDeps[Payments]], ops: List[dict]) -> Any:
         # The tool has already changed ctx.deps.state; what goes out is the variant's event.
+        TOOL_CALLS[ctx.deps.thread_id] += 1  # every tool ends here: its side effect counted
         STATES[ctx.deps.thread_id] = ctx.deps.state.model_dump()
         if variant == "delta":
             return StateDeltaEvent(type=EventType.STATE_DELTA, delta=ops)
@@ -137,3 +141,7 @@ def framework_state(thread_id: str) -> Any:
 
 def effects(thread_id: str) -> int:
     return EFFECTS[thread_id]
+
+
+def tool_calls(thread_id: str) -> int:
+    return TOOL_CALLS[thread_id]

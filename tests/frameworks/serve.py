@@ -31,21 +31,30 @@ def build(kind: str, wrap: str):
 
         async def state_of(thread_id: str):
             return await module.framework_state(app, thread_id)
+
+        async def facts_of(thread_id: str):
+            return await module.framework_progress(app, thread_id)
+        hold = module.hold
     elif kind in ("pydantic-snapshot", "pydantic-delta"):
         import pydantic_app as module
         app = module.make_app(kind.split("-")[1], PATH)
 
         async def state_of(thread_id: str):
             return module.framework_state(thread_id)
+
+        async def facts_of(thread_id: str):
+            return {"toolCalls": module.tool_calls(thread_id)}
+        hold = None
     elif kind == "crewai":  # its own venv (build/venv-crewai): CrewAI pins another FastAPI
         import crewai_app as module
         app = module.make_app(PATH)
 
         async def state_of(thread_id: str):
             return module.framework_state(thread_id)
+        facts_of = hold = None
     else:
         raise SystemExit(f"unknown app {kind!r}")
-    tapped = Tap(app, path=PATH, state_of=state_of, effects_of=module.effects)
+    tapped = Tap(app, path=PATH, state_of=state_of, effects_of=module.effects, facts_of=facts_of, hold=hold)
     if wrap == "none":
         return tapped
     from agui_state_sync import StateSyncMiddleware

@@ -57,9 +57,9 @@ function startListening(command, args, what, pattern = /listening on (http:\/\/\
 }
 
 /**
- * A framework app (serve.py: 'langgraph' | 'pydantic-snapshot' | 'pydantic-delta'),
+ * A framework app (serve.py: 'langgraph' | 'pydantic-snapshot' | 'pydantic-delta' | 'crewai'),
  * unchanged (wrap 'none') or with StateSyncMiddleware ('middleware'). Returns
- * { url (the AG-UI endpoint), port, truth(threadId), stop() }.
+ * { url (the AG-UI endpoint), port, truth(threadId), hold(threadId, on), stop() }.
  */
 export async function startFramework(app, wrap) {
   const interpreter = app === 'crewai' ? crewaiPython : python;
@@ -72,6 +72,11 @@ export async function startFramework(app, wrap) {
       const response = await fetch(new URL(`/_truth?threadId=${encodeURIComponent(threadId)}`, base));
       if (!response.ok) throw new Error(`/_truth answered ${response.status}`);
       return response.json();
+    },
+    /** LangGraph: holds (on) or releases the thread's effect (langgraph_app.hold), straight at the framework. */
+    async hold(threadId, on) {
+      const response = await fetch(new URL(`/_hold?threadId=${encodeURIComponent(threadId)}&on=${on ? 1 : 0}`, base), { method: 'POST' });
+      if (response.status !== 204) throw new Error(`/_hold answered ${response.status}`);
     },
   };
 }

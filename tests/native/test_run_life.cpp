@@ -257,3 +257,20 @@ TEST_CASE("property: whatever the interleaving, a client that resumes from any i
     CHECK(got == withoutBeats(c.got[0]));
   }
 }
+
+TEST_CASE("a followed copy that read too late ends its streams without an event: its clients resume on a fresh copy", "[run]") {
+  RunFacade run(options(",\"followed\":true"));
+  auto entry = [](int n, const char* flags) {
+    return json{{"n", n}, {"seq", nullptr}, {"flags", flags}, {"text", "id: K:" + std::to_string(n) + "\ndata: {}\n\n"}};
+  };
+  Clients c;
+  c.take(step(run, {{"on", "logged"}, {"entries", {entry(1, "r"), entry(2, "")}}}));
+  c.take(step(run, {{"on", "join"}, {"client", 1}, {"afterN", 2}}));
+  REQUIRE(c.mode[1] == "exact");
+  json gap = step(run, {{"on", "logged"}, {"entries", {entry(5, ""), entry(6, "")}}});
+  c.take(gap);
+  CHECK(gap[0]["do"] == "stop-upstream");
+  CHECK(c.closed.count(1) == 1);
+  CHECK(c.got[1].find("K:5") == std::string::npos);  // nothing past the gap: the client resumes from K:2
+  CHECK(gap.back()["do"] == "done");
+}

@@ -66,6 +66,10 @@ export class Engine {
     return this.module.RelayFacade;
   }
 
+  get CommitLoopFacade() {
+    return this.module.CommitLoopFacade;
+  }
+
   get RunFacade() {
     return this.module.RunFacade;
   }

@@ -41,8 +41,8 @@ export function approvalBook(store) {
 const bookKey = (threadId, interruptId) => JSON.stringify([threadId, interruptId]);
 
 /**
- * Judges the request's approvals on `thread`: { forward: true, note(run), release() } to
- * start the run (note() records it as the one that carried them; release()
+ * Judges the request's approvals on `thread`: { forward: true, keep, note(run), release() } to
+ * start the run (keep: it carries consumed approvals, never abandoned; note() records it as the one that carried them; release()
  * drops this request's claims when the backend refuses the run), or
  * { forward: false, answer(res, attach, position) } to answer without the upstream.
  */
@@ -58,6 +58,7 @@ export async function judgeApprovals(book, thread, input) {
       case 'forward':
         return {
           forward: true,
+          keep: true, // the approved effect completes once, whoever is still reading (the core's grace period)
           note: (run) => verdict.interruptIds.forEach((id) => book.runs.set(bookKey(thread.id, id), run)),
           // The backend refused the run: the approvals are not consumed (SECURITY.md).
           release: () => release(book.store, thread.id, Object.entries(known.claimed).map(([interruptId, record]) => ({ interruptId, record }))),

@@ -262,7 +262,7 @@ async function startRun(ctx, req, res, request, judged) {
     call.abort();
     throw error;
   }
-  return streamRun(ctx, res, request, prepared, { call, head, note: judged?.note ?? (() => {}) });
+  return streamRun(ctx, res, request, prepared, { call, head, note: judged?.note ?? (() => {}), keep: judged?.keep === true });
 }
 
 // A requester the backend has not accepted yet: its own RunAgentInput, with the prompt context of its own state only.
@@ -311,7 +311,7 @@ function passRefusal(res, { status, headers, body }) {
 }
 
 // The backend accepted the run: it is registered, the client gets its stream, and the upstream's body is relayed.
-async function streamRun(ctx, res, request, prepared, { call, head, note }) {
+async function streamRun(ctx, res, request, prepared, { call, head, note, keep }) {
   const { config, registry, counters } = ctx;
   const { input } = request;
   const { thread, upstream } = prepared;
@@ -320,7 +320,7 @@ async function streamRun(ctx, res, request, prepared, { call, head, note }) {
     const stored = ctx.runStore === null ? null : new StoredRunLog(ctx.runStore, { leaseMs: config.runLeaseMs, counters, report: ctx.report });
     run = new Run({
       key: newStreamKey(), runId: input.runId, thread, fingerprint: request.fingerprint, position: request.position, plain: request.plain, config,
-      hooks: ctx.runHooks, stored,
+      hooks: ctx.runHooks, stored, keep,
     });
     registry.addRun(run);
     note(run);

@@ -11,7 +11,9 @@
 // and that event reaches every client like any other. While this instance
 // serves clients of the run it says so in the store (every graceMs / 3, for
 // graceMs), so the holder's grace period waits for them. With no client for
-// graceMs the core drops the copy (the run goes on at its holder).
+// graceMs the core drops the copy (the run goes on at its holder); one that
+// read too late (the stored log trimmed past it) ends its streams: its
+// clients resume on a fresh copy.
 import { RunStream } from './run-stream.js';
 
 /** A stored entry ({ n, seq, state, terminal, started, text }) as the core reads it. */
@@ -29,7 +31,7 @@ export class RemoteRun extends RunStream {
   #presence = null; // says so in the store every graceMs / 3 while clients are attached here
   #pulling = null; // the read under way
   #again = false; // a notification came during it: read once more
-  #dropped = false; // the core dropped the copy (no client for graceMs)
+  #over = false; // the stored log's terminal event is in: the run is over (else a dropped copy is forgotten)
 
   /** A copy of the run `stored` ({ meta, leased, entries }: RunStore.read(key, 0)) on `thread`. */
   constructor({ store, stored, thread, config, hooks }) {
@@ -84,16 +86,13 @@ export class RemoteRun extends RunStream {
     }
   }
 
-  graceOver(actions) {
-    this.#dropped = actions.some((a) => a.do === 'done');
-    super.graceOver(actions);
-  }
-
+  // Over: kept for late resumes. Dropped (no client for graceMs, or it read too late to go on
+  // exactly): forgotten, so that the next client reads a fresh copy.
   done() {
     this.#stop();
     super.done();
-    if (this.#dropped) this.hooks.forget(this);
-    else this.hooks.finished(this);
+    if (this.#over) this.hooks.finished(this);
+    else this.hooks.forget(this);
   }
 
   // Reads what the stored log holds after this copy's last event; `check`: also
@@ -122,7 +121,9 @@ export class RemoteRun extends RunStream {
   }
 
   #ingest(entries) {
-    if (entries.length > 0) this.carry(this.life.step({ on: 'logged', entries: entries.map(coreEntry) }));
+    if (entries.length === 0) return;
+    if (entries.at(-1).terminal) this.#over = true;
+    this.carry(this.life.step({ on: 'logged', entries: entries.map(coreEntry) }));
   }
 
   #markPresent() {

@@ -35,7 +35,7 @@ export class RunStream {
   #graceTimer = null;
   #logBytes = 0;
 
-  constructor({ key, runId, thread, fingerprint, config, hooks, stored = false, followed = false }) {
+  constructor({ key, runId, thread, fingerprint, config, hooks, stored = false, followed = false, keep = false }) {
     this.key = key;
     this.runId = runId;
     this.thread = thread;
@@ -43,7 +43,7 @@ export class RunStream {
     this.config = config;
     this.hooks = hooks;
     this.life = new RunLife({
-      key, requester: fingerprint, stored, followed, graceMs: config.graceMs, maxBytes: config.maxRunBufferBytes,
+      key, requester: fingerprint, stored, followed, keep, graceMs: config.graceMs, maxBytes: config.maxRunBufferBytes,
       maxEvents: config.maxRunEvents ?? 100000, maxClients: config.maxRunClients,
     });
   }

@@ -20,15 +20,24 @@ class RedisWatch:
     def __init__(self, client: Any) -> None:
         self._client = client
         self._watchers: Dict[str, List[Callable[[], None]]] = {}
+        self._ready: Dict[str, List[Callable[[], None]]] = {}  # on_ready()s waiting for their subscription
         self._subscribed: Set[str] = set()
         self._pubsub: Any = None
         self._reader: Optional[asyncio.Task] = None
         self._lock = asyncio.Lock()  # one SUBSCRIBE / UNSUBSCRIBE at a time
         self._pending: Set[asyncio.Task] = set()
 
-    def watch(self, channel: str, on_change: Callable[[], None]) -> Callable[[], None]:
+    def watch(self, channel: str, on_change: Callable[[], None],
+              on_ready: Optional[Callable[[], None]] = None) -> Callable[[], None]:
+        """on_change() after every message on ``channel``; on_ready() once the
+        subscription is confirmed (what was published before it was not heard)."""
         watchers = self._watchers.setdefault(channel, [])
         watchers.append(on_change)
+        if on_ready is not None:
+            if channel in self._subscribed:
+                asyncio.get_running_loop().call_soon(on_ready)
+            else:
+                self._ready.setdefault(channel, []).append(on_ready)
         if len(watchers) == 1:
             self._later(self._sync(channel))
 
@@ -39,6 +48,7 @@ class RedisWatch:
             current.remove(on_change)
             if not current:
                 del self._watchers[channel]
+                self._ready.pop(channel, None)
                 self._later(self._sync(channel))
         return unwatch
 
@@ -48,6 +58,7 @@ class RedisWatch:
 
     async def close(self) -> None:
         self._watchers.clear()
+        self._ready.clear()
         for task in [*self._pending, *([self._reader] if self._reader else [])]:
             task.cancel()
         if self._pubsub is not None:
@@ -70,6 +81,8 @@ class RedisWatch:
                     self._pubsub = self._pubsub or self._client.pubsub(ignore_subscribe_messages=True)
                     await self._pubsub.subscribe(channel)
                     self._subscribed.add(channel)
+                    for on_ready in self._ready.pop(channel, ()):
+                        self._call(on_ready)
                 elif have and not want:
                     self._subscribed.discard(channel)
                     await self._pubsub.unsubscribe(channel)
@@ -94,7 +107,11 @@ class RedisWatch:
 
     def _changed(self, channel: str) -> None:
         for on_change in list(self._watchers.get(channel, ())):
-            try:
-                on_change()
-            except Exception:  # noqa: BLE001 - a watcher's failure is its own
-                log.exception("agui-state-sync: a store watcher failed")
+            self._call(on_change)
+
+    @staticmethod
+    def _call(fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - a watcher's failure is its own
+            log.exception("agui-state-sync: a store watcher failed")

@@ -11,13 +11,14 @@ so it is atomic, and PUBLISHes the new seq on the meta key's name
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import sync_error, sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
 from ._layout import claim_key, thread_base
 from ._redis_watch import RedisWatch
-from .lua import script_text
+from .lua import LUA_DIR, script_text
 
 MAX_ID_LENGTH = 1024
 
@@ -84,6 +85,13 @@ class RedisStore:
         """True once Redis confirmed the subscription for ``key``."""
         return self._watch is not None and self._watch.watching(self._keys(key)[0])
 
+    def _watch_channel(self, channel: str, on_change: Callable[[], None],
+                       on_ready: Optional[Callable[[], None]] = None) -> Callable[[], None]:
+        """on_change() after every PUBLISH on ``channel`` (a run log's meta key:
+        stores/run_log.py); on_ready() once Redis confirmed the subscription."""
+        self._watch = self._watch or RedisWatch(self._client)
+        return self._watch.watch(channel, on_change, on_ready)
+
     async def client(self) -> Any:
         """The redis-py client: for an app's own commands next to ours."""
         return self._client
@@ -105,14 +113,16 @@ class RedisStore:
         base = thread_base(self.prefix, key)
         return [f"{base}:meta", f"{base}:state", f"{base}:log"]
 
-    async def _script(self, name: str, keys: List[str], args: List[str]) -> Any:
-        """EVALSHA of the script loaded once; EVAL when Redis forgot it (a restart)."""
-        if name not in self._shas:
-            self._shas[name] = await self._command("SCRIPT", "LOAD", script_text(name))
+    async def _script(self, name: str, keys: List[str], args: List[str], folder: Path = LUA_DIR) -> Any:
+        """EVALSHA of the script loaded once; EVAL when Redis forgot it (a restart).
+        folder: where the script is (stores/run_log.py runs the proxy's run-*.lua)."""
+        text = script_text(name, folder)
+        if text not in self._shas:
+            self._shas[text] = await self._command("SCRIPT", "LOAD", text)
         try:
-            return await self._command("EVALSHA", self._shas[name], len(keys), *keys, *args)
+            return await self._command("EVALSHA", self._shas[text], len(keys), *keys, *args)
         except _NoScript:
-            return await self._command("EVAL", script_text(name), len(keys), *keys, *args)
+            return await self._command("EVAL", text, len(keys), *keys, *args)
 
     async def _command(self, *args: Any) -> Any:
         from redis import exceptions

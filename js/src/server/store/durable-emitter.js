@@ -28,8 +28,7 @@ import { Fanout } from './fanout.js';
 import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, lineRules, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 import { wireFields, withWireFields } from '../../engine/wire-meta.js';
 
-const MAX_ATTEMPTS = 16; // conflicts in a row before a write gives up ('store-conflict')
-const RETRY_MS = 1000; // an unreachable store is tried again this often
+const RETRY_MS = 1000; // the timer that asks the core whether a retry of an unreachable store is due
 const UNREAD = Symbol('unread');
 
 export class DurableStateEmitter {
@@ -44,10 +43,11 @@ export class DurableStateEmitter {
   #held = UNREAD; // the committed state as read while a write is under way
   #reseed = false; // the rules lost the committed state: seed it before the next write
   #degraded = null; // { since, reason } while the line is this process's own
-  #inFlight = false; // #local is ahead of #stored (a write under way)
+  #inFlight = false; // #local is ahead of #stored (a write under way): the core's loop says so
+  #loop; // the write loop's decisions (CommitLoopFacade, src/emit/commit_loop.h)
+  #loopAnswer = null;
   #queue = Promise.resolve();
   #retryTimer = null;
-  #nextTry = 0;
   #disposed = false;
   #carried = {}; // stats of the local emitters replaced so far
   #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
@@ -64,6 +64,7 @@ export class DurableStateEmitter {
     this.#limits = rules.caps();
     this.#local = local;
     this.#stored = { epoch: stored.epoch, seq: stored.seq };
+    this.#loop = new (local[kInternals]().engine.CommitLoopFacade)();
   }
 
   /**
@@ -238,6 +239,7 @@ export class DurableStateEmitter {
     this.#activities?.dispose();
     this.#local.dispose();
     this.#rules.dispose();
+    this.#loop.delete();
   }
 
   // Runs fn after everything queued before it (one write or catch-up at a time).
@@ -261,28 +263,69 @@ export class DurableStateEmitter {
     return out;
   }
 
+  // The write loop: the core (CommitLoop, src/emit/commit_loop.h) decides each next step, this does it.
   async #commitOnce(apply) {
-    for (let attempt = 1; ; attempt++) {
-      if (this.#degraded) await this.#tryRecover();
-      this.#hold();
-      const out = apply(this.#local); // a refusal throws here, and nothing changed
-      const events = eventsOf(out);
-      if (events.length === 0 || this.#degraded) return out;
-      this.#inFlight = true;
-      try {
-        if (await this.#append(events)) return out;
-        this.#counters.conflicts++;
-        await this.#reload(); // the line that won; then recompute on it
-      } catch (error) {
-        return await this.#degrade(out, error);
-      } finally {
-        this.#inFlight = false;
+    let next = this.#loopStep({ on: 'begin', now: Date.now() });
+    let out;
+    let failure = null;
+    let opening = null; // degraded before the write's events were computed: its own line's snapshot leads them
+    for (;;) {
+      switch (next) {
+        case 'recover': {
+          const reset = await this.#tryReset();
+          next = this.#loopStep({ on: 'recovered', result: reset.result });
+          if (reset.result === 'written-meanwhile') await this.#writeOnTop(reset.mine);
+          break;
+        }
+        case 'apply':
+          this.#hold();
+          out = apply(this.#local); // a refusal throws here, and nothing changed
+          next = this.#loopStep({ on: 'applied', events: eventsOf(out).length });
+          break;
+        case 'append': {
+          let answer;
+          try {
+            answer = (await this.#append(eventsOf(out))) ? 'ok' : 'conflict';
+            if (answer === 'conflict') this.#counters.conflicts++;
+          } catch (error) {
+            failure = error;
+            answer = 'error';
+          }
+          next = this.#loopStep({ on: 'appended', answer });
+          break;
+        }
+        case 'reload':
+          try {
+            await this.#reload(); // the line that won; then recompute on it
+            next = this.#loopStep({ on: 'reloaded', ok: true, random: Math.random() });
+          } catch (error) {
+            failure = error;
+            next = this.#loopStep({ on: 'reloaded', ok: false });
+          }
+          break;
+        case 'wait':
+          await new Promise((resolve) => setTimeout(resolve, this.#loopAnswer.waitMs)); // out of lockstep
+          next = 'apply';
+          break;
+        case 'degrade': {
+          const snapshot = await this.#degrade(failure);
+          if (out === undefined) opening = snapshot;
+          else out = withEvents(out, [snapshot]); // out's events never left: the new line's snapshot holds them
+          next = this.#loopStep({ on: 'degraded' });
+          break;
+        }
+        case 'fail':
+          throw syncError('store-conflict', `key ${JSON.stringify(this.#key)}: ${this.#loopAnswer.message}`);
+        default: // 'return'
+          return opening === null ? out : withEvents(out, [opening, ...eventsOf(out)]);
       }
-      if (attempt >= MAX_ATTEMPTS) {
-        throw syncError('store-conflict', `key ${JSON.stringify(this.#key)}: another writer won ${MAX_ATTEMPTS} times in a row; nothing was sent`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt * 2)); // out of lockstep
     }
+  }
+
+  #loopStep(input) {
+    this.#loopAnswer = JSON.parse(this.#loop.step(JSON.stringify(input)));
+    this.#inFlight = this.#loopAnswer.inFlight;
+    return this.#loopAnswer.next;
   }
 
   // Before a write: `state` answers the committed state while it is under way.
@@ -349,8 +392,8 @@ export class DurableStateEmitter {
     this.#local = local;
   }
 
-  // The store failed mid-write: go on alone under a fresh epoch, starting with a snapshot (out's events never left).
-  async #degrade(out, error) {
+  // The store failed mid-write: go on alone under a fresh epoch; the new line's snapshot starts it.
+  async #degrade(error) {
     const old = this.#local;
     const snapshot = old.snapshot(); // repeats the recent edit verdicts: they carry over
     const epoch = freshEpoch();
@@ -362,24 +405,31 @@ export class DurableStateEmitter {
     this.#log('warn', `store unreachable (${this.#degraded.reason}); going on alone at epoch ${epoch}, seq ${local.seq}: live events flow, catch-ups get snapshots`);
     this.#retryTimer ??= setInterval(() => this.#serial(() => this.#tryRecover()).catch(() => {}), RETRY_MS);
     this.#retryTimer.unref?.();
-    return withEvents(out, [local.snapshot()]);
+    return local.snapshot();
   }
 
-  // Makes this emitter's own line the stored one, if the store answers.
+  // Makes this emitter's own line the stored one, if the store answers and a try is due (the core's pace).
   async #tryRecover(force = false) {
-    if (!this.#degraded || (!force && Date.now() < this.#nextTry)) return;
-    this.#nextTry = Date.now() + RETRY_MS;
+    if (this.#loopStep({ on: 'tick', now: Date.now(), force }) !== 'recover') return;
+    const reset = await this.#tryReset();
+    this.#loopStep({ on: 'recovered', result: reset.result });
+    if (reset.result === 'written-meanwhile') await this.#writeOnTop(reset.mine);
+  }
+
+  // store.reset: 'ok' (the emitter's line is the stored one now), 'written-meanwhile' (reloaded: the stored line goes on), 'unreachable'.
+  async #tryReset() {
     const line = lineOf(this.#local);
     let result;
     try {
       result = await this.#store.reset(this.#key, this.#stored, line);
     } catch {
-      return; // still unreachable
+      return { result: 'unreachable' };
     }
     if (result.ok) {
       this.#stored = { epoch: line.epoch, seq: line.seq };
       this.#rules.restart(line.state); // the stored state is this line's, its log empty
-      return this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
+      this.#recovered(`store reachable again; continuing at epoch ${line.epoch}, seq ${line.seq}`);
+      return { result: 'ok' };
     }
     // Written meanwhile (by another instance, or our write that timed out landed after all):
     // continue the stored line, with this emitter's state on top (the last writer wins).
@@ -387,9 +437,13 @@ export class DurableStateEmitter {
     try {
       await this.#reload();
     } catch {
-      return;
+      return { result: 'unreachable' };
     }
     this.#recovered(`store reachable again; the key was written meanwhile, continuing its epoch ${this.#stored.epoch} from seq ${this.#stored.seq} with this instance's state`);
+    return { result: 'written-meanwhile', mine };
+  }
+
+  async #writeOnTop(mine) {
     try {
       await this.#commit((e) => e.update(mine));
     } catch (error) {
