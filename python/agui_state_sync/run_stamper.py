@@ -40,7 +40,9 @@ class RunStamper:
         self.started = False  # the catch-up went out
         self.catch_up_mode: Optional[str] = None  # 'current' | 'replay' | 'snapshot' once answered
         self.current_heartbeat: Optional[bytes] = None  # the answer to a client that is current
-        self.cursor = _core.CursorFacade("")
+        # A store-bound thread may be written by another instance between two of this run's writes:
+        # every state event goes as the agent's own change, rebased (issue 40).
+        self.cursor = _core.CursorFacade('{"alwaysRebase":true}' if not isinstance(emitter, StateEmitter) else "")
         self._stream: Any = None  # the run's stream of the thread's activities, once it needs one
 
     async def handle(self, event: Event) -> Tuple[List[Event], List[Event]]:
@@ -157,6 +159,8 @@ class RunStamper:
         """The plan's tries in order, the first that lands stands; settled either way."""
         last: Optional[AguiSyncError] = None
         for index, attempt in enumerate(tries):
+            if attempt.get("inStep"):  # only a carrier that checks the line at each attempt takes it (cursor_facade.h)
+                continue
             update = "update" in attempt
             value = attempt["update" if update else "patch"]
             text = payload if value == "event" else json_bytes(value, "the rebase")

@@ -86,7 +86,16 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);
-  return planJson(cursor_.plan(std::move(event), seqOf(emitterSeq)));  // the snapshot moves into the view
+  CursorPlan plan = cursor_.plan(std::move(event), seqOf(emitterSeq));  // the snapshot moves into the view
+  // The caller carries the tries itself (a store-bound emitter, whose write may be retried on
+  // another instance's line): a rebase goes as its ops, worked out now, so that a retry
+  // applies only the agent's own change on top of the winner's state.
+  for (WriteTry& attempt : plan.tries) {
+    if (!attempt.rebaseFromValue) continue;
+    attempt.value = UpstreamCursor::rebaseOps(attempt.value, cursor_.view());
+    attempt.rebaseFromValue = false;
+  }
+  return planJson(plan);
 }
 
 void CursorFacade::settle(int landed, double emitterSeq) { cursor_.settle(landed, seqOf(emitterSeq)); }

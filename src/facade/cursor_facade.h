@@ -20,6 +20,12 @@
 //                               The caller tries each in order: a patch the emitter refuses
 //                               as not applicable (patch-failed, precondition-failed,
 //                               invalid-patch) moves to the next; an update always lands.
+//                               A try marked "inStep":true (alwaysRebase: the emitter's own
+//                               diff, valid only where this run's last write left it) is for
+//                               a carrier that checks that line at each attempt (tryReceived);
+//                               plan()'s carriers, whose store may retry a write on another
+//                               writer's line, skip it: the rebase after it holds the agent's
+//                               change alone.
 //   settle(landed, emitterSeq)  after a write plan: the index of the try that landed, or -1
 //   suspend()                   the emitter refused the run's input state
 //   planWrite(eventJson, emitter)

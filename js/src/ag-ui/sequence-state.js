@@ -49,7 +49,7 @@ import { syncTypeError } from '../engine/errors.js';
 import { emitterOptions } from '../server/emitter-options.js';
 import { clientEpoch, judgeEdits, readRunEdits } from '../server/run-edits.js';
 import { catchUp } from '../server/catch-up.js';
-import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
+import { kActivitiesInUse, kActivityStream, kCommitThrough } from '../engine/internals.js';
 import { checkStore } from '../server/store/contract.js';
 
 const DEFAULT_MAX_THREADS = 1000;
@@ -318,8 +318,13 @@ export class SequenceStateMiddleware extends Middleware {
         return undefined;
       }
       const threadId = String(input?.threadId ?? '');
-      const cursor = UpstreamCursor.create({ maxDepth: this.#maxDepth }, this.#engineOptions);
-      Promise.all([this.#threads.acquire(threadId, input?.state), cursor]).then(([{ entry, fresh }, runCursor]) => {
+      // A store-bound thread may be written by another instance between two of this run's writes:
+      // every state event goes as the agent's own change, rebased (issue 40).
+      const acquired = this.#threads.acquire(threadId, input?.state);
+      const cursor = acquired.then(({ entry }) => UpstreamCursor.create({
+        maxDepth: this.#maxDepth, alwaysRebase: typeof entry.emitter?.[kCommitThrough] === 'function',
+      }, this.#engineOptions));
+      Promise.all([acquired, cursor]).then(([{ entry, fresh }, runCursor]) => {
         let stamper = null;
         release = once(() => {
           stamper?.dispose();

@@ -136,6 +136,8 @@ export class UpstreamCursor {
   #try(emitter, event, tries, index, refusal = null, received = null) {
     const fail = (error) => this.#landed(emitter, -1, [], error?.code ?? 'engine-failed', error, received);
     if (index >= tries.length) return fail(refusal);
+    // An in-step try needs its line checked at each attempt, which only a received plan's try does (cursor_facade.h).
+    if (received === null && tries[index].inStep === true) return this.#try(emitter, event, tries, index + 1, refusal, received);
     const update = 'update' in tries[index];
     const skippable = !update || tries[index].inStep === true;
     const next = (error) => (NOT_APPLICABLE.has(error?.code) && skippable ? this.#try(emitter, event, tries, index + 1, error, received) : fail(error));
