@@ -255,6 +255,8 @@ void bindRun(nb::module_& m) {
       .def("step", [](agui_sync::RunFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"))
       .def("info_json", &agui_sync::RunFacade::infoJson);
   m.def("requester_json", &agui_sync::requesterJson, nb::arg("credentials_json"));
+  m.def("rebase_ops_json", [](const nb::bytes& f, const nb::bytes& t) { return agui_sync::rebaseOpsJson(text(f), text(t)); },
+        nb::arg("from_json"), nb::arg("to_json"));
   // A store-bound emitter's write loop (src/facade/commit_loop_facade.h).
   nb::class_<agui_sync::CommitLoopFacade>(m, "CommitLoopFacade")
       .def(nb::init<>())

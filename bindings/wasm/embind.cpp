@@ -154,6 +154,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("step", &RunFacade::step)
       .function("infoJson", &RunFacade::infoJson);
   emscripten::function("requesterJson", &agui_sync::requesterJson);
+  emscripten::function("rebaseOpsJson", &agui_sync::rebaseOpsJson);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")
       .constructor<const std::string&>()

@@ -870,7 +870,11 @@ export interface DurableStateEmitter<S = JsonValue> {
   readonly key: string;
   /** The thread's activities: this process's own (never stored), in an epoch of their own. */
   readonly activities: ActivityEmitter;
-  update(newState: S): Promise<StateEvent<S>[]>;
+  /**
+   * After a lost race the whole state is written again (the last writer wins), unless `rebase`:
+   * then only this writer's change, from the state it last saw, goes on the winner's state.
+   */
+  update(newState: S, options?: { rebase?: boolean }): Promise<StateEvent<S>[]>;
   patch(ops: JsonPatchOperation[]): Promise<StateEvent<S>[]>;
   applyEdits(edits: readonly EditRequest[], policy?: EditPolicy, options?: { epoch?: string | null }): Promise<AppliedEdits<S>>;
   /** The catch-up of docs/wire.md section 3, after catching up with the store (what catchUp() calls). */

@@ -38,7 +38,7 @@ from ._options import random_epoch
 from .activities import ActivityEmitter, activity_options
 from ._wire import wire_fields, with_wire_fields
 from .emitter import StateEmitter
-from .errors import AguiSyncError, sync_error
+from .errors import AguiSyncError, failure_error, sync_error
 from .resync import catch_up as _catch_up
 from .stores.contract import check_key, check_store
 
@@ -69,6 +69,7 @@ class DurableStateEmitter:
         self._degraded: Optional[Dict[str, Any]] = None
         self._loop = _core.CommitLoopFacade()  # the write loop's decisions (src/emit/commit_loop.h)
         self._loop_answer: Optional[Dict[str, Any]] = None
+        self._rebase_view: Optional[bytes] = None  # the state this writer last gave update(rebase=True)
         self._disposed = False
         self._carried: Dict[str, int] = {}  # stats of the local emitters replaced so far
         self._fanout = Fanout()  # subscribe(): every event of the key's line, once, in order
@@ -119,9 +120,35 @@ class DurableStateEmitter:
 
     # The writes copy their arguments when called, not when their turn comes:
     # the caller may change them meanwhile (a coroutine's body starts late).
-    def update(self, new_state: Any) -> Awaitable[List[Dict[str, Any]]]:
-        """As StateEmitter.update(), once committed. After a lost race the whole state is written again."""
+    def update(self, new_state: Any, *, rebase: bool = False) -> Awaitable[List[Dict[str, Any]]]:
+        """As StateEmitter.update(), once committed. The whole state is written (the last writer
+        wins), unless ``rebase``: then only this writer's change goes on the line as it stands,
+        whoever wrote meanwhile: the core's rebase diff from the state this writer last gave (its
+        previous update(rebase=True), else the state when it first did) to new_state; the whole
+        state only where that change no longer applies."""
+        text = json_bytes(plain(new_state), "update() state") if rebase else None
+        if rebase:
+            return now_or_raise(lambda: self._rebased(text))
         return now_or_raise(lambda: self._update_json(json_bytes(plain(new_state), "update() state")))
+
+    async def _rebased(self, text: bytes) -> List[Dict[str, Any]]:
+        async with self._turn():
+            base = self._rebase_view or self._local._state_text().encode("utf-8")
+            answer = _core.rebase_ops_json(base, text)
+            if not answer.startswith("["):
+                raise failure_error(parse(answer), "invalid-argument", "update() state cannot be rebased")
+            ops = answer.encode("utf-8")
+
+            def apply(e: StateEmitter) -> Any:
+                try:
+                    return e._patch_json(ops)
+                except AguiSyncError as error:
+                    if error.code in ("patch-failed", "precondition-failed", "invalid-patch"):
+                        return e._update_json(text)
+                    raise
+            out = await self._commit(apply)
+            self._rebase_view = text  # the next change is measured from this writer's own view
+            return out
 
     def patch(self, ops: Any) -> Awaitable[List[Dict[str, Any]]]:
         """As StateEmitter.patch(), once committed. After a lost race the ops go on the winner's state."""

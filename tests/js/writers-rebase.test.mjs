@@ -159,3 +159,52 @@ for (const kind of storeKinds()) {
     }
   });
 }
+
+// The same two writers as emitters (createStateEmitter({ store, key })) calling update(view, { rebase: true })
+// with their stale views, one at a time or racing; plain update() stays last-writer-wins, as documented.
+const { createStateEmitter } = await import(join(jsDir, 'src', 'index.js'));
+
+for (const kind of storeKinds()) {
+  describe(`two rebasing emitters on ${kind.name}`, () => {
+    before(() => kind.setup());
+    after(() => kind.teardown());
+
+    for (const seed of SEEDS) {
+      test(`seed ${seed}: update(view, { rebase: true }) loses no other writer's change`, T, async () => {
+        const random = rng(seed);
+        const key = `E-${kind.name}-${seed}`;
+        const a = await createStateEmitter({ store: kind.open(), key, initialState: initial });
+        const b = await createStateEmitter({ store: kind.open(), key, initialState: initial });
+        const views = { a: structuredClone(initial), b: structuredClone(initial) };
+        const step = (emitter, field) => {
+          const view = views[field];
+          view[field] += 1;
+          view[`${field}List`].push(view[field]);
+          return emitter.update(structuredClone(view), { rebase: true });
+        };
+        for (let i = 0; i < STEPS; i++) {
+          if (random() < 0.4) await Promise.all([step(a, 'a'), step(b, 'b')]); // racing in the store
+          else if (random() < 0.5) await step(a, 'a').then(() => step(b, 'b'));
+          else await step(b, 'b').then(() => step(a, 'a'));
+        }
+        await a.refresh();
+        const expected = Array.from({ length: STEPS }, (_, i) => i + 1);
+        assert.deepEqual(a.state, { a: STEPS, aList: expected, b: STEPS, bList: expected });
+        a.dispose();
+        b.dispose();
+      });
+    }
+
+    test('plain update() is last-writer-wins: a stale view takes the other writer\'s field back', T, async () => {
+      const key = `E-${kind.name}-plain`;
+      const a = await createStateEmitter({ store: kind.open(), key, initialState: initial });
+      const b = await createStateEmitter({ store: kind.open(), key, initialState: initial });
+      await a.update({ ...initial, a: 1 });
+      await b.update({ ...initial, b: 1 }); // b never saw a's write: its whole state wins
+      await a.refresh();
+      assert.equal(a.state.a, 0);
+      a.dispose();
+      b.dispose();
+    });
+  });
+}

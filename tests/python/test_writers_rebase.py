@@ -128,3 +128,44 @@ async def test_two_snapshot_writers_lose_nothing(stores, seed):
             if event["type"] == "STATE_DELTA":
                 for op in event["delta"]:
                     assert not op["path"].startswith(f"/{other}"), f"seq {seq}: writer {owner} wrote {op}"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+async def test_two_rebasing_emitters_lose_nothing(stores, seed):
+    """The same two writers as emitters calling update(view, rebase=True) with their stale views."""
+    from agui_state_sync import StateEmitter
+    rng = random.Random(seed)
+    key = f"E-{seed}-{rng.random()}"
+    a = await StateEmitter.open(store=stores(), key=key, initial_state=INITIAL)
+    b = await StateEmitter.open(store=stores(), key=key, initial_state=INITIAL)
+    views = {"a": copy.deepcopy(INITIAL), "b": copy.deepcopy(INITIAL)}
+
+    async def step(emitter, field):
+        view = views[field]
+        view[field] += 1
+        view[f"{field}List"].append(view[field])
+        await emitter.update(copy.deepcopy(view), rebase=True)
+    for _ in range(STEPS):
+        roll = rng.random()
+        if roll < 0.4:
+            await asyncio.gather(step(a, "a"), step(b, "b"))  # racing in the store
+        elif roll < 0.7:
+            await step(a, "a")
+            await step(b, "b")
+        else:
+            await step(b, "b")
+            await step(a, "a")
+    await a.refresh()
+    expected = list(range(1, STEPS + 1))
+    assert a.state == {"a": STEPS, "aList": expected, "b": STEPS, "bList": expected}
+
+
+async def test_plain_update_stays_last_writer_wins(stores):
+    from agui_state_sync import StateEmitter
+    key = f"E-plain-{random.random()}"
+    a = await StateEmitter.open(store=stores(), key=key, initial_state=INITIAL)
+    b = await StateEmitter.open(store=stores(), key=key, initial_state=INITIAL)
+    await a.update({**INITIAL, "a": 1})
+    await b.update({**INITIAL, "b": 1})  # b never saw a's write: its whole state wins
+    await a.refresh()
+    assert a.state["a"] == 0

@@ -18,7 +18,7 @@
 // committed state (moved along each committed batch, what `state` answers
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
-import { syncError } from '../../engine/errors.js';
+import { failureError, syncError } from '../../engine/errors.js';
 import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
@@ -27,6 +27,7 @@ import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
 import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, lineRules, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 import { wireFields, withWireFields } from '../../engine/wire-meta.js';
+import { NOT_APPLICABLE } from '../emitter-writes.js';
 
 const RETRY_MS = 1000; // the timer that asks the core whether a retry of an unreachable store is due
 const UNREAD = Symbol('unread');
@@ -46,6 +47,7 @@ export class DurableStateEmitter {
   #inFlight = false; // #local is ahead of #stored (a write under way): the core's loop says so
   #loop; // the write loop's decisions (CommitLoopFacade, src/emit/commit_loop.h)
   #loopAnswer = null;
+  #rebaseView = null; // the state this writer last gave update({ rebase }): its next change is measured from it
   #queue = Promise.resolve();
   #retryTimer = null;
   #disposed = false;
@@ -112,10 +114,37 @@ export class DurableStateEmitter {
     return this.#degraded !== null;
   }
 
-  /** As StateEmitter.update(), once the events are committed: Promise<events>. */
-  async update(newState) {
+  /**
+   * As StateEmitter.update(), once the events are committed: Promise<events>.
+   * The whole state is written (the last writer wins), unless `rebase`: then
+   * only this writer's change goes on the line as it stands, whoever wrote
+   * meanwhile: the core's rebase diff from the state this writer last gave
+   * (its previous update({ rebase }), else the state when it first did) to
+   * newState; the whole state only where that change no longer applies.
+   */
+  async update(newState, { rebase = false } = {}) {
     const copy = copyArgument(newState);
-    return this.#serial(() => this.#commit((e) => e.update(copy)));
+    if (rebase !== true) return this.#serial(() => this.#commit((e) => e.update(copy)));
+    return this.#serial(async () => {
+      const next = JSON.stringify(copy);
+      const ops = this.#rebaseOps(this.#rebaseView ?? this.#local[kStateText](), next);
+      const out = await this.#commit((e) => {
+        try {
+          return e.patch(ops);
+        } catch (error) {
+          if (NOT_APPLICABLE.has(error?.code)) return e.update(copy);
+          throw error;
+        }
+      });
+      this.#rebaseView = next;
+      return out;
+    });
+  }
+
+  #rebaseOps(fromText, toText) {
+    const answer = JSON.parse(this.#local[kInternals]().engine.rebaseOpsJson(fromText, toText));
+    if (Array.isArray(answer)) return answer;
+    throw failureError(answer, 'invalid-argument', `update() state cannot be rebased: ${answer.message}`);
   }
 
   /** As StateEmitter.patch(), once committed. A retry after a lost race re-applies the ops to the winner's state. */
