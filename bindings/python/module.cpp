@@ -156,6 +156,9 @@ void bindCursor(nb::module_& m) {
              return f.planWrite(text(event), emitter);
            }, nb::arg("event_json"), nb::arg("emitter"))
       .def("write_snapshot", &writeSnapshot, nb::arg("snapshot").none(), nb::arg("emitter"), nb::arg("max_depth"))
+      .def("try_planned", &CursorFacade::tryPlanned, nb::arg("index"), nb::arg("emitter"))
+      .def("settle_planned", &CursorFacade::settlePlanned, nb::arg("landed"), nb::arg("emitter_seq"))
+      .def("on_line", &CursorFacade::onLine, nb::arg("epoch"), nb::arg("emitter_seq"))
       .def("suspend", &CursorFacade::suspend)
       .def("suspended", &CursorFacade::suspended);
 }

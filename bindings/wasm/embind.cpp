@@ -138,6 +138,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("planReceived", &CursorFacade::planReceived)
       .function("tryReceived", &CursorFacade::tryReceived)
       .function("settleReceived", &CursorFacade::settleReceived)
+      .function("tryPlanned", &CursorFacade::tryPlanned)
+      .function("settlePlanned", &CursorFacade::settlePlanned)
       .function("onLine", &CursorFacade::onLine)
       .function("suspend", &CursorFacade::suspend)
       .function("suspended", &CursorFacade::suspended);

@@ -131,6 +131,13 @@ class DurableStateEmitter:
             return now_or_raise(lambda: self._rebased(text))
         return now_or_raise(lambda: self._update_json(json_bytes(plain(new_state), "update() state")))
 
+    async def _commit_through(self, apply: Apply) -> List[Dict[str, Any]]:
+        """A write another facade carries out on the local emitter (the run's cursor: apply(local)
+        returns its events or raises its refusal), once committed; run again on the reloaded
+        local emitter after a lost race."""
+        async with self._turn():
+            return await self._commit(apply)
+
     async def _rebased(self, text: bytes) -> List[Dict[str, Any]]:
         async with self._turn():
             base = self._rebase_view or self._local._state_text().encode("utf-8")

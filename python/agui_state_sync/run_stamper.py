@@ -69,6 +69,8 @@ class RunStamper:
                 refused = error
         view = state if state is not None and refused is None else self.emitter.state
         begun = parse(self.cursor.begin(json_bytes(view, "the run's state"), state is not None, self.emitter.seq))
+        if not isinstance(self.emitter, StateEmitter) and begun.get("ok"):
+            self.cursor.on_line(self.emitter.epoch, self.emitter.seq)  # a store-bound emitter's line: in-step tries check it
         if refused is not None or not begun.get("ok"):
             self.cursor.suspend()  # the agent's deltas are relative to a state the emitter could not take
             self.report({"type": "STATE_SNAPSHOT", "snapshot": state}, refused or failure_error(begun, "invalid-json", ""))
@@ -159,21 +161,20 @@ class RunStamper:
         """The plan's tries in order, the first that lands stands; settled either way."""
         last: Optional[AguiSyncError] = None
         for index, attempt in enumerate(tries):
-            if attempt.get("inStep"):  # only a carrier that checks the line at each attempt takes it (cursor_facade.h)
-                continue
             update = "update" in attempt
-            value = attempt["update" if update else "patch"]
-            text = payload if value == "event" else json_bytes(value, "the rebase")
             try:
-                stamped = await settled(self.emitter._update_json(text) if update else self.emitter._patch_json(text))
+                # A store-bound emitter: the core carries each attempt out on its local emitter,
+                # checking an in-step try's line there (a retry after a lost race finds it moved).
+                stamped = await self.emitter._commit_through(
+                    lambda e, i=index: e._events(parse(self.cursor.try_planned(i, e._facade)), "the write", "patch-failed"))
             except AguiSyncError as error:
                 last = error
-                if not update and error.code in _NOT_APPLICABLE:
+                if (not update or attempt.get("inStep")) and error.code in _NOT_APPLICABLE:
                     continue
                 break
-            self.cursor.settle(index, self.emitter.seq)
+            self.cursor.settle_planned(index, self.emitter.seq)
             return _carry(event, stamped)
-        self.cursor.settle(-1, self.emitter.seq)
+        self.cursor.settle_planned(-1, self.emitter.seq)
         self.report(event, last)
         return []
 

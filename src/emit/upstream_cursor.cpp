@@ -61,7 +61,9 @@ CursorPlan UpstreamCursor::dispatch(const json& event, json* owned, uint64_t emi
       return drop;
     }
     // `snapshot` points into `owned` when there is one: the same value, movable.
-    return planSnapshot(*snapshot, owned ? &(*owned)["snapshot"] : nullptr, emitterSeq);
+    // An always-rebasing cursor's carrier checks the emitter's line at each attempt (a store-bound
+    // emitter: tryReceived / tryPlanned): a snapshot where this run left it goes in step first.
+    return planSnapshot(*snapshot, owned ? &(*owned)["snapshot"] : nullptr, emitterSeq, options_.alwaysRebase);
   }
   if (*type == "STATE_DELTA") {
     const json* delta = member(event, "delta");

@@ -31,7 +31,9 @@ namespace agui_sync {
 
 struct CursorOptions {
   // A store-bound emitter may have been moved by another instance without
-  // knowing yet: never trust "in step", always rebase.
+  // knowing yet: never trust "in step", always rebase. Its carrier checks the
+  // emitter's line at each attempt (CursorFacade's tryReceived / tryPlanned),
+  // so a snapshot where this run left the emitter is tried in step first.
   bool alwaysRebase = false;
   size_t maxDepth = 0;  // the emitter's depth limit for the agent's view (0 = none)
 };

@@ -96,7 +96,12 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);
+  const bool delta = event.is_object() && event.contains("delta");
+  json ops = delta ? event["delta"] : json();
   CursorPlan plan = cursor_.plan(std::move(event), seqOf(emitterSeq));  // the snapshot moves into the view
+  tried_.reset();
+  planned_.reset();
+  if (plan.kind == CursorPlan::Kind::Write) planned_ = Planned{plan, std::move(ops)};
   // The caller carries the tries itself (a store-bound emitter, whose write may be retried on
   // another instance's line): a rebase goes as its ops, worked out now, so that a retry
   // applies only the agent's own change on top of the winner's state.
@@ -179,6 +184,31 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   if (std::optional<Failure> refused = attempt(emitter, next.update, value, events)) return failureJson(*refused);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
   return eventsJson(events);
+}
+
+std::string CursorFacade::tryPlanned(int index, EmitterFacade& facade) {
+  if (!planned_ || index < 0 || static_cast<size_t>(index) >= planned_->plan.tries.size())
+    return failureJson(Code::InvalidEvent, "no such try of the run's plan");
+  WriteTry next = planned_->plan.tries[static_cast<size_t>(index)];
+  StateEmitter& emitter = *facade.emitter_;
+  const bool onOurs = atOurLine(emitter);
+  if (next.inStepOnly && !onOurs) return failureJson(Code::PreconditionFailed, "the thread moved since this run's last write");
+  if (next.rebaseFromValue) next.value = UpstreamCursor::rebaseOps(next.value, cursor_.view());
+  const json& value = next.fromEvent ? (planned_->plan.snapshot ? cursor_.view() : planned_->delta) : next.value;
+  std::vector<json> events;
+  if (std::optional<Failure> refused = attempt(emitter, next.update, value, events)) return failureJson(*refused);
+  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
+  return eventsJson(events);
+}
+
+void CursorFacade::settlePlanned(int landed, double emitterSeq) {
+  // Only a landing this facade carried out names the emitter's line (as settleReceived).
+  const bool ours = landed >= 0 && tried_ && tried_->index == landed && tried_->after.seq == seqOf(emitterSeq);
+  cursor_.settle(landed, seqOf(emitterSeq), ours && tried_->onOurs);
+  if (ours) line_ = tried_->after;
+  else line_.reset();
+  tried_.reset();
+  planned_.reset();
 }
 
 const json* CursorFacade::heldState(RelayFacade& relay) const {

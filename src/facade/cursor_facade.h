@@ -101,6 +101,11 @@ class CursorFacade {
   std::string writeReceived(RelayFacade& relay, int ref, EmitterFacade& emitter, int mode);  // cursor_write.cpp
   std::string planReceived(RelayFacade& relay, int ref, int mode, double emitterSeq);
   std::string tryReceived(RelayFacade& relay, int index, EmitterFacade& emitter);
+  // A store-bound emitter's try of plan()'s last plan, carried out by the core on the
+  // emitter's local facade at each attempt (its line checked for an in-step try, as
+  // tryReceived): {"ok":true,"landed":0,"events":[...]} | failure. Then settlePlanned().
+  std::string tryPlanned(int index, EmitterFacade& emitter);
+  void settlePlanned(int landed, double emitterSeq);
   void settleReceived(int landed, double emitterSeq);
   void onLine(const std::string& epoch, double emitterSeq);
   void suspend() { cursor_.suspend(); }
@@ -134,6 +139,12 @@ class CursorFacade {
   std::optional<std::vector<nlohmann::json>> updateByDiffTo(StateEmitter& emitter, const nlohmann::json& target,
                                                             nlohmann::json& ops) const;
   std::optional<Received> received_;
+  // plan()'s last write plan, kept for tryPlanned: the tries, and the delta its "event" tries write.
+  struct Planned {
+    CursorPlan plan;
+    nlohmann::json delta;
+  };
+  std::optional<Planned> planned_;
   // Where a store-bound emitter was after this run's last write (its epoch, and
   // the seq it names): an in-step try needs the emitter on the same line there.
   struct Position {

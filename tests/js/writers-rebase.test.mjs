@@ -208,3 +208,45 @@ for (const kind of storeKinds()) {
     });
   });
 }
+
+// Rebasing costs no bytes where nobody else wrote: a snapshot-only agent growing a list reaches its
+// client through a store-bound sequenceState() as exactly the deltas it gets through a thread in
+// memory (the in-step try, checked on the store's line at each attempt), never the whole list again.
+class Growing extends AbstractAgent {
+  run(input) {
+    return new Observable((s) => {
+      s.next({ type: 'RUN_STARTED', threadId: input.threadId, runId: input.runId });
+      const items = [];
+      for (let i = 1; i <= 40; i++) {
+        items.push({ n: i, label: `item ${i}`, note: 'x'.repeat(40) });
+        s.next({ type: 'STATE_SNAPSHOT', snapshot: { items: [...items], total: i } });
+      }
+      s.next({ type: 'RUN_FINISHED', threadId: input.threadId, runId: input.runId });
+      s.complete();
+    });
+  }
+}
+
+async function stateEventsOf(middleware, threadId) {
+  const out = [];
+  const run = { threadId, runId: 'g', messages: [], tools: [], context: [], state: {}, forwardedProps: {} };
+  await new Promise((resolve, reject) => middleware.run(run, new Growing({})).subscribe({
+    next: (e) => { if (e.type.startsWith('STATE_')) out.push(e.type === 'STATE_DELTA' ? e.delta : e.snapshot); },
+    error: reject, complete: resolve,
+  }));
+  middleware.dispose();
+  return out;
+}
+
+for (const kind of storeKinds()) {
+  describe(`a snapshot-only agent through sequenceState() on ${kind.name}`, () => {
+    before(() => kind.setup());
+    after(() => kind.teardown());
+    test('the client gets the same deltas as through a thread in memory', T, async () => {
+      const inMemory = await stateEventsOf(sequenceState(), 'G-mem');
+      const stored = await stateEventsOf(sequenceState({ store: kind.open() }), `G-${kind.name}`);
+      assert.deepEqual(stored, inMemory);
+      assert.ok(stored.slice(2).every((ops) => Array.isArray(ops) && ops.every((op) => op.path !== '/items')), 'never the whole list');
+    });
+  });
+}

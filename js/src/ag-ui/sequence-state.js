@@ -267,7 +267,8 @@ class RunStamper {
     }
     // Where the agent starts: its input state, else the thread's.
     const begin = () => {
-      this.#cursor.begin(input.state !== undefined ? input.state : this.#emitter.state, input.state !== undefined, this.#emitter.seq);
+      const line = typeof this.#emitter[kCommitThrough] === 'function' ? this.#emitter.epoch : null; // a store-bound emitter's
+      this.#cursor.begin(input.state !== undefined ? input.state : this.#emitter.state, input.state !== undefined, this.#emitter.seq, line);
       if (refusal !== null) this.#cursor.suspend();
     };
     const asked = input.forwardedProps?.stateSync;

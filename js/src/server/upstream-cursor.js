@@ -136,15 +136,17 @@ export class UpstreamCursor {
   #try(emitter, event, tries, index, refusal = null, received = null) {
     const fail = (error) => this.#landed(emitter, -1, [], error?.code ?? 'engine-failed', error, received);
     if (index >= tries.length) return fail(refusal);
-    // An in-step try needs its line checked at each attempt, which only a received plan's try does (cursor_facade.h).
-    if (received === null && tries[index].inStep === true) return this.#try(emitter, event, tries, index + 1, refusal, received);
     const update = 'update' in tries[index];
     const skippable = !update || tries[index].inStep === true;
     const next = (error) => (NOT_APPLICABLE.has(error?.code) && skippable ? this.#try(emitter, event, tries, index + 1, error, received) : fail(error));
     let out;
     try {
       if (received) out = emitter[kCommitThrough]((facade) => this.#tryReceived(received, index, facade));
-      else {
+      else if (typeof emitter[kCommitThrough] === 'function') {
+        // A store-bound emitter: the core carries each attempt out on its local facade,
+        // checking an in-step try's line there (a retry after a lost race finds it moved).
+        out = emitter[kCommitThrough]((facade) => this.#tryPlanned(index, facade));
+      } else {
         let value = update ? tries[index].update : tries[index].patch;
         if (value === 'event') value = update ? event.snapshot : event.delta; // the event's own payload
         out = update ? emitter.update(value) : emitter.patch(value);
@@ -162,8 +164,15 @@ export class UpstreamCursor {
     return result.events;
   }
 
+  #tryPlanned(index, facade) {
+    const result = this.#link.callJson((f) => f.tryPlanned(index, facade));
+    if (!result.ok) throw failureError(result, 'patch-failed', `the write refused (${result.code}): ${result.message}; the state is unchanged`);
+    return result.events;
+  }
+
   #landed(emitter, index, events, reason, error, received) {
-    this.#link.invoke((f) => (received ? f.settleReceived(index, emitter.seq) : f.settle(index, emitter.seq)));
+    const planned = !received && typeof emitter[kCommitThrough] === 'function';
+    this.#link.invoke((f) => (received ? f.settleReceived(index, emitter.seq) : planned ? f.settlePlanned(index, emitter.seq) : f.settle(index, emitter.seq)));
     return { events, state: true, dropped: reason, error };
   }
 
