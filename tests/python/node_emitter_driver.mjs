@@ -2,7 +2,7 @@
 // JSON line per command and one per answer, in order, so that the test
 // decides the interleaving with a Python emitter writing the same key.
 //   argv: <main entry URL> <server entry URL> <redis url> <prefix> <key> <options JSON>
-//   commands: {op: 'update', state} | {op: 'patch', ops} | {op: 'catchUp', request}
+//   commands: {op: 'update', state, rebase?} | {op: 'patch', ops} | {op: 'catchUp', request}
 //             | {op: 'refresh'} | {op: 'where'} | {op: 'close'}
 //   answers:  {ok: true, events?, catchUp?, seq, epoch, state} | {ok: false, code, message}
 // Ready once it has opened the key: its first line is {ready: true, seq, epoch}.
@@ -16,7 +16,7 @@ const where = () => ({ seq: emitter.seq, epoch: emitter.epoch, state: emitter.st
 const say = (answer) => process.stdout.write(`${JSON.stringify(answer)}\n`);
 
 const run = {
-  update: async ({ state }) => ({ events: await emitter.update(state) }),
+  update: async ({ state, rebase }) => ({ events: await emitter.update(state, rebase ? { rebase: true } : undefined) }),
   patch: async ({ ops }) => ({ events: await emitter.patch(ops) }),
   catchUp: async ({ request }) => ({ catchUp: await server.catchUp(emitter, request) }),
   refresh: async () => (await emitter.refresh(), {}),
