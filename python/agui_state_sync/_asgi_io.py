@@ -52,16 +52,10 @@ def detached_receive(body: bytes, over: asyncio.Event) -> Receive:
     nothing until the run is over. The app never hears its client go away
     (Starlette's StreamingResponse would cancel the endpoint): the run outlives
     the connection, and a client that comes back resumes it."""
-    sent = False
-
-    async def app_receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+    async def after_run() -> Message:
         await over.wait()
         return {"type": "http.disconnect"}
-    return app_receive
+    return replay(body, after_run)
 
 
 def with_length(scope: Dict[str, Any], length: int) -> Dict[str, Any]:

@@ -151,21 +151,24 @@ std::vector<Action> RunLife::left(int64_t client, int64_t now) {
   std::vector<Action> out;
   waiting_.erase(client);
   if (clients_.erase(client) == 0 || !clients_.empty() || finished_ || config_.keep) return out;
-  armed_ = true;
-  deadline_ = now + config_.graceMs;
-  Action arm(Do::Arm);
-  arm.at = deadline_;
-  out.push_back(std::move(arm));
+  arm(now + config_.graceMs, out);
   return out;
+}
+
+// The grace period runs until `deadline`: the driver steps timer() then.
+void RunLife::arm(int64_t deadline, std::vector<Action>& out) {
+  armed_ = true;
+  deadline_ = deadline;
+  Action a(Do::Arm);
+  a.at = deadline;
+  out.push_back(std::move(a));
 }
 
 std::vector<Action> RunLife::timer(int64_t now) {
   std::vector<Action> out;
   if (!armed_ || finished_) return out;
   if (now < deadline_) {  // woken early: the same deadline stands
-    Action arm(Do::Arm);
-    arm.at = deadline_;
-    out.push_back(std::move(arm));
+    arm(deadline_, out);
     return out;
   }
   armed_ = false;
@@ -189,11 +192,7 @@ std::vector<Action> RunLife::present(bool elsewhere, int64_t now) {
     abandon(out);
     return out;
   }
-  armed_ = true;
-  deadline_ = now + config_.graceMs;
-  Action arm(Do::Arm);
-  arm.at = deadline_;
-  out.push_back(std::move(arm));
+  arm(now + config_.graceMs, out);
   return out;
 }
 

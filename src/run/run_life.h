@@ -142,6 +142,7 @@ class RunLife {
   void finish(const std::optional<std::string>& terminalJson, std::vector<Action>& out);
   void endStream(std::vector<Action>& out);
   void abandon(std::vector<Action>& out);
+  void arm(int64_t deadline, std::vector<Action>& out);
   std::string preamble(const Join& join, std::string& mode, bool& needCatchUp);
   std::string heartbeatLine() const;
   static std::string runErrorText(const std::string& code, const std::string& message);
