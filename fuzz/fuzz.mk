@@ -12,7 +12,7 @@
 
 FUZZ_CXX ?= clang++-14
 FUZZ_DIR := build/fuzz
-FUZZ_NAMES := sse_framer patch receiver canonical json_reader prompt_render edits
+FUZZ_NAMES := sse_framer patch receiver canonical json_reader prompt_render edits run_life
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SECONDS ?= 600
 # Smoke runs: a fixed number of executions (seed corpus included) with a fixed

@@ -315,6 +315,21 @@ def main():
         c.add(script)
     print("fuzz_edits: %d seeds" % c.count)
 
+    # --- fuzz_run_life: a run's life in commands (see the layout at the top of fuzz/fuzz_run_life.cpp):
+    # started, deltas, text, a cut and a resume, a grace timer, an end; under each mode.
+    c = Corpus(args.out, "fuzz_run_life")
+    lives = (
+        bytes([1, 0, 1, 1, 1, 3, 1, 2, 3, 0, 2, 1, 3, 0x12, 4, 200, 9, 0]),   # resume after a cut, then the end
+        bytes([1, 0, 1, 1, 3, 0, 4, 30, 4, 30, 4, 30]),                     # nobody comes back: abandoned
+        bytes([1, 0, 6, 1, 1, 1, 6, 2, 7, 1, 0, 9, 1]),                       # a stored log: commits, lost
+        bytes([2, 3, 1, 2, 7, 0, 2, 1, 0, 2, 0, 4, 3, 1]),                    # an attach waiting for RUN_STARTED
+        bytes([0, 8, 1, 8, 0, 10, 5]) + b'{"on"' + bytes([0, 24]) + b"data: {\"type\":\"RUN_STARTED\"}\n\n",
+    )
+    for mode in (0, 1, 2, 4):
+        for life in lives:
+            c.add(bytes([mode]) + life[1:])
+    print("fuzz_run_life: %d seeds" % c.count)
+
 
 class EditScript:
     """Commands of fuzz/fuzz_edits.cpp (see the layout at the top of that file)."""

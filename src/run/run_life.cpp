@@ -124,12 +124,11 @@ void RunLife::flushAppend(std::vector<Action>& out) {
 
 std::vector<Action> RunLife::committed(uint64_t throughN) {
   std::vector<Action> out;
-  std::vector<LogEntry> batch = std::move(appending_);
-  appending_.clear();
-  for (auto& entry : batch) {
-    if (entry.n <= throughN) publish(std::move(entry), out);
-  }
-  flushAppend(out);
+  // What the store took is published; the rest of the batch still waits for its answer.
+  size_t took = 0;
+  while (took < appending_.size() && appending_[took].n <= throughN) publish(std::move(appending_[took++]), out);
+  appending_.erase(appending_.begin(), appending_.begin() + static_cast<std::ptrdiff_t>(took));
+  if (appending_.empty()) flushAppend(out);
   if (finished_ && !ended_ && appending_.empty()) endStream(out);
   return out;
 }
@@ -190,7 +189,7 @@ void RunLife::endStream(std::vector<Action>& out) {
 
 std::vector<Action> RunLife::lost(std::vector<LogEntry> tail) {
   std::vector<Action> out;
-  if (ended_) return out;
+  if (ended_ || config_.followed) return out;  // a copy has no lease to lose: its holder's run-lost arrives logged
   out.push_back(simple(Do::StopUpstream));
   finished_ = true;
   uncommitted_.clear();
@@ -236,6 +235,7 @@ void RunLife::seed(uint64_t afterN, std::optional<int64_t> seq, uint64_t started
 
 std::vector<Action> RunLife::logged(std::vector<LogEntry> entries) {
   std::vector<Action> out;
+  if (!config_.followed) return out;  // a held run's log is its own: nothing read elsewhere goes in it
   // The stored log was trimmed past what this copy holds (it read too late): it cannot go on
   // exactly. Its streams end without an event; each client resumes from its last id on a
   // fresh copy, which answers it 'lost' with the EVENTS_LOST notice.
