@@ -25,14 +25,13 @@ import asyncio
 import inspect
 import json
 import time
-from typing import Any, AsyncIterator, Dict, Tuple
+from typing import Any, Dict, Tuple
 
 from . import _core
 from ._json import json_bytes, parse
 from .resync import catch_up
 from .stores import memory_store
 
-_PUMPS: "set[asyncio.Task]" = set()
 _MAX_STEPS = 6  # peek, claim, the answer; one more round when a claim is lost to a racing request
 
 
@@ -128,38 +127,6 @@ async def answer_events(emitter: Any, run_input: Dict[str, Any], last: Dict[str,
         parts += [emitter.encode(event) for event in answer["events"]]
     parts.append(b"data: " + json.dumps(last).encode() + b"\n\n")
     return b"".join(parts)
-
-
-def detached(stream: AsyncIterator[bytes], done: asyncio.Event) -> AsyncIterator[bytes]:
-    """``stream`` read to its end by a task of its own, whoever reads what it
-    yields: an approved run is not stopped by its client going away. ``done``
-    is set once it has ended (a re-sent resume waits for that)."""
-    queue: "asyncio.Queue[Any]" = asyncio.Queue()
-    end = object()
-
-    async def pump() -> None:
-        try:
-            async for chunk in stream:
-                queue.put_nowait(chunk)
-        except BaseException as error:  # raised to the reader, if one is still there
-            queue.put_nowait(error)
-        finally:
-            queue.put_nowait(end)
-            done.set()
-
-    task = asyncio.ensure_future(pump())
-    _PUMPS.add(task)  # referenced until it ends: nobody else may hold it
-    task.add_done_callback(_PUMPS.discard)
-
-    async def chunks() -> AsyncIterator[bytes]:
-        while True:
-            item = await queue.get()
-            if item is end:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    return chunks()
 
 
 def run_error(code: str, message: str) -> Dict[str, Any]:

@@ -34,6 +34,14 @@ async def read_body(receive: Receive, max_bytes: Optional[int] = None) -> bytes:
             return b"".join(parts)
 
 
+def request_headers(scope: Dict[str, Any]) -> Dict[str, str]:
+    """The request's headers, lower-cased names, first value of each."""
+    headers: Dict[str, str] = {}
+    for name, value in scope.get("headers", []):
+        headers.setdefault(bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1"))
+    return headers
+
+
 def replay(body: bytes, receive: Receive) -> Receive:
     """The app's receive(): the (rewritten) body once, then the client's own messages (a disconnect)."""
     sent = False
@@ -125,28 +133,3 @@ def sse_start(start: Message) -> Message:
     """The app's response start without its content-length (the body is rewritten)."""
     headers: List[Any] = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
     return {**start, "headers": headers}
-
-
-async def with_heartbeats(stream: AsyncIterator[bytes], beat: Callable[[], Optional[bytes]],
-                          interval_s: Optional[float]) -> AsyncIterator[bytes]:
-    """``stream``'s chunks, and ``beat()`` whenever it is quiet for ``interval_s``."""
-    pending: Optional[asyncio.Task] = None
-    try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(stream.__anext__())
-            done, _ = await asyncio.wait({pending}, timeout=interval_s)
-            if not done:
-                line = beat()
-                if line:
-                    yield line
-                continue
-            try:
-                chunk = pending.result()
-            except StopAsyncIteration:
-                return
-            pending = None
-            yield chunk
-    finally:
-        if pending is not None and not pending.done():
-            pending.cancel()

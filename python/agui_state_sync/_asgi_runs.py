@@ -33,6 +33,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._access import Refused, Unjudged, credentials_of
+from ._asgi_io import request_headers
 from ._asgi_clients import SSE_HEADERS, refuse, resume_start, serve_client
 from ._json import json_bytes, plain
 from ._run_holder import HeldRun
@@ -43,7 +44,6 @@ from .stores.run_log import FollowedRunLog, RunStore, StoredRunLog, fingerprint
 _ID = re.compile(r"^([A-Za-z0-9_-]{22}):(0|[1-9][0-9]{0,15})$")
 _ATTACH = "x-agui-attach"
 ABORT = "x-agui-abort"
-_POSITION_KEYS = ("lastSeq", "epoch", "reason", "held", "activities")
 MAX_THREAD_ID = 1024
 
 
@@ -53,15 +53,9 @@ def event_id_of(value: Optional[str]) -> Optional[Tuple[str, int]]:
     return None if match is None else (match.group(1), int(match.group(2)))
 
 
-def _headers(scope: Dict[str, Any]) -> Dict[str, str]:
-    headers: Dict[str, str] = {}
-    for name, value in scope.get("headers", []):
-        headers.setdefault(bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1"))
-    return headers
-
-
-def _position(where: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: where.get(k) for k in _POSITION_KEYS}
+def client_position(request: Any) -> Dict[str, Any]:
+    """Where a client says its state is (its X-AGUI-State-* headers, or forwardedProps.stateSync), as the core reads it."""
+    return read_resync_request(request)
 
 
 class StoreAway(Exception):
@@ -191,7 +185,7 @@ class RunRoutes:
             return True
         run, n = found
         if await self._admitted(send, "resume", run.thread_id, headers):
-            await self.resume(run, n, _position(read_resync_request(run_input)), send, receive, attach=False)
+            await self.resume(run, n, client_position(run_input), send, receive, attach=False)
         return True
 
     async def resume(self, run: HeldRun, n: int, position: Dict[str, Any], send: Any, receive: Any, *, attach: bool) -> None:
@@ -209,12 +203,12 @@ class RunRoutes:
             return True
 
     async def _serve_get(self, scope: Dict[str, Any], receive: Any, send: Any) -> bool:
-        headers = _headers(scope)
+        headers = request_headers(scope)
         event_id = event_id_of(headers.get("last-event-id"))
         thread_id = headers.get(_ATTACH)
         if thread_id is None and event_id is None:
             return False
-        position = _position(read_resync_request({"headers": headers}))
+        position = client_position({"headers": headers})
         if thread_id is None:  # an EventSource's reconnect
             found = await self.target(None, event_id)
             if found is None or isinstance(found[0], int):

@@ -51,9 +51,9 @@ from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, Unjudged, credentials_of
 from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, run_finished
-from ._asgi_clients import serve_client
-from ._asgi_io import BodyTooLarge, ResponseTap, detached_receive, read_body, replay, sse_start, with_length
-from ._asgi_runs import ABORT, MAX_THREAD_ID, RunRoutes
+from ._asgi_clients import refuse, serve_client
+from ._asgi_io import BodyTooLarge, ResponseTap, detached_receive, read_body, replay, request_headers, sse_start, with_length
+from ._asgi_runs import ABORT, MAX_THREAD_ID, RunRoutes, client_position
 from ._run_holder import DEFAULT_GRACE_MS, DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_RUN_EVENTS, RunBook
 from .stores.run_log import run_store_for
 from ._flaky_segments import FlakySegments
@@ -117,7 +117,7 @@ class StateSyncMiddleware:
         self.flaky = None if flaky_segments is None or flaky_segments is False else FlakySegments(flaky_segments)
         # True once the server said it shuts down (ASGI lifespan): readiness fails (operate.py), runs go on.
         self.draining = False
-        self._counts: Dict[str, Any] = {"runs": 0, "live": 0, "bytes": 0, "upstream_bytes": 0, "approvals": {},
+        self._counts: Dict[str, Any] = {"runs": 0, "upstream_bytes": 0, "approvals": {},
                                         "resyncs": {}, "connections": {}}
 
     def stats(self) -> Dict[str, Any]:
@@ -153,12 +153,12 @@ class StateSyncMiddleware:
         try:
             body = await read_body(receive, self.max_body_bytes)
         except BodyTooLarge:
-            await _refuse_status(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
+            await refuse(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
             return
         try:
             run_input = json.loads(body)
         except RecursionError:  # nested deeper than Python's JSON reader goes: nothing is run
-            await _refuse_status(send, 400, "limit-exceeded", "the request body nests too deep")
+            await refuse(send, 400, "limit-exceeded", "the request body nests too deep")
             return
         except ValueError:
             run_input = None
@@ -169,7 +169,7 @@ class StateSyncMiddleware:
         if not _edits_readable(run_input):  # a hostile edit list is a 400, whoever sends it (as Node's proxy)
             await _refuse(send, sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}"))
             return
-        headers = _headers(scope)
+        headers = request_headers(scope)
         if await self.routes.serve_resume(scope, receive, send, run_input, headers):
             return  # the client came back to a run held here: the app is not called again
         access = {"kind": "start", "threadId": run_input["threadId"], "credentials": credentials_of(headers),
@@ -177,10 +177,10 @@ class StateSyncMiddleware:
         try:
             admission = await self.access.admit(access)
         except Refused:
-            await _refuse_status(send, 403, "not-authorized", "the backend has not accepted this requester for this thread")
+            await refuse(send, 403, "not-authorized", "the backend has not accepted this requester for this thread")
             return
         except Unjudged as error:
-            await _refuse_status(send, 400, error.code, f"the request cannot be judged: {error}")
+            await refuse(send, 400, error.code, f"the request cannot be judged: {error}")
             return
         except AguiSyncError as error:  # the grants' store is unreachable: nothing is decided, nothing changes
             await _refuse(send, error)
@@ -222,17 +222,17 @@ class StateSyncMiddleware:
     async def _abort(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
         """POST with X-AGUI-Abort: <runId> (its body, if any, is read and not needed)."""
         if scope.get("method") != "POST":
-            await _refuse_status(send, 405, "invalid-request", "X-AGUI-Abort needs a POST", [(b"allow", b"POST")])
+            await refuse(send, 405, "invalid-request", "X-AGUI-Abort needs a POST", [(b"allow", b"POST")])
             return
         try:
             await read_body(receive, self.max_body_bytes)
         except BodyTooLarge:
-            await _refuse_status(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
+            await refuse(send, 413, "limit-exceeded", f"the request body is larger than {self.max_body_bytes} bytes")
             return
-        headers = _headers(scope)
+        headers = request_headers(scope)
         run_id = headers.get(ABORT, "").strip()
         if not run_id or len(run_id) > MAX_THREAD_ID:
-            await _refuse_status(send, 400, "invalid-request", "X-AGUI-Abort must name a runId")
+            await refuse(send, 400, "invalid-request", "X-AGUI-Abort must name a runId")
             return
         await self.routes.serve_abort(send, headers, run_id)
 
@@ -277,7 +277,7 @@ class StateSyncMiddleware:
             return verdict, value
         if verdict == "replayed" and getattr(value, "run", None) is not None and not value.run.over.is_set():
             # a re-sent resume joins the approved run, still going: its effect happens once, and the client sees it
-            await self.routes.resume(value.run, 0, _position_of(run_input), send, receive, attach=False)
+            await self.routes.resume(value.run, 0, client_position(run_input), send, receive, attach=False)
             return "answered", None
         if verdict == "replayed" and value is not None:
             await value.wait()  # the first run of this approval is over: the state is final
@@ -353,11 +353,6 @@ def _start(start: Optional[Dict[str, Any]], modes: list) -> Dict[str, Any]:
     return message
 
 
-def _position_of(run_input: Dict[str, Any]) -> Dict[str, Any]:
-    where = read_resync_request(run_input)
-    return {k: where.get(k) for k in ("lastSeq", "epoch", "reason", "held", "activities")}
-
-
 def _with_header_position(scope: Dict[str, Any], run_input: Dict[str, Any]) -> Dict[str, Any]:
     """The run's input with the client's position from its X-AGUI-State-*
     headers when it sent any (they win, as in Node's proxy), put where the
@@ -413,26 +408,9 @@ def _without_state_sync(run_input: Dict[str, Any]) -> Dict[str, Any]:
     return {**run_input, "forwardedProps": {k: v for k, v in props.items() if k != "stateSync"}}
 
 
-def _headers(scope: Dict[str, Any]) -> Dict[str, str]:
-    """The request's headers, lower-cased names, first value of each: what ``authorize`` is shown."""
-    headers: Dict[str, str] = {}
-    for name, value in scope.get("headers", []):
-        headers.setdefault(bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1"))
-    return headers
-
-
 def _has_header(scope: Dict[str, Any], name: str) -> bool:
     wanted = name.encode("latin-1")
     return any(bytes(key).lower() == wanted for key, _ in scope.get("headers", []))
-
-
-async def _refuse_status(send: Any, status: int, code: str, message: str, headers: Any = ()) -> None:
-    """A request the middleware refuses before the app runs: ``status`` with the code, nothing of any thread."""
-    body = json.dumps({"error": {"code": code, "message": message}}).encode("utf-8")
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
-                            (b"content-length", str(len(body)).encode()), *headers]})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _refuse(send: Any, error: AguiSyncError) -> None:

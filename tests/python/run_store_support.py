@@ -150,8 +150,7 @@ class Served:
 
 async def close_instance(mw: Any) -> None:
     """Ends what an in-process instance still runs (shutdown: 'closed') and closes its store."""
-    mw.runs.close()
-    await asyncio.sleep(0)
+    await mw.runs.shutdown(2)  # every live run ended, and its commits landed
     for run in list(mw.runs._runs.values()):
         for task in list(run._tasks):
             await asyncio.wait({task}, timeout=2)

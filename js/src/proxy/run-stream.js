@@ -12,15 +12,6 @@ import { syncError } from '../engine/errors.js';
 import { RunLife } from './run-life.js';
 import { heartbeatLine } from './sse-out.js';
 
-/** A client's position as the core reads it (resync-wire's readResyncRequest, or forwardedProps.stateSync). */
-function corePosition(position) {
-  if (!position) return {};
-  const { lastSeq = null, epoch = null, reason = null, activities } = position;
-  const out = { lastSeq, epoch, reason };
-  if (typeof activities === 'string' || Array.isArray(activities)) out.activities = activities;
-  return out;
-}
-
 export class RunStream {
   key; // the stream key in every event id
   runId;
@@ -127,7 +118,8 @@ export class RunStream {
   join(res, { afterN, attach, position }, onHead) {
     return new Promise((resolve, reject) => {
       const settle = { resolve, reject, onHead };
-      this.#connect(res, { afterN, attach, position: corePosition(position) }, settle, position);
+      // The core reads the position's lastSeq, epoch, reason and activities (readResyncRequest's).
+      this.#connect(res, { afterN, attach, position: position ?? {} }, settle, position);
     });
   }
 

@@ -14,10 +14,6 @@ export function newStreamKey() {
   return randomBytes(KEY_BYTES).toString('base64url');
 }
 
-export function formatEventId(key, n) {
-  return `${key}:${n}`;
-}
-
 /**
  * A Last-Event-ID value -> { key, n } if it is one of ours, else null (ids
  * from elsewhere, e.g. the agent's own, are not ours to interpret).
