@@ -3,7 +3,8 @@
 // codes.js also carries the wire key (src/wire/wire.h) for JS that reads events
 // without an engine.
 //
-//   agui-sync-codes --write <repo>   regenerate js/src/engine/codes.js, js/types/codes.d.ts, docs/codes.md
+//   agui-sync-codes --write <repo>   regenerate js/src/engine/codes.js, js/types/codes.d.ts, docs/codes.md,
+//                                    python/agui_state_sync/_codes_types.py
 //   agui-sync-codes --check <repo>   exit 1, naming each stale file, when one differs (ctest: code_table)
 #include <cstdio>
 #include <cstring>
@@ -100,6 +101,32 @@ std::string codesDts() {
   return ts.str();
 }
 
+// The Python twin of codes.d.ts: each category as a typing.Literal. Unlike the
+// JS unions it admits no other string: the wheel carries its own engine, so
+// what that engine reports is always one of these. A code read from another
+// party (a client's resync reason, a server's RUN_ERROR) is typed str where it is read.
+std::string codesPy() {
+  std::ostringstream py;
+  py << "# " << kGenerated << "\n"
+     << "\"\"\"Every code agui-state-sync reports, by category (docs/codes.md), as\n"
+     << "typing.Literal types: the Python twin of js/types/codes.d.ts. The wheel carries\n"
+     << "its own engine, so a code it reports is always one of these (a code read from\n"
+     << "another party, such as a client's resync reason, is typed str where it is read).\"\"\"\n\n"
+     << "from typing import Literal\n\n"
+     << "__all__ = [";
+  for (const Category& c : kCategories) py << "\"" << c.tsType << "\", ";
+  py << "\"Code\"]\n";
+  for (const Category& c : kCategories) {
+    py << "\n# " << c.doc << "\n" << c.tsType << " = Literal[\n";
+    for (const CodeInfo* row : rows(c.flag)) py << "    \"" << row->name << "\",\n";
+    py << "]\n";
+  }
+  py << "\n# Every code, of any category.\nCode = Literal[\n";
+  for (const CodeInfo* row : rows(0xff)) py << "    \"" << row->name << "\",\n";
+  py << "]\n";
+  return py.str();
+}
+
 std::string categoriesOf(const CodeInfo& row) {
   std::string out;
   for (const Category& c : kCategories)
@@ -144,6 +171,7 @@ const Artefact kArtefacts[] = {
     {"js/src/engine/codes.js", codesJs},
     {"js/types/codes.d.ts", codesDts},
     {"docs/codes.md", codesMd},
+    {"python/agui_state_sync/_codes_types.py", codesPy},
 };
 
 bool readAll(const std::string& path, std::string& out) {

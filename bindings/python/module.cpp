@@ -24,6 +24,7 @@
 #include "facade/access_facade.h"
 #include "facade/run_facade.h"
 #include "facade/commit_loop_facade.h"
+#include "emit/activity_record.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -231,7 +232,12 @@ void bindActivities(nb::module_& m) {
       .def("content_json", &ActivityFacade::contentJson, nb::arg("message_id"))
       .def("seq", &ActivityFacade::seq, nb::arg("message_id"))
       .def("epoch", &ActivityFacade::epoch)
-      .def("size", &ActivityFacade::size);
+      .def("size", &ActivityFacade::size)
+      .def("take_record_ops", &ActivityFacade::takeRecordOps)
+      .def("seed_text", &ActivityFacade::seedText)
+      .def("adopt_record", [](ActivityFacade& f, const nb::bytes& r) { return f.adoptRecord(text(r)); },
+           nb::arg("record_json"));
+  m.def("activity_record_key", &agui_sync::activityRecordKey, nb::arg("thread_key"));
   using agui_sync::ActivityStreamFacade;
   nb::class_<ActivityStreamFacade>(m, "ActivityStreamFacade")  // one run's stream of a thread's activities
       .def(nb::init<>())

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "facade/access_facade.h"
+#include "emit/activity_record.h"
 #include "facade/activity_facade.h"
 #include "facade/approval_consume.h"
 #include "facade/approval_facade.h"
@@ -157,6 +158,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("infoJson", &RunFacade::infoJson);
   emscripten::function("requesterJson", &agui_sync::requesterJson);
   emscripten::function("rebaseOpsJson", &agui_sync::rebaseOpsJson);
+  emscripten::function("activityRecordKey", &agui_sync::activityRecordKey);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")
       .constructor<const std::string&>()
@@ -199,6 +201,9 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("snapshot", &ActivityFacade::snapshot)
       .function("patch", &ActivityFacade::patch)
       .function("catchUp", &ActivityFacade::catchUp)
+      .function("takeRecordOps", &ActivityFacade::takeRecordOps)
+      .function("seedText", &ActivityFacade::seedText)
+      .function("adoptRecord", &ActivityFacade::adoptRecord)
       .function("contentJson", &ActivityFacade::contentJson)
       .function("seq", &ActivityFacade::seq)
       .function("epoch", &ActivityFacade::epoch)

@@ -11,13 +11,19 @@ effect itself."""
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union, cast
 
 from . import _core
 from ._json import json_bytes, parse, plain
 from .canonical import named_activity
 from .errors import sync_type_error
 from .stores.contract import RECORD_METHODS, check_key, check_store
+from .types import ConsumedApproval
+
+if TYPE_CHECKING:
+    from .stores.memory import MemoryStore
+    from .stores.protocol import RecordStore
+    from .stores.redis import RedisStore
 
 # consume_approval's steps: peek, claim, the answer; one more round when a claim is lost.
 _MAX_STEPS = 6
@@ -47,7 +53,7 @@ def effect_key(approval: Any, *, thread_id: Optional[str] = None, interrupt_id: 
     answer = parse(_core.effect_key(json_bytes(request, "effect_key()")))
     if not answer["ok"]:
         raise sync_type_error(answer["code"], f"effect_key(): {answer['message']}")
-    return answer["effectKey"]
+    return cast(str, answer["effectKey"])
 
 
 def _state_text(agent_state: Any) -> Optional[bytes]:
@@ -57,8 +63,9 @@ def _state_text(agent_state: Any) -> Optional[bytes]:
         return None
 
 
-async def consume_approval(approval: Any, agent_state: Any, *, store: Any, thread_id: str,
-                           interrupt_id: Optional[str] = None, activities: Any = None) -> Dict[str, Any]:
+async def consume_approval(approval: Any, agent_state: Any, *,
+                           store: "Union[RecordStore, MemoryStore, RedisStore]", thread_id: str,
+                           interrupt_id: Optional[str] = None, activities: Any = None) -> ConsumedApproval:
     """Verifies ``approval`` against ``agent_state`` (an approval with a
     messageId against ``activities``' content of that activity:
     emitter.activities or {message_id: content}) and records it once in
@@ -69,7 +76,9 @@ async def consume_approval(approval: Any, agent_state: Any, *, store: Any, threa
       another approval, same interrupt -> refused 'already-consumed';
       not verified               -> refused 'changed' ('invalid-token' when malformed, 'missing' when
                                     it names an activity the agent does not hold), nothing recorded.
-    Act only on ok, with effectKey as the effect's idempotency key."""
+    Act only on ok, with effectKey as the effect's idempotency key: a type checker
+    narrows the answer on ``decision["ok"]`` (effectKey is a str there, None when refused).
+    ``store``: any RecordStore (stores/protocol.py)."""
     check_store(store, "consume_approval() option store", RECORD_METHODS)
     check_key(thread_id, "consume_approval() option thread_id")
     known = _request(approval, threadId=thread_id, interruptId=interrupt_id,
@@ -86,13 +95,13 @@ async def consume_approval(approval: Any, agent_state: Any, *, store: Any, threa
         if not step["ok"]:
             raise sync_type_error(step["code"], f"consume_approval(): {step['message']}")
         if step["step"] == "answer":
-            return step["answer"]
+            return cast(ConsumedApproval, step["answer"])
         if step["step"] == "peek":
             known["record"] = await store.peek(thread_id, step["recordId"])
             continue
         claim = await store.claim(thread_id, step["recordId"], step["record"])
-        if claim.get("ok"):
+        if claim["ok"]:
             known["claimed"] = True
         else:
-            known["record"] = claim["existing"]  # a concurrent consumer was first
+            known["record"] = cast(Dict[str, Any], claim)["existing"]  # a concurrent consumer was first
     raise RuntimeError(f"consume_approval did not settle in {_MAX_STEPS} steps")  # a bug in the core's steps

@@ -7,7 +7,7 @@ only fetches (named_activity)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, cast
 
 from . import _core
 from ._json import json_bytes, parse, plain
@@ -15,7 +15,7 @@ from .errors import sync_type_error, sync_value_error
 
 
 def _canonicalize(value: Any, what: str) -> Dict[str, Any]:
-    result = parse(_core.canonicalize(json_bytes(plain(value), what)))
+    result: Dict[str, Any] = parse(_core.canonicalize(json_bytes(plain(value), what)))
     if result.get("ok"):
         return result
     if result.get("code") == "limit-exceeded":
@@ -25,12 +25,12 @@ def _canonicalize(value: Any, what: str) -> Dict[str, Any]:
 
 def canonical_json(value: Any) -> str:
     """RFC 8785 canonical JSON text of ``value``."""
-    return _canonicalize(value, "canonical_json")["canonical"]
+    return cast(str, _canonicalize(value, "canonical_json")["canonical"])
 
 
 def state_digest(value: Any) -> str:
     """"sha256:" + lowercase hex SHA-256 of canonical_json(value)."""
-    return _canonicalize(value, "state_digest")["digest"]
+    return cast(str, _canonicalize(value, "state_digest")["digest"])
 
 
 def named_activity(approval: Any, activities: Any) -> bytes:

@@ -1,25 +1,31 @@
 """Errors as data: every error the package raises is an AguiSyncError with a
 ``code`` from the code table (docs/codes.md), as in the JS package
-(js/src/engine/errors.js). Misuse (a wrong argument or option) is also a TypeError,
-and a value JSON cannot hold also a ValueError, so ``except TypeError`` and
-``except AguiSyncError`` both work. ``message`` is for humans; branch on ``code``.
+(js/src/engine/errors.js). As ``json.dumps`` raises them: misuse (a wrong
+argument or option) and a value of a type JSON has no form for (bytes, a set,
+a dict key that is not a str) are also a TypeError (AguiSyncTypeError); a value
+of a JSON type that JSON still cannot hold (NaN, a cycle, a lone surrogate,
+nesting too deep) is also a ValueError (AguiSyncValueError). So ``except
+TypeError`` and ``except AguiSyncError`` both work. ``message`` is for humans;
+branch on ``code``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, cast
 
 from ._codes import ERROR_CODES
+from ._codes_types import ErrorCode
 
 PREFIX = "agui-state-sync: "
 
 
 class AguiSyncError(Exception):
-    """The package's error: ``code`` (ERROR_CODES), ``op_index`` for a refused patch op."""
+    """The package's error: ``code`` (ERROR_CODES; typed as the ErrorCode Literal),
+    ``op_index`` for a refused patch op."""
 
     def __init__(self, code: str, message: str, *, op_index: Optional[int] = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code: ErrorCode = cast(ErrorCode, code)
         self.op_index = op_index
 
     @property

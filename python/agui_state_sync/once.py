@@ -1,6 +1,9 @@
-"""once(store, key): the idempotency key at the effect boundary.
+"""once(store, key, effect): the idempotency key at the effect boundary.
 
-    result = await once(store, key)(lambda k: pay(amount, idempotency_key=k))
+    result = await once(store, key, lambda k: pay(amount, idempotency_key=k))
+
+(as JS's ``once(store, key, effect)``; the curried ``await once(store, key)(effect)``
+works too, and its Once also answers ``recorded()``)
 
 runs the effect at most once per key and records its (JSON) result in the
 store; a replayed step (a re-sent resume, a retried graph node, another
@@ -20,30 +23,48 @@ from __future__ import annotations
 import inspect
 import json
 import secrets
-from typing import Any, Awaitable, Callable, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Optional, TypeVar, Union, cast, overload
 
 from ._json import json_text
-from .errors import sync_error
+from .errors import sync_error, sync_type_error
 from .stores.contract import RECORD_METHODS, check_key, check_store
+from .types import OnceRecord
+
+if TYPE_CHECKING:
+    from .stores.memory import MemoryStore
+    from .stores.protocol import RecordStore
+    from .stores.redis import RedisStore
+
+    # The stores once() takes: any RecordStore (stores/protocol.py), and the package's own.
+    AnyRecordStore = Union[RecordStore, MemoryStore, RedisStore]
 
 SCOPE = "agui-once"
 DEFAULT_LEASE_MS = 60_000
+T = TypeVar("T")
 Effect = Callable[[str], Union[Any, Awaitable[Any]]]
 
 
 class Once:
-    def __init__(self, store: Any, key: str, scope: str, lease_ms: int) -> None:
+    def __init__(self, store: "AnyRecordStore", key: str, scope: str, lease_ms: int) -> None:
         self.store = check_store(store, "once() store", RECORD_METHODS)
         self.key = check_key(key, "once() key")
         self.scope = check_key(scope, "once() scope")
         self.lease_ms = lease_ms
 
-    async def recorded(self) -> Any:
+    async def recorded(self) -> Optional[OnceRecord]:
         """The recorded result ({'result': ...}), or None when the effect has not completed."""
         text = await self.store.peek(self.scope, f"result:{self.key}")
-        return None if text is None else json.loads(text)
+        return None if text is None else cast(OnceRecord, json.loads(text))
+
+    @overload
+    async def __call__(self, effect: Callable[[str], Awaitable[T]]) -> T: ...
+
+    @overload
+    async def __call__(self, effect: Callable[[str], T]) -> T: ...
 
     async def __call__(self, effect: Effect) -> Any:
+        """Runs ``effect(key)`` (a function or a coroutine function) at most once per
+        key; its result as JSON keeps it (what a replay gets), typed as the effect's."""
         done = await self.recorded()
         if done is not None:
             return done["result"]
@@ -73,8 +94,30 @@ class Once:
             await release(self.scope, f"lease:{self.key}", lease)
 
 
-def once(store: Any, key: str, *, scope: str = SCOPE, lease_ms: int = DEFAULT_LEASE_MS) -> Once:
-    """The guard for one effect: ``await once(store, key)(effect)``; see the module doc."""
-    return Once(store, key, scope, lease_ms)
+@overload
+def once(store: "AnyRecordStore", key: str, *, scope: str = SCOPE, lease_ms: int = DEFAULT_LEASE_MS) -> Once: ...
+
+
+@overload
+def once(store: "AnyRecordStore", key: str, effect: Callable[[str], Awaitable[T]], *, scope: str = SCOPE,
+         lease_ms: int = DEFAULT_LEASE_MS) -> Coroutine[Any, Any, T]: ...
+
+
+@overload
+def once(store: "AnyRecordStore", key: str, effect: Callable[[str], T], *, scope: str = SCOPE,
+         lease_ms: int = DEFAULT_LEASE_MS) -> Coroutine[Any, Any, T]: ...
+
+
+def once(store: "AnyRecordStore", key: str, effect: Optional[Effect] = None, *, scope: str = SCOPE,
+         lease_ms: int = DEFAULT_LEASE_MS) -> Union[Once, Coroutine[Any, Any, Any]]:
+    """``await once(store, key, effect)``, as in JS: runs ``effect(key)`` at most once per
+    key in ``store`` (see the module doc). Without ``effect``: the guard for that key,
+    ``await once(store, key)(effect)``."""
+    guard = Once(store, key, scope, lease_ms)
+    if effect is None:
+        return guard
+    if not callable(effect):
+        raise sync_type_error("invalid-argument", "once() effect must be a function of the key")
+    return guard(effect)
 
 

@@ -6,11 +6,12 @@ json.dumps(state) into a system prompt."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from . import _core
 from ._json import MAX_DEPTH, parse, plain
 from .errors import failure_error, sync_type_error, sync_value_error
+from .types import PromptMessage, PromptRender
 
 _ENGINE_PREFIXES = ("renderStateForPrompt: ", "renderPromptJson: ")
 
@@ -36,9 +37,9 @@ def _state_bytes(state: Any, what: str) -> bytes:
     # fail because a user's text was cut inside an emoji.
     text, kind, message = _core.to_json(plain(state), MAX_DEPTH, True)
     if text is not None:
-        return text
+        return cast(bytes, text)
     if kind == "depth":
-        raise sync_value_error("limit-exceeded", f"{what}: the state {message}")
+        raise sync_value_error("limit-exceeded", f"{what}: the state nests deeper than {MAX_DEPTH} levels")
     if kind == "type":
         raise sync_type_error("invalid-argument", f"{what}: the state is not JSON-serializable ({message})")
     raise sync_value_error("invalid-argument", f"{what}: the state is not JSON-serializable ({message})")
@@ -62,8 +63,8 @@ def rendered_parts(parts: str, what: str) -> Dict[str, Any]:
         message = message[len(prefix):] if message.startswith(prefix) else message
     if result.get("code") == "invalid-options":
         raise sync_type_error("invalid-options", f"{what}: {message}")
-    if result.get("code") == "limit-exceeded":
-        raise sync_value_error("limit-exceeded", f"{what}: the state {message}")
+    if result.get("code") == "limit-exceeded":  # the core's "value nests deeper than N levels"
+        raise sync_value_error("limit-exceeded", f"{what}: the state {message.removeprefix('value ')}")
     raise failure_error(result, "engine-failed", f"{what}: {message}")
 
 
@@ -74,7 +75,7 @@ def render_state_for_prompt(state: Any, *, include: Optional[Sequence[str]] = No
                             user_written: Optional[Sequence[str]] = None, max_bytes: Optional[int] = None,
                             max_string_bytes: Optional[int] = None, max_array_items: Optional[int] = None,
                             max_depth: Optional[int] = None, datamark: Optional[str] = None,
-                            tag: Optional[str] = None) -> Dict[str, Any]:
+                            tag: Optional[str] = None) -> PromptRender:
     """The state as one prompt-safe data block: {text, bytes, truncated:
     [{path, reason, droppedBytes}], untrustedPaths}. The options are the JS
     renderStateForPrompt's, in snake_case; user_written takes
@@ -84,7 +85,7 @@ def render_state_for_prompt(state: Any, *, include: Optional[Sequence[str]] = No
                                        max_string_bytes=max_string_bytes, max_array_items=max_array_items,
                                        max_depth=max_depth, datamark=datamark, tag=tag)
     del rendered["preamble"]
-    return rendered
+    return cast(PromptRender, rendered)
 
 
 def _rendered_with_preamble(state: Any, *, include: Optional[Sequence[str]] = None,
@@ -122,12 +123,12 @@ def prompt_preamble(tag: Optional[str] = None, datamark: Optional[str] = None) -
     return str(_render({}, picked, "prompt_preamble")["preamble"])
 
 
-def prompt_message(state: Any, **options: Any) -> Dict[str, str]:
+def prompt_message(state: Any, **options: Any) -> PromptMessage:
     """The state as a lower-trust chat message for the agent's model: {role:
     'user', content}: a one-line preamble saying the block is data, then the
     block. Put it in a LangChain HumanMessage(content=...) or return its
     content from a PydanticAI @agent.instructions function."""
-    return message_of(_rendered_with_preamble(state, **options))  # one render: the block and its preamble
+    return cast(PromptMessage, message_of(_rendered_with_preamble(state, **options)))  # one render: the block and its preamble
 
 
 def message_of(rendered: Mapping[str, Any]) -> Dict[str, str]:

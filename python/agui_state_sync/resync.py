@@ -10,11 +10,13 @@ Node; this module only reads where the client is.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Dict, List, Mapping, Optional, Union, cast, overload
 
 from .errors import sync_type_error
+from .types import CatchUp, ResyncPosition
 
 if TYPE_CHECKING:
+    from .durable import DurableStateEmitter
     from .emitter import StateEmitter
 
 HEADER_SEQ = "X-AGUI-State-Seq"
@@ -82,7 +84,7 @@ def _field(obj: Any, *names: str) -> Any:
     return None
 
 
-def read_resync_request(request: Any) -> Dict[str, Any]:
+def read_resync_request(request: Any) -> ResyncPosition:
     """Where the client says it is: {lastSeq, epoch, reason, lastEventId, held,
     activities} (activities: its activity positions as they came, the header's
     value or stateSync.activities, None when it keeps none; the core reads them).
@@ -101,10 +103,10 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
         position["reason"] = _header(headers, HEADER_REASON) or None
         position["held"] = parse_held(_header(headers, HEADER_HELD))
         position["activities"] = _header(headers, HEADER_ACTIVITIES)
-        return position
+        return cast(ResyncPosition, position)
     state_sync = _field(_field(request, "forwardedProps", "forwarded_props"), "stateSync")
     if not isinstance(state_sync, Mapping):
-        return position
+        return cast(ResyncPosition, position)
     last_seq = state_sync.get("lastSeq")
     position["lastSeq"] = parse_seq(last_seq) if isinstance(last_seq, (int, float)) else None
     epoch = state_sync.get("epoch")
@@ -120,10 +122,18 @@ def read_resync_request(request: Any) -> Dict[str, Any]:
     activities = state_sync.get("activities")
     if isinstance(activities, (list, str)):
         position["activities"] = activities
-    return position
+    return cast(ResyncPosition, position)
 
 
-def catch_up(emitter: "StateEmitter", request: Any, activity_stream: Any = None) -> Any:
+@overload
+def catch_up(emitter: "DurableStateEmitter", request: Any, activity_stream: Any = None) -> Awaitable[CatchUp]: ...
+
+
+@overload
+def catch_up(emitter: "StateEmitter", request: Any, activity_stream: Any = None) -> CatchUp: ...
+
+
+def catch_up(emitter: Any, request: Any, activity_stream: Any = None) -> Union[CatchUp, Awaitable[CatchUp]]:
     """{mode: 'current' | 'replay' | 'snapshot', events} for a (re)connecting
     client; for a store-bound emitter (StateEmitter.open) a coroutine of it,
     which first catches up with what other instances wrote to the store. When
@@ -136,11 +146,11 @@ def catch_up(emitter: "StateEmitter", request: Any, activity_stream: Any = None)
         raise sync_type_error("invalid-argument", "catch_up() needs a StateEmitter")
     where = read_resync_request(request)
     answer = emitter._catch_up_at({k: where[k] for k in ("lastSeq", "epoch", "reason", "held")})
-    return with_activities(emitter, where["activities"], answer, activity_stream)
+    return cast(CatchUp, with_activities(emitter, where["activities"], answer, activity_stream))
 
 
-async def _then_activities(emitter: Any, request: Any, pending: Any, stream: Any) -> Dict[str, Any]:
-    return with_activities(emitter, read_resync_request(request)["activities"], await pending, stream)
+async def _then_activities(emitter: Any, request: Any, pending: Any, stream: Any) -> CatchUp:
+    return cast(CatchUp, with_activities(emitter, read_resync_request(request)["activities"], await pending, stream))
 
 
 def with_activities(emitter: Any, positions: Any, answer: Dict[str, Any], stream: Any = None) -> Dict[str, Any]:

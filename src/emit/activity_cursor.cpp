@@ -131,11 +131,15 @@ ActivityWrite ActivityCursor::delta(ActivityEmitter& emitter, json& event, bool 
 }
 
 void ActivityStream::caughtUp(const ActivityEmitter& emitter) {
-  for (std::string& id : emitter.ids()) known_.insert(std::move(id));
+  for (std::string& id : emitter.ids()) known_[id] = emitter.generation(id);
 }
 
 void ActivityStream::shape(const ActivityEmitter& emitter, ActivityWrite& write) {
-  if (write.kind != ActivityWrite::Kind::Write || !known_.insert(write.messageId).second) return;
+  if (write.kind != ActivityWrite::Kind::Write) return;
+  // A line adopted from the store since (another instance's) is new to the client too.
+  auto [known, fresh] = known_.try_emplace(write.messageId, emitter.generation(write.messageId));
+  if (!fresh && known->second == emitter.generation(write.messageId)) return;
+  known->second = emitter.generation(write.messageId);
   std::optional<json> snapshot = emitter.snapshotOf(write.messageId);
   if (!snapshot) return;  // (forgotten at once: nothing to send of it)
   json whole = write.events.empty() ? std::move(*snapshot) : carryActivityFields(write.events.front(), std::move(*snapshot));

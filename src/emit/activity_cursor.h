@@ -18,6 +18,7 @@
 // ride along on every event it becomes, except those AG-UI 1.0 ends a run on
 // (a null, a timestamp that is not an integer); its payload and wire fields
 // give way to the emitter's.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,7 +74,7 @@ class ActivityStream {
   void shape(const ActivityEmitter& emitter, ActivityWrite& write);
 
  private:
-  std::set<std::string> known_;
+  std::map<std::string, uint64_t> known_;  // messageId -> the line's generation its client holds
 };
 
 // `stamped` (an activity event of the emitter) with `agent`'s other members:

@@ -35,14 +35,42 @@ ActivityEmitter::Line& ActivityEmitter::lineFor(const std::string& messageId, co
   auto it = lines_.find(messageId);
   created = it == lines_.end();
   if (!created) return it->second;
-  if (lines_.size() >= maxActivities_) {
-    lines_.erase(recency_.front());
-    recency_.pop_front();
-    if (created_ == 0) created_ = 1;  // from now on a new line may be a forgotten one again
-  }
+  makeRoom();
   EmitterOptions options = options_;
   if (created_ > 0) options.epoch += "." + std::to_string(created_++);
   return lines_.emplace(messageId, Line{activityType, StateEmitter(options, std::move(content))}).first->second;
+}
+
+void ActivityEmitter::makeRoom() {
+  if (lines_.size() < maxActivities_) return;
+  lines_.erase(recency_.front());
+  forgotten_.push_back(std::move(recency_.front()));
+  recency_.pop_front();
+  if (created_ == 0) created_ = 1;  // from now on a new line may be a forgotten one again
+}
+
+void ActivityEmitter::adopt(const std::string& messageId, const std::string& activityType, const std::string& epoch,
+                            uint64_t seq, json content) {
+  auto it = lines_.find(messageId);
+  if (it == lines_.end()) makeRoom();
+  EmitterOptions options = options_;
+  options.epoch = epoch;
+  options.startSeq = seq;
+  Line line{activityType, StateEmitter(options, std::move(content)), ++adoptions_};
+  if (it == lines_.end()) lines_.emplace(messageId, std::move(line));
+  else it->second = std::move(line);
+  touch(messageId);
+}
+
+void ActivityEmitter::forget(const std::string& messageId) {
+  if (lines_.erase(messageId) == 0) return;
+  recency_.remove(messageId);
+  if (created_ == 0) created_ = 1;  // as makeRoom: it may come back, on a line of its own
+}
+
+uint64_t ActivityEmitter::generation(const std::string& messageId) const {
+  auto it = lines_.find(messageId);
+  return it == lines_.end() ? 0 : it->second.generation;
 }
 
 std::vector<json> ActivityEmitter::shaped(const std::string& messageId, const Line& line, std::vector<json> events) const {

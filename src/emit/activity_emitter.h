@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <agui_sync/state_emitter.h>
@@ -56,20 +57,39 @@ class ActivityEmitter {
   std::vector<std::string> ids() const;
   size_t size() const { return lines_.size(); }
 
+  // A stored line (emit/activity_record.h): `messageId` continues at (epoch,
+  // seq) with `content` and no history, so a client behind it gets its
+  // snapshot. Its generation changes: a stream's next event of it is the snapshot.
+  void adopt(const std::string& messageId, const std::string& activityType, const std::string& epoch, uint64_t seq,
+             nlohmann::json content);
+  // Drops `messageId` (the stored record no longer holds it).
+  void forget(const std::string& messageId);
+  // The messageIds forgotten to make room (past maxActivities) since the last call,
+  // and those a stored record holds past it (excess()).
+  std::vector<std::string> takeForgotten() { return std::exchange(forgotten_, {}); }
+  void excess(std::string messageId) { forgotten_.push_back(std::move(messageId)); }
+  size_t capacity() const { return maxActivities_; }
+  // Changes whenever adopt() replaces the line (0: never adopted).
+  uint64_t generation(const std::string& messageId) const;
+
  private:
   struct Line {
     std::string activityType;
     StateEmitter emitter;
+    uint64_t generation = 0;
   };
   Line& lineFor(const std::string& messageId, const std::string& activityType, nlohmann::json content, bool& created);
   std::vector<nlohmann::json> shaped(const std::string& messageId, const Line& line, std::vector<nlohmann::json> events) const;
   void touch(const std::string& messageId);
+  void makeRoom();
 
   EmitterOptions options_;
   size_t maxActivities_;
   std::map<std::string, Line> lines_;
   std::list<std::string> recency_;  // least recently written first
   uint64_t created_ = 0;             // activities created since the first one was forgotten (0: none was)
+  uint64_t adoptions_ = 0;
+  std::vector<std::string> forgotten_;  // to make room, since takeForgotten()
 };
 
 // A state event shaped as the activity event of `messageId` (see the top).

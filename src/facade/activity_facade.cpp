@@ -6,6 +6,7 @@
 
 #include "emit/activity_cursor.h"
 #include "emit/activity_emitter.h"
+#include "emit/activity_record.h"
 #include "facade/emitter_json.h"
 #include "facade/facade_json.h"
 #include "json/json_escape.h"
@@ -123,6 +124,9 @@ ActivityFacade::ActivityFacade(const std::string& optionsJson) {
   if (auto failure = readPositive(opts, "maxActivities", maxActivities); failure && problem.empty()) problem = failure->message;
   maxDepth_ = options.maxDepth;
   epoch_ = options.epoch;
+  auto record = opts.find("record");
+  record_ = record != opts.end() && record->is_boolean() && record->get<bool>();
+  recordOps_ = json::array();
   emitter_ = std::make_unique<ActivityEmitter>(std::move(options), maxActivities);
   cursor_ = std::make_unique<ActivityCursor>();
   initResult_ = problem.empty() ? okJson() : failureJson(Code::InvalidOptions, problem);
@@ -139,6 +143,7 @@ std::string ActivityFacade::written(const std::string& eventJson, const std::str
   }
   ActivityWrite w = contentJson ? cursor_->writeContent(*emitter_, std::move(event), std::move(content))
                                 : cursor_->write(*emitter_, std::move(event), verified);
+  if (w.kind == ActivityWrite::Kind::Write) keepRecordOps(w.events);
   if (stream != nullptr) stream->shape(*emitter_, w);
   return writeJson(w);
 }
@@ -155,7 +160,9 @@ std::string ActivityFacade::snapshot(const std::string& messageId, const std::st
                                      const std::string& contentJson, bool replace) {
   json content;
   if (auto failure = parseValue(contentJson, maxDepth_, 0, content)) return failureJson(*failure);
-  return eventsJson(emitter_->snapshot(messageId, activityType, std::move(content), replace));
+  std::vector<json> events = emitter_->snapshot(messageId, activityType, std::move(content), replace);
+  keepRecordOps(events);
+  return eventsJson(events);
 }
 
 std::string ActivityFacade::patch(const std::string& messageId, const std::string& activityType,
@@ -164,7 +171,38 @@ std::string ActivityFacade::patch(const std::string& messageId, const std::strin
   if (auto failure = parseValue(opsJson, maxDepth_, kEnvelopeDepth, ops)) return failureJson(*failure);
   PatchOutcome r = emitter_->patch(messageId, activityType, std::move(ops));
   if (!r.ok()) return failureJson(*r.failure);
+  keepRecordOps(r.events);
   return eventsJson(r.events);
+}
+
+void ActivityFacade::keepRecordOps(const std::vector<json>& events) {
+  std::vector<std::string> forgotten = emitter_->takeForgotten();  // taken always: it must not grow
+  if (record_) appendRecordOps(recordOps_, events, forgotten);
+}
+
+std::string ActivityFacade::seedText() const {
+  std::string out;
+  for (json& event : emitter_->snapshots()) {
+    event.erase("metadata");  // unsequenced: the receiver holds it as the run's starting content
+    out += "data: " + jsonText(event) + "\n\n";
+  }
+  return out;
+}
+
+std::string ActivityFacade::takeRecordOps() {
+  std::string out = jsonText(recordOps_);
+  recordOps_ = json::array();
+  return out;
+}
+
+std::string ActivityFacade::adoptRecord(const std::string& recordJson) {
+  json record;
+  if (auto failure = parseValue(recordJson, maxDepth_, 2, record)) return failureJson(*failure);
+  if (!record.is_object()) return failureJson(Code::InvalidJson, "the activity record must be a JSON object");
+  emitter_->takeForgotten();  // forgotten before: the record says what it holds now
+  const size_t changed = agui_sync::adoptRecord(*emitter_, record);
+  // (an excess of the record's past maxActivities was forgotten: the next write's ops remove it)
+  return "{\"ok\":true,\"changed\":" + std::to_string(changed) + "}";
 }
 
 std::string ActivityFacade::catchUp(const std::string& positionJson) const { return caughtUp(positionJson, nullptr); }

@@ -33,6 +33,16 @@
 //                               ignored, a bad list as a whole (or header) is as if absent.
 //   contentJson(messageId)      "null" when not held; seq(messageId) -1 when not held; epoch(); size()
 //
+// A store-bound thread's activities (option "record": true; emit/activity_record.h):
+//   takeRecordOps()             the activity record's ops for every event written since the last
+//                               call (the emitter's events, not a stream's), as a JSON array
+//   adoptRecord(recordJson)     brings the activities to the stored record:
+//                               {"ok":true,"changed":n} | failure (invalid-json): nothing changed
+//   activityRecordKey(key)      (a free function) the record's store key for a thread's key
+//   seedText()                  every activity held as an unsequenced ACTIVITY_SNAPSHOT, SSE-framed:
+//                               what the proxy feeds a run's upstream receiver first, so a plain
+//                               upstream's deltas apply to the thread's activities without a snapshot
+//
 //   ActivityStreamFacade(optionsJson)  (no options yet: initResult() is {"ok":true})
 //                               one client stream (a run's) of a thread (emit/activity_cursor.h
 //                               ActivityStream): write / writeContent / catchUp as the thread's, with
@@ -41,6 +51,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <agui_sync/codes.h>
 
@@ -70,6 +83,9 @@ class ActivityFacade {
   double seq(const std::string& messageId) const;
   std::string epoch() const { return epoch_; }
   double size() const;
+  std::string takeRecordOps();
+  std::string seedText() const;
+  std::string adoptRecord(const std::string& recordJson);
 
  private:
   friend class ActivityStreamFacade;
@@ -82,6 +98,9 @@ class ActivityFacade {
   size_t maxDepth_ = 128;
   std::string epoch_;
   std::string initResult_;
+  bool record_ = false;        // store-bound: keep the record ops of what is written
+  nlohmann::json recordOps_;   // since the last takeRecordOps()
+  void keepRecordOps(const std::vector<nlohmann::json>& events);
 };
 
 class ActivityStreamFacade {

@@ -135,26 +135,43 @@ test('writeCatchUp(): the activities header, the state\'s heartbeat when it is c
   }
 });
 
-test('a store-bound emitter keeps its activities in this process, and its catch-up answers for them', async () => {
+test('a store-bound emitter stores its activities with the thread: its catch-up replays them, another instance and a restart continue them', async () => {
   const store = memoryStore();
   const emitter = await pkg.createStateEmitter({ store, key: 't1' });
   const sync = await pkg.createStateSync({ activities: true });
+  let other = null;
   try {
     await emitter.update({ n: 1 });
-    assert.notEqual(emitter.activities.epoch, emitter.epoch, 'activities are not stored: this process\'s own epoch');
     const text = 'a long note '.repeat(20); // a replay of one small change is cheaper than the snapshot
-    const events = emitter.activities.snapshot('m1', 'card', { v: 1, text });
-    emitter.activities.snapshot('m1', 'card', { v: 2, text });
+    const events = await emitter.activities.snapshot('m1', 'card', { v: 1, text });
+    await emitter.activities.snapshot('m1', 'card', { v: 2, text });
     sync.feed(encodeAll(emitter, events));
     const answer = await catchUp(emitter, { forwardedProps: { stateSync: { lastSeq: null, activities: sync.activityPositions() } } });
     assert.equal(answer.mode, 'snapshot');
-    assert.deepEqual(answer.activities, [{ messageId: 'm1', mode: 'replay' }]);
+    assert.deepEqual(answer.activities, [{ messageId: 'm1', mode: 'replay' }], 'this instance replays what it wrote');
     sync.feed(encodeAll(emitter, answer.events));
     assert.deepEqual(plain(sync.state), { n: 1 });
     assert.deepEqual(plain(sync.activities.m1.content), { v: 2, text });
     assert.equal(sync.activities.m1.status, 'synced');
+    // Another instance (or this one restarted) never saw m1: it continues the stored line.
+    other = await pkg.createStateEmitter({ store, key: 't1' });
+    const current = await catchUp(other, { forwardedProps: { stateSync: { lastSeq: null, activities: sync.activityPositions() } } });
+    assert.deepEqual(current.activities, [{ messageId: 'm1', mode: 'current' }], 'the client is where the record is');
+    const next = await other.activities.patch('m1', 'card', [{ op: 'replace', path: '/v', value: 3 }]);
+    assert.equal(next[0].type, 'ACTIVITY_DELTA');
+    assert.equal(next[0].metadata['agui-state-sync'].baseSeq, 1);
+    sync.feed(encodeAll(other, next));
+    assert.deepEqual(plain(sync.activities.m1.content), { v: 3, text });
+    assert.equal(sync.activities.m1.status, 'synced');
+    // The first instance's next write lost that race: it goes on top of the stored line, never forks it.
+    const after = await emitter.activities.patch('m1', 'card', [{ op: 'add', path: '/note', value: 'a' }]);
+    assert.equal(after[0].metadata['agui-state-sync'].baseSeq, 2);
+    sync.feed(encodeAll(emitter, after));
+    assert.deepEqual(plain(sync.activities.m1.content), { v: 3, text, note: 'a' });
+    assert.equal(sync.activities.m1.status, 'synced');
   } finally {
     emitter.dispose();
+    other?.dispose();
     sync.dispose();
   }
 });

@@ -229,10 +229,12 @@ class RunStamper {
 
   // An activity event: stamped on the thread's activities, as the core decides
   // (ActivityFacade: a delta that does not apply drops that activity's deltas until its next snapshot).
+  // A store-bound thread's activities answer once the store holds the write (a Promise).
   #activity(event) {
-    const written = this.#emitter.activities.write(event, { stream: this.#activityStream() });
-    if (written.dropped !== null) this.#report(event, written.error);
-    return written.events;
+    return after(this.#emitter.activities.write(event, { stream: this.#activityStream() }), (written) => {
+      if (written.dropped !== null) this.#report(event, written.error);
+      return written.events;
+    });
   }
 
   // Which activities this run's client holds a position for (its first event of another is the snapshot).

@@ -345,6 +345,7 @@ async function streamRun(ctx, res, request, prepared, { call, head, note, keep }
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
     // The receiver beside the thread's emitter: each verified state is written with no JSON text of it (relay-engine.js).
     engine = await RelayEngine.create({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true });
+    engine.seed(await thread.activitySeed()); // the thread's activities: a plain upstream's deltas apply to them
   } catch (error) {
     call.abort();
     cursor?.dispose();

@@ -44,6 +44,16 @@ export class RelayEngine {
     for (let text = this.#next(); text !== ''; text = this.#next()) yield* this.#outcomes(text);
   }
 
+  /**
+   * The thread's activities as this run starts from them (unsequenced
+   * snapshots' SSE text, ActivityFacade::seedText): a plain upstream's deltas
+   * then apply without its snapshot first. Nothing of it is sent.
+   */
+  seed(text) {
+    if (!text) return;
+    for (const outcome of this.feed(new TextEncoder().encode(text))) void outcome;
+  }
+
   /** The body ended: the outcomes left (a pending gap's resync). */
   end() {
     return this.#outcomes(this.#link.invoke((facade) => facade.end()));

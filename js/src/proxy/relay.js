@@ -163,12 +163,14 @@ export class Relay {
         events = this.#run.thread.restampActivity(outcome, this.#run.activityStream);
       } catch (error) {
         this.#onError(error);
-        return;
+        return undefined;
       }
-      for (const event of events) {
-        this.#run.send(event, false, true);
-        this.#counters.activityEventsSent++;
-      }
+      return after(events, (stamped) => {
+        for (const event of stamped) {
+          this.#run.send(event, false, true);
+          this.#counters.activityEventsSent++;
+        }
+      }, (error) => this.#onError(error));
     });
   }
 

@@ -11,7 +11,7 @@ import { createStateEmitter } from '../server/emitter.js';
 import { after } from '../server/emitter-writes.js';
 import { judgeEdits } from '../server/run-edits.js';
 import { catchUp, withActivities } from '../server/catch-up.js';
-import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
+import { kActivitiesInUse, kActivityStream, kSeedText, kSyncActivities } from '../engine/internals.js';
 
 export class Thread {
   id;
@@ -92,6 +92,15 @@ export class Thread {
     return this.hasActivities ? this.emitter.activities.content(messageId) ?? null : null;
   }
 
+  /**
+   * The thread's activities as a run's upstream receiver starts from them (SSE
+   * text, '' when none): a store-bound thread's brought to the store first.
+   */
+  async activitySeed() {
+    if (typeof this.emitter[kSyncActivities] === 'function') await this.emitter[kSyncActivities]();
+    return this.hasActivities ? this.emitter[kActivitiesInUse]()[kSeedText]() : '';
+  }
+
   /** The thread has had activities (a catch-up then answers for them). */
   get hasActivities() {
     return this.emitter[kActivitiesInUse]() !== null;
@@ -101,16 +110,18 @@ export class Thread {
    * Re-stamps one activity change the upstream engine applied (an 'applied'
    * outcome naming a messageId; its `content` is the engine's verified
    * content) on the run's `activityStream`: the sequenced events that carry
-   * it, [] when nothing changed.
-   * Throws when the thread's activities refused it.
+   * it, [] when nothing changed (a Promise for a store-bound thread).
+   * Throws (rejects) when the thread's activities refused it.
    */
   restampActivity(outcome, activityStream) {
     const written = this.emitter.activities.write(outcome.event, { verified: true, content: () => outcome.content, stream: activityStream });
-    if (written.dropped !== null) {
-      throw written.error ?? failureError({ code: written.dropped }, 'invalid-event', `the activity event of ${outcome.messageId} cannot be re-stamped (${written.dropped})`);
-    }
-    this.lastActive = Date.now();
-    return written.events;
+    return after(written, ({ events, dropped, error }) => {
+      if (dropped !== null) {
+        throw error ?? failureError({ code: dropped }, 'invalid-event', `the activity event of ${outcome.messageId} cannot be re-stamped (${dropped})`);
+      }
+      this.lastActive = Date.now();
+      return events;
+    });
   }
 
   /**

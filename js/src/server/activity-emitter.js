@@ -8,7 +8,7 @@
 // `emitter.activities`, so catchUp(emitter, request) answers for both.
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kActivityCatchUp, kActivityStream } from '../engine/internals.js';
+import { kActivityCatchUp, kActivityStream, kAdoptRecord, kSeedText, kTakeRecordOps } from '../engine/internals.js';
 import { jsonText } from '../engine/options.js';
 
 const isActivityType = (type) => type === 'ACTIVITY_SNAPSHOT' || type === 'ACTIVITY_DELTA';
@@ -156,6 +156,23 @@ export class ActivityEmitter {
     const via = stream?.facade;
     const result = this.#callJson((f) => (via ? via.catchUp(f, position) : f.catchUp(position)));
     return { activities: result.activities, events: result.events };
+  }
+
+  /** @internal a store-bound thread's (option record): the activity record's ops of what was written since */
+  [kTakeRecordOps]() {
+    return this.#callJson((f) => f.takeRecordOps());
+  }
+
+  /** @internal every activity as an unsequenced ACTIVITY_SNAPSHOT, SSE text: a proxy run's upstream receiver starts from them */
+  [kSeedText]() {
+    return this.#invoke((f) => f.seedText());
+  }
+
+  /** @internal brings the activities to the stored activity record's JSON text (src/emit/activity_record.h) */
+  [kAdoptRecord](recordText) {
+    const result = this.#callJson((f) => f.adoptRecord(recordText));
+    if (!result.ok) throw failureError(result, 'invalid-json', `the stored activity record is unreadable: ${result.message}`);
+    return result.changed;
   }
 
   /**

@@ -45,10 +45,14 @@ export function checkStore(store, what) {
   return store;
 }
 
-/** Throws 'invalid-options' unless `key` is a non-empty string of at most 1024 characters. */
+/**
+ * Throws 'invalid-options' unless `key` is a non-empty string of at most 1024
+ * characters that does not start with a NUL (the library's own keys do: a
+ * thread's activity record, src/emit/activity_record.h).
+ */
 export function checkKey(key, what) {
-  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw syncTypeError('invalid-options', `${what} must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`);
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH || key[0] === '\u0000') {
+    throw syncTypeError('invalid-options', `${what} must be a non-empty string of at most ${MAX_KEY_LENGTH} characters, not starting with a NUL`);
   }
   return key;
 }

@@ -19,8 +19,9 @@
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
 import { failureError, syncError } from '../../engine/errors.js';
-import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
+import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kSyncActivities, kWriteThrough } from '../../engine/internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
+import { DurableActivities } from './durable-activities.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
 import { catchUp } from '../catch-up.js';
 import { checkKey, checkStore } from './contract.js';
@@ -54,7 +55,7 @@ export class DurableStateEmitter {
   #carried = {}; // stats of the local emitters replaced so far
   #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
   #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
-  #activities = null; // this process's: activities are never stored (docs/wire.md section 11)
+  #activities = null; // DurableActivities: the thread's, stored beside it (docs/wire.md section 11)
 
   /** @internal use createStateEmitter({ store, key }) */
   constructor({ store, key, create, options, local, stored, rules }) {
@@ -70,18 +71,50 @@ export class DurableStateEmitter {
   }
 
   /**
-   * The thread's activities, as StateEmitter.activities: an ActivityEmitter of
-   * this process (activities are not stored; their epoch is this process's own).
+   * The thread's activities, stored with the thread (docs/wire.md section 11):
+   * as StateEmitter.activities, with snapshot(), patch() and write() returning
+   * Promises that resolve once the store holds them.
    */
   get activities() {
     this.#check();
-    this.#activities ??= ActivityEmitter.create(this.#local[kInternals]().engine, JSON.stringify({ ...activityOptions(this.#options), epoch: randomEpoch() }));
+    if (this.#activities === null) {
+      const engine = this.#local[kInternals]().engine;
+      const options = { ...activityOptions(this.#options), epoch: randomEpoch(), record: true };
+      const local = ActivityEmitter.create(engine, JSON.stringify(options));
+      const key = engine.activityRecordKey(this.#key);
+      const { wasmBinary, locateFile } = this.#options;
+      const maxDepth = (this.#options.maxDepth ?? 128) + 2; // record > entry > content
+      this.#activities = new DurableActivities(local, () => openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true }));
+    }
     return this.#activities;
   }
 
-  /** @internal the ActivityEmitter if one was created, else null */
+  /** @internal the local ActivityEmitter if the thread's activities are in use, else null */
   [kActivitiesInUse]() {
-    return this.#activities;
+    return this.#activities?.local ?? null;
+  }
+
+  /** @internal the committed state's JSON text (the activity record's reader) */
+  [kStateText]() {
+    return this.#committedText();
+  }
+
+  /** @internal the thread's activities brought to the stored record, after the writes queued before */
+  [kSyncActivities]() {
+    return this.#serial(() => this.#syncActivities());
+  }
+
+  // Before a catch-up: the thread's stored activities, as the record holds them (none stored: nothing to do).
+  async #syncActivities() {
+    try {
+      if (this.#activities === null) {
+        const key = this.#local[kInternals]().engine.activityRecordKey(this.#key);
+        if ((await this.#store.head(key)) === null) return;
+      }
+      await this.activities.sync();
+    } catch {
+      // unreachable or unreadable: the activities this process holds answer
+    }
   }
 
   /** The key this emitter is bound to. */
@@ -179,6 +212,7 @@ export class DurableStateEmitter {
     return this.#serial(async () => {
       if (this.#degraded) await this.#tryRecover();
       if (this.#degraded) return snapshotCatchUp(this.#local, request);
+      await this.#syncActivities();
       try {
         await this.#refresh();
       } catch {
@@ -197,6 +231,7 @@ export class DurableStateEmitter {
   withCatchUp(fn) {
     return this.#serial(async () => {
       if (this.#degraded) await this.#tryRecover();
+      await this.#syncActivities();
       let vouched = !this.#degraded;
       if (vouched) vouched = await this.#refresh().then(() => true, () => false);
       return fn((request) => (vouched ? catchUp(this.#local, request) : snapshotCatchUp(this.#local, request)));
@@ -499,10 +534,10 @@ export class DurableStateEmitter {
  * startSeq, initialState count only for a new key). Rejects with
  * 'store-unavailable' when the store is unreachable.
  */
-export async function openStoreEmitter(options, create) {
+export async function openStoreEmitter(options, create, { internal = false } = {}) {
   const { store, key, ...rest } = options;
   checkStore(store, 'createStateEmitter() option store');
-  checkKey(key, 'createStateEmitter() option key');
+  if (!internal) checkKey(key, 'createStateEmitter() option key'); // (an activity record's key is the library's own)
   emitterOptions(rest); // a wrong option fails before any I/O
   const { epoch, startSeq, initialState, ...base } = rest;
   const rules = await lineRules(store, base);

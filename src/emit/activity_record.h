@@ -1,0 +1,45 @@
+#pragma once
+// A thread's activities as a fleet keeps them (docs/wire.md section 11): one
+// stored document per thread, the activity record, under a key of its own
+// beside the thread's (activityRecordKey), so an instance that never saw an
+// activity (an attach on another instance, a restart) continues its line, and
+// two instances writing one activity never fork it.
+//
+//   {"<messageId>": {"activityType": s, "epoch": s, "seq": n, "content": v}, ...}
+//
+// The record is a store-bound state line of its own (its epoch and seq are
+// never sent to clients), written by JSON Patch ops. Each activity event
+// becomes ops on its entry, in O(event), guarded by `test`s of the line it
+// continues: a write that lost a race to another instance's write of the same
+// activity is refused as a whole (its writer adopts the record and writes
+// again), while writes of other activities rebase on each other.
+//   ACTIVITY_SNAPSHOT at seq 0      add the entry (a new line)
+//   ACTIVITY_SNAPSHOT at seq s > 0  test epoch, test seq s-1, then replace the entry
+//   ACTIVITY_DELTA seq s, base b    test epoch, test seq b, replace seq, its ops under content
+//   forgotten (past maxActivities)  remove the entry
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace agui_sync {
+
+class ActivityEmitter;
+
+// The record's store key for the thread at `threadKey`. It starts with a NUL,
+// which the stores refuse in a caller's key, so no thread id can name it.
+std::string activityRecordKey(const std::string& threadKey);
+
+// Appends to `ops` the record ops of `events` (stamped activity events of one
+// emitter, in order) and of the activities it forgot, `forgotten`.
+void appendRecordOps(nlohmann::json& ops, const std::vector<nlohmann::json>& events,
+                     const std::vector<std::string>& forgotten);
+
+// Brings `emitter` to `record`: each entry whose epoch, seq or content differs
+// from the emitter's line (a write whose commit lost a race moved it) is adopted (a line at that epoch and seq, with that content
+// and no history: a client behind it gets its snapshot); an activity the
+// record does not hold is forgotten. A malformed entry counts as not held.
+// Returns how many lines changed.
+size_t adoptRecord(ActivityEmitter& emitter, const nlohmann::json& record);
+
+}  // namespace agui_sync
