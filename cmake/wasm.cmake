@@ -173,10 +173,12 @@ agui_wasm_module(agui_sync_wasm agui_sync createAguiSyncModule AGUI_BIND_SYNC)
 # LTO; both at compile and in the LTO step at link) and allocates with
 # Emscripten's small allocator instead of dlmalloc: together ~7 KB of the
 # page's gzipped download (issue 27: the 100 KB budget). Their price, measured
-# side by side (bench/js/bench_consumers.mjs --baseline, README): each alone
-# within the noise, together the engine alone 1.03-1.15x and end to end
-# 0.99-1.12x. The saving is in the per-event path itself (its files at the
-# default threshold give all of it back), so it cannot be had for free. The
+# side by side with bench/js/bench_consumers.mjs --baseline (that run is in
+# git history; today's download and per-event figures, with their commands,
+# are in docs/performance.md): each alone within the noise, together the
+# engine alone 1.03-1.15x and end to end 0.99-1.12x. The saving is in the
+# per-event path itself (its files at the default threshold give all of it
+# back), so it cannot be had for free. The
 # heap stays flat (bench_memory.mjs, 300,000 deltas) and the proxy's receiver
 # is no slower per 50 KB snapshot (bench_proxy.mjs). The server engine keeps
 # both defaults: nobody downloads it per page view.

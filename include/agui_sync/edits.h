@@ -1,6 +1,6 @@
 #pragma once
 // User edits: the write path from the app back to the agent (docs/wire.md,
-// section 9; README "Editing shared state").
+// section 9; docs/concepts.md#editing-shared-state).
 //
 // The client keeps two layers. The *confirmed* state is the agent's, exactly as
 // received and verified. *Pending edits* are the user's RFC 6902 patches that

@@ -1,5 +1,5 @@
 #pragma once
-// Snapshot-tax metrics. Formulas (also in README.md, "Metrics"):
+// Snapshot-tax metrics. Formulas (also in docs/concepts.md#metrics):
 //   taxRate          = resyncs / deltasApplied            (0 when no delta applied)
 //   deltaSavedBytes  = sum over applied deltas of max(0, stateBytes_after - deltaEventBytes)
 //                      i.e. what one snapshot per update would have cost beyond the delta

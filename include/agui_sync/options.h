@@ -1,6 +1,6 @@
 #pragma once
 // Engine limits and tuning. Every limit has a default chosen for real agent state
-// (documented in README.md, "Limits"); a breach is reported as `limit-exceeded`,
+// (documented in docs/concepts.md#limits-defaults); a breach is reported as `limit-exceeded`,
 // never a crash or an unbounded allocation.
 #include <cstddef>
 #include <cstdint>

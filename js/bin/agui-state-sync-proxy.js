@@ -21,7 +21,8 @@ const USAGE = `usage: agui-state-sync-proxy --upstream URL [options]
                           edit and the agent's meet on a shared path
   --prompt-context        add the run's state, rendered prompt-safe, as a RunAgentInput.context entry
   --flaky-segments        a STATE_SNAPSHOT per update for a connection type whose snapshot tax passes
-                          break-even, back to deltas with hysteresis (docs/wire.md section 8)
+                          break-even, back to deltas with hysteresis
+                          (docs/proxy.md#snapshots-for-a-flaky-segment)
   --flaky-window N        with --flaky-segments: updates of a connection type per decision (default 100)
   --flaky-break-even X    with --flaky-segments: the switch threshold in (0, 1] (default (S - d) / S)
   --redis URL             keep each thread's emitter in Redis (redis:// or rediss://; needs the npm

@@ -92,11 +92,12 @@ export interface StateSyncProxyOptions {
    */
   promptContext?: true | PromptContextOptions;
   /**
-   * The tax study's policy 5 (docs/wire.md section 8): runs whose starting
-   * client's connection type (forwardedProps.stateSync.connection, else
-   * 'unknown') is a segment whose snapshot tax passed break-even get a
-   * STATE_SNAPSHOT per update instead of deltas, decided every `window` updates
-   * of the segment, and go back to deltas with hysteresis. Default off.
+   * The tax study's policy 5 (docs/proxy.md#snapshots-for-a-flaky-segment):
+   * runs whose starting client's connection type
+   * (forwardedProps.stateSync.connection, else 'unknown') is a segment whose
+   * snapshot tax passed break-even get a STATE_SNAPSHOT per update instead of
+   * deltas, decided every `window` updates of the segment, and go back to
+   * deltas with hysteresis. Default off.
    */
   flakySegments?: true | FlakySegmentsOptions;
 }

@@ -1,6 +1,8 @@
-"""The runs StateSyncMiddleware holds (docs/wire.md section 8): the driver of
-the core's run machine (_core.RunFacade, src/run/run_life.h), the one the Node
-proxy's run follows too. The core decides what each client gets, when a run is
+"""The runs StateSyncMiddleware holds
+(docs/proxy.md#the-python-middleware-holds-its-runs-too; what a resume or an
+attach gets on the wire: docs/wire.md section 8): the driver of the core's
+run machine (_core.RunFacade, src/run/run_life.h), the one the Node proxy's
+run follows too. The core decides what each client gets, when a run is
 abandoned, who may abort it, and what a resume or an attach is sent; this file
 does the I/O it asks for: the app's task, the clients' queues, the timer, and
 (with a store that keeps run logs) the store's answers.

@@ -27,12 +27,13 @@ def picked_options(options: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: options.get(k) for k in (*_FROM_EMITTER, "max_activities")}
 
 
-def activity_options(options: Mapping[str, Any], epoch: Optional[str] = None) -> str:
+def activity_options(options: Mapping[str, Any], epoch: Optional[str] = None, *, record: bool = False) -> str:
     """The ActivityFacade's options JSON for an emitter created with ``options``,
     in ``epoch``: a plain emitter's own (its activities live and die with it);
-    None for a store-bound one's, a fresh one (activities are never stored)."""
+    None for a store-bound one's, a fresh one, with ``record`` (its writes'
+    activity-record ops kept: src/emit/activity_record.h)."""
     picked = {k: options.get(k) for k in _FROM_EMITTER}
-    return options_json({**picked, "max_activities": options.get("max_activities"),
+    return options_json({**picked, "max_activities": options.get("max_activities"), "record": record or None,
                          "epoch": random_epoch() if epoch is None else epoch}, "StateEmitter() activities")
 
 
@@ -139,6 +140,17 @@ class ActivityEmitter:
         position = json_text({"activities": activities}, "the activity positions", "invalid-request")
         result = parse(stream.catch_up(self._facade, position) if stream is not None else self._facade.catch_up(position))
         return {"activities": result["activities"], "events": result["events"]}
+
+    def _take_record_ops(self) -> List[Any]:
+        """A store-bound thread's: the activity record's ops of what was written since the last call."""
+        return parse(self._facade.take_record_ops())
+
+    def _adopt_record(self, record_text: bytes) -> int:
+        """Brings the activities to the stored activity record's JSON text."""
+        result = parse(self._facade.adopt_record(record_text))
+        if not result.get("ok"):
+            raise failure_error(result, "invalid-json", f"the stored activity record is unreadable: {result.get('message')}")
+        return int(result["changed"])
 
     @staticmethod
     def _stream() -> Any:

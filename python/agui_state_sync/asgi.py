@@ -28,7 +28,7 @@ redis_store() each run's log is kept there too, in the Node proxy's format
 attaches to it or aborts it, and a run whose holder died (no lease renewal
 for ``run_lease_ms``, 5 s) ends with RUN_ERROR 'run-lost' wherever its
 clients are. ``max_run_events`` (100,000) and ``max_run_buffer_bytes``
-(4 MiB) bound each run's log (docs/wire.md section 8).
+(4 MiB) bound each run's log (docs/proxy.md#run-logs-in-the-store).
 
 A resume entry carrying one of our approvals is checked and consumed once
 (_asgi_approvals.py, as the Node proxy does): a stale one never reaches the

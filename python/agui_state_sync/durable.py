@@ -36,6 +36,7 @@ from ._fanout import Fanout
 from ._json import json_bytes, parse, plain
 from ._options import random_epoch
 from .activities import ActivityEmitter, activity_options
+from ._durable_activities import DurableActivities
 from ._wire import wire_fields, with_wire_fields
 from .emitter import StateEmitter
 from .errors import AguiSyncError, failure_error, sync_error
@@ -75,19 +76,33 @@ class DurableStateEmitter:
         self._fanout = Fanout()  # subscribe(): every event of the key's line, once, in order
         self.counters = {"commits": 0, "stateWrites": 0, "conflicts": 0, "reloads": 0, "degradations": 0,
                          "recoveries": 0}
-        self._activities: Optional[ActivityEmitter] = None  # this process's: activities are never stored
+        self._activities: Optional[DurableActivities] = None  # the thread's, stored beside it
 
     @property
-    def activities(self) -> ActivityEmitter:
-        """The thread's activities, as StateEmitter.activities: this process's own
-        (never stored; their epoch is this process's)."""
+    def activities(self) -> DurableActivities:
+        """The thread's activities, stored with the thread (docs/wire.md section 11):
+        as StateEmitter.activities, with snapshot(), patch() and write() coroutines
+        that return once the store holds them."""
         self._check()
         if self._activities is None:
-            self._activities = ActivityEmitter(activity_options(self._options))
+            local = ActivityEmitter(activity_options(self._options, record=True))
+            key = _core.activity_record_key(self._key)
+            depth = (self._options.get("max_depth") or 128) + 2  # record > entry > content
+            self._activities = DurableActivities(
+                local, lambda: open_store_emitter(self._store, key, {"max_depth": depth}, internal=True))
         return self._activities
 
     def _activities_in_use(self) -> Optional[ActivityEmitter]:
-        return self._activities
+        return None if self._activities is None else self._activities.local
+
+    async def _sync_activities(self) -> None:
+        """Before a catch-up: the thread's stored activities, as the record holds them."""
+        try:
+            if self._activities is None and await self._store.head(_core.activity_record_key(self._key)) is None:
+                return
+            await self.activities.sync()
+        except Exception:  # unreachable or unreadable: the activities this process holds answer
+            pass
 
     @property
     def key(self) -> str:
@@ -182,6 +197,7 @@ class DurableStateEmitter:
         """The catch-up of docs/wire.md section 3, after catching up with what
         other instances wrote to the store; a snapshot while it is unreachable."""
         async with self._turn():
+            await self._sync_activities()
             if self._degraded:
                 await self._try_recover()
             if self._degraded:
@@ -251,6 +267,8 @@ class DurableStateEmitter:
         """Pending and later calls fail with 'disposed'; listeners are dropped. The store keeps the key."""
         self._disposed = True
         self._fanout.clear()
+        if self._activities is not None:
+            self._activities.dispose()
 
     def _check(self) -> None:
         if self._disposed:
@@ -477,11 +495,14 @@ class DurableStateEmitter:
             getattr(log, level)("agui-state-sync: %s", text, extra={"agui": {"event": "store", "key": self._key}})
 
 
-async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any]) -> DurableStateEmitter:
+async def open_store_emitter(store: Any, key: Any, options: Dict[str, Any], *,
+                             internal: bool = False) -> DurableStateEmitter:
     """Loads the key's line (state, seq, epoch, log) and continues it, or
-    starts it from the options. 'store-unavailable' when the store is unreachable."""
+    starts it from the options. 'store-unavailable' when the store is unreachable.
+    ``internal``: a key of the library's own (a thread's activity record)."""
     check_store(store, "StateEmitter.open() store")
-    check_key(key, "StateEmitter.open() key")
+    if not internal:
+        check_key(key, "StateEmitter.open() key")
     local = StateEmitter(**options)  # a wrong option fails before any I/O
     base = {k: v for k, v in options.items() if k not in _NEW_KEY_ONLY}
     rules = line_rules(store, base)

@@ -77,7 +77,8 @@ class RunStamper:
         asked = (self.input.get("forwardedProps") or {}).get("stateSync")
         if not isinstance(asked, dict):
             return []
-        in_use = getattr(self.emitter, "_activities_in_use", lambda: None)() is not None
+        # A store-bound thread's activities may be stored by another instance: its catch-up finds them.
+        in_use = not isinstance(self.emitter, StateEmitter) or self.emitter._activities_in_use() is not None
         answer = await settled(catch_up(self.emitter, self.input, self._activity_stream() if in_use else None))
         self.catch_up_mode = answer["mode"]
         if answer["mode"] == "current":  # nothing to send still answers, at the client's seq
@@ -90,17 +91,18 @@ class RunStamper:
             self._stream = self.emitter.activities._stream()
         return self._stream
 
-    def _activity(self, event: Event) -> List[Event]:
+    async def _activity(self, event: Event) -> List[Event]:
         """An activity event, stamped on the thread's activities as the core decides
-        (a delta that does not apply drops that activity's deltas until its next snapshot)."""
-        written = self.emitter.activities.write(event, stream=self._activity_stream())
+        (a delta that does not apply drops that activity's deltas until its next snapshot);
+        a store-bound thread's once the store holds it."""
+        written = await settled(self.emitter.activities.write(event, stream=self._activity_stream()))
         if written["dropped"] is not None:
             self.report(event, written["error"])
         return written["events"]
 
     async def _events(self, event: Event) -> List[Event]:
         if is_activity_event(event):
-            return self._activity(event)
+            return await self._activity(event)
         name = _PAYLOAD.get(event.get("type"))  # type: ignore[arg-type]
         if name is None:
             return [event]

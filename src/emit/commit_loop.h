@@ -7,7 +7,8 @@
 // returns the one thing to do next. The drivers keep the emitters, the store
 // and the clock.
 //
-// The rules (docs/wire.md section 8, *Durable servers*):
+// The rules (docs/architecture.md#a-store-bound-emitters-write-loop; what a
+// store-bound emitter promises: docs/concepts.md#durable-servers):
 //  - a batch is appended only if the key is still where the emitter last saw
 //    it; a lost race re-reads the winner's line and recomputes on it, at most
 //    kMaxAttempts times in a row ('store-conflict'), each retry after a short

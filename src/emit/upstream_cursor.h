@@ -4,7 +4,8 @@
 // made here once for every language and every sequencer (the proxy's threads,
 // sequenceState(), Python's sequence_state and its ASGI middleware); they only
 // carry it out against their emitter, which may be bound to a store and answer
-// asynchronously, then settle() what happened (docs/wire.md section 8).
+// asynchronously, then settle() what happened
+// (docs/architecture.md#sequencing-inside-the-backend-the-upstream-cursor).
 //
 // The cursor keeps the agent's own state (its view: where the run started, its
 // last snapshot, with its later deltas applied in place, O(delta) each) and

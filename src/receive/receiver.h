@@ -3,7 +3,7 @@
 //
 // It owns the state document, lastSeq, the status and the reorder window, and
 // turns each event into exactly the outcomes described in outcome.h. Rules
-// (also in README.md, "Sequencing"):
+// (also in docs/concepts.md#how-an-event-is-handled):
 //  - A sequenced STATE_SNAPSHOT replaces the state and makes it `synced`, unless
 //    its seq is below lastSeq (a late copy: ignored as stale). While resyncing,
 //    or when metadata.epoch differs from the current epoch (the sender restarted

@@ -1,10 +1,11 @@
 #pragma once
 // The life of one run's stream, decided once for the Node proxy and the Python
-// middleware (docs/wire.md section 8), in the sans-I/O shape of h11: each step
-// takes what happened (an event from the agent, a client came or went, the
-// store answered, a timer fired) and returns what to do, in order. The driver
-// owns the sockets, the store, the clock and the agent's task; this never
-// waits, never reads a clock, and never fails across its boundary.
+// middleware (docs/architecture.md#a-runs-life-the-run-machine), in the
+// sans-I/O shape of h11: each step takes what happened (an event from the
+// agent, a client came or went, the store answered, a timer fired) and
+// returns what to do, in order. The driver owns the sockets, the store, the
+// clock and the agent's task; this never waits, never reads a clock, and
+// never fails across its boundary.
 //
 // Two kinds of run share it:
 //  - held: this process runs the agent. Its events are numbered and framed

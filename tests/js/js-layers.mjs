@@ -1,4 +1,4 @@
-// The layering rule of js/src (README.md, "Layout"), as data and a checker:
+// The layering rule of js/src (docs/architecture.md#layers), as data and a checker:
 // the JS twin of cmake/check_layers.cmake. Each role folder may import from
 // the folders listed for it and nothing else, and no module inside a folder
 // imports an entry file (the package's public surface points inward only).

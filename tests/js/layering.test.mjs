@@ -1,4 +1,4 @@
-// js/src is layered by role (README.md, "Layout"; rules in js-layers.mjs):
+// js/src is layered by role (docs/architecture.md#layers; rules in js-layers.mjs):
 // the tree passes, and the checker itself catches each kind of wrong import,
 // so a green run means the rule was checked, not that the checker is blind.
 import assert from 'node:assert/strict';

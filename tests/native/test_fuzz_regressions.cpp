@@ -70,7 +70,7 @@ TEST_CASE("fuzz: event data with a NUL byte is not valid JSON", "[fuzz]") {
 // fuzz_receiver, known-issue id "snapshot-depth" (artifact crash-3eca1140...).
 // decodeEvent allows maxDepth + 3 levels for the whole event (envelope > delta >
 // op > value), which is right for a delta but lets a snapshot's state nest
-// maxDepth + 2 levels. README "Limits": a breach of maxDepth is an error and a
+// maxDepth + 2 levels. docs/concepts.md#limits-defaults: a breach of maxDepth is an error and a
 // `limit-exceeded` resync; Facade's initialState and every delta do enforce it.
 TEST_CASE("fuzz: a snapshot deeper than maxDepth is refused", "[fuzz]") {
   Options options;

@@ -30,7 +30,8 @@ SegmentSwitch deltas(SegmentTax& tax, const std::string& label, size_t n) {
   return last;
 }
 
-// The rule as docs/wire.md section 8 states it, written out again from a window's counts (the oracle).
+// The rule as docs/proxy.md#snapshots-for-a-flaky-segment states it, written out again from a
+// window's counts (the oracle).
 bool rule(const SegmentWindow& w, double given) {
   const double S = double(w.snapshotBytes);
   const double d = w.deltas ? double(w.deltaBytes) / double(w.deltas) : w.meanDelta;

@@ -80,20 +80,34 @@ def test_catch_up_heals_each_activity_by_replay_or_snapshot(seed):
     assert [x["mode"] for x in again["activities"]] == ["current"] * 3
 
 
-def test_a_store_bound_emitter_answers_for_its_activities():
+def test_a_store_bound_emitter_stores_its_activities_and_another_instance_continues_them():
     async def main():
-        emitter = await StateEmitter.open(store=memory_store(), key="t1")
+        store = memory_store()
+        emitter = await StateEmitter.open(store=store, key="t1")
         sync = StateSync(activities=True)
         await emitter.update({"n": 1})
-        assert emitter.activities.epoch != emitter.epoch  # never stored: this process's own
-        events = emitter.activities.snapshot("m1", "card", {"v": 1})
+        text = "a long note " * 20  # a delta is cheaper than the snapshot
+        events = await emitter.activities.snapshot("m1", "card", {"v": 1, "text": text})
         feed_all(sync, emitter, events)
-        emitter.activities.snapshot("m1", "card", {"v": 2})
+        await emitter.activities.snapshot("m1", "card", {"v": 2, "text": text})
         answer = await catch_up(emitter, {"forwardedProps": {"stateSync": {
             "lastSeq": None, "activities": sync.activity_positions()}}})
         feed_all(sync, emitter, answer["events"])
         assert sync.state == {"n": 1}
-        assert (sync.activities["m1"]["content"], sync.activities["m1"]["status"]) == ({"v": 2}, "synced")
+        assert (sync.activities["m1"]["content"], sync.activities["m1"]["status"]) == ({"v": 2, "text": text}, "synced")
+        # Another instance (or this one restarted) never saw m1: it continues the stored line.
+        other = await StateEmitter.open(store=store, key="t1")
+        current = await catch_up(other, {"forwardedProps": {"stateSync": {
+            "lastSeq": None, "activities": sync.activity_positions()}}})
+        assert current["activities"] == [{"messageId": "m1", "mode": "current"}]
+        nxt = await other.activities.patch("m1", "card", [{"op": "replace", "path": "/v", "value": 3}])
+        assert nxt[0]["metadata"]["agui-state-sync"]["baseSeq"] == 1
+        feed_all(sync, other, nxt)
+        # The first instance lost that race: its write goes on top of the stored line, never forks it.
+        after = await emitter.activities.patch("m1", "card", [{"op": "add", "path": "/note", "value": "a"}])
+        assert after[0]["metadata"]["agui-state-sync"]["baseSeq"] == 2
+        feed_all(sync, emitter, after)
+        assert (sync.activities["m1"]["content"], sync.activities["m1"]["status"]) == ({"v": 3, "text": text, "note": "a"}, "synced")
     asyncio.run(main())
 
 

@@ -275,7 +275,9 @@ class RunStamper {
     };
     const asked = input.forwardedProps?.stateSync;
     if (asked === null || typeof asked !== 'object') return after(moved, () => { begin(); return []; });
-    const stream = this.#emitter[kActivitiesInUse]?.() ? this.#activityStream() : undefined;
+    // A store-bound thread's activities may be stored by another instance: its catch-up finds them.
+    const durable = typeof this.#emitter[kCommitThrough] === 'function';
+    const stream = durable || this.#emitter[kActivitiesInUse]?.() ? this.#activityStream() : undefined;
     return after(moved, () => after(catchUp(this.#emitter, input, stream), (answer) => { begin(); return answer.events; }));
   }
 

@@ -1,6 +1,6 @@
 // The proxy's run logs in its Redis store (redisStore(): --redis), so that
-// any instance can serve a run's stream (docs/wire.md section 8, *Run logs
-// in the store*). One run is three keys under the hash tag {run:<stream key>}
+// any instance can serve a run's stream (docs/proxy.md#run-logs-in-the-store).
+// One run is three keys under the hash tag {run:<stream key>}
 // (a Redis Cluster keeps them on one slot): meta (a hash: threadId, runId,
 // fingerprint, owner, status live | finished | lost, lastN, seq, bytes,
 // startedN, startedText, trimmedSeq), log (a Stream, entry `<n>-0` per event:

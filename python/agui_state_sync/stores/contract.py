@@ -41,8 +41,11 @@ def check_store(store: Any, what: str, methods: tuple = STORE_METHODS) -> Any:
 
 
 def check_key(key: Any, what: str) -> str:
-    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH:
-        raise sync_type_error("invalid-options", f"{what} must be a non-empty str of at most {MAX_KEY_LENGTH} characters")
+    """A caller's key: a non-empty str of at most 1024 characters that does not start with a
+    NUL (the library's own keys do: a thread's activity record, src/emit/activity_record.h)."""
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LENGTH or key[0] == "\0":
+        raise sync_type_error("invalid-options", f"{what} must be a non-empty str of at most {MAX_KEY_LENGTH} "
+                                                 "characters, not starting with a NUL")
     return key
 
 

@@ -3,8 +3,8 @@ js/src/proxy/run-store.js (the I/O), stored-run-log.js (the holder's side)
 and remote-run.js (a run another instance holds, followed here), with the
 same Lua scripts (js/src/proxy/lua/, shipped in stores/run_lua/), the same
 keys (_layout.py) and the same encodings, so that a Node proxy and a Python
-StateSyncMiddleware on one Redis serve each other's runs (docs/wire.md
-section 8, *Run logs in the store*).
+StateSyncMiddleware on one Redis serve each other's runs
+(docs/proxy.md#run-logs-in-the-store).
 
 One run is three keys under one hash tag, ``<prefix>v2:{r:<stream key>}``:
 meta (a hash: threadId, runId, fingerprint, owner, status live | finished |
