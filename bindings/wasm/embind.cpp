@@ -143,6 +143,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("settlePlanned", &CursorFacade::settlePlanned)
       .function("onLine", &CursorFacade::onLine)
       .function("suspend", &CursorFacade::suspend)
+      .function("addStart", &CursorFacade::addStart)
+      .function("agentView", &CursorFacade::agentView)
       .function("suspended", &CursorFacade::suspended);
   // A store-bound emitter's write loop (src/facade/commit_loop_facade.h).
   emscripten::class_<agui_sync::CommitLoopFacade>("CommitLoopFacade")

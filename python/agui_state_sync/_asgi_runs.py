@@ -73,7 +73,7 @@ class RunRoutes:
         log = None if mw.run_store is None else StoredRunLog(mw.run_store)
         run = HeldRun(mw.runs, thread_id=thread_id, run_id=run_id, credentials=credentials, keep=keep, log=log,
                       catch_up=lambda position: self._catch_up(thread_id, position),
-                      epoch=lambda: getattr(mw.sequencer.emitter_for(thread_id), "epoch", None),
+                      thread=lambda: mw.sequencer.emitter_for(thread_id),
                       heartbeat_s=mw.heartbeat_s)
         mw.runs.add(run)
         if log is not None:
@@ -91,7 +91,7 @@ class RunRoutes:
         run = HeldRun(mw.runs, thread_id=thread_id, run_id=meta["runId"], credentials=[],
                       fingerprint=meta["fingerprint"], log=log, key=meta["key"], followed=True,
                       catch_up=lambda position: self._catch_up(thread_id, position),
-                      epoch=lambda: getattr(mw.sequencer.emitter_for(thread_id), "epoch", None),
+                      thread=lambda: mw.sequencer.emitter_for(thread_id),
                       heartbeat_s=mw.heartbeat_s)
         run.on_over.append(release)
         mw.runs.add(run)

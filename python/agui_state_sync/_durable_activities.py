@@ -16,10 +16,16 @@ adopts the record and is written again; a catch-up first adopts the record."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, TypeVar
 
 from .activities import ActivityEmitter, Event
 from .errors import AguiSyncError, sync_error
+from .types import ActivityWrite
+
+if TYPE_CHECKING:
+    from .durable import DurableStateEmitter
+
+T = TypeVar("T")
 
 # A write that keeps losing races to writes of the same activity gives up after this many tries.
 _MAX_TRIES = 8
@@ -31,10 +37,10 @@ class DurableActivities:
     """``snapshot``, ``patch`` and ``write`` are coroutines, one at a time, that
     return once the store holds the write; the rest is the local ActivityEmitter's."""
 
-    def __init__(self, local: ActivityEmitter, open_record: Callable[[], Awaitable[Any]]) -> None:
+    def __init__(self, local: ActivityEmitter, open_record: Callable[[], Awaitable["DurableStateEmitter"]]) -> None:
         self.local = local
         self._open = open_record
-        self._record: Any = None
+        self._record: Optional["DurableStateEmitter"] = None
         self._stale = False  # a write's events were computed but not committed: adopt before the next
         self._lock = asyncio.Lock()
 
@@ -46,7 +52,7 @@ class DurableActivities:
         async with self._lock:
             return await self._commit(lambda local: local.patch(message_id, activity_type, ops))
 
-    async def write(self, event: Event, **options: Any) -> Dict[str, Any]:
+    async def write(self, event: Event, **options: Any) -> ActivityWrite:
         """As ActivityEmitter.write(); dropped 'store-unavailable' / 'store-conflict'
         when it could not be stored (nothing was sent)."""
         async with self._lock:
@@ -89,7 +95,7 @@ class DurableActivities:
         if self._record is not None:
             self._record.dispose()
 
-    async def _record_line(self) -> Any:
+    async def _record_line(self) -> "DurableStateEmitter":
         if self._record is None:
             self._record = await self._open()
         return self._record
@@ -100,7 +106,7 @@ class DurableActivities:
         self.local._adopt_record(record._committed_text().encode("utf-8"))
         self._stale = False
 
-    async def _commit(self, write: Callable[[ActivityEmitter], Any]) -> Any:
+    async def _commit(self, write: Callable[[ActivityEmitter], T]) -> T:
         """write(local) computes the events (a refusal raises, nothing changed); returned once stored."""
         if self._stale:
             await self._adopt()

@@ -8,7 +8,7 @@ src/emit/store_line.h), so a Node and a Python emitter agree on them."""
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Sequence, Tuple
 
 from . import _core
 from ._json import json_bytes, json_text, parse
@@ -17,6 +17,7 @@ from ._wire import wire_fields, wire_seq
 from .emitter import StateEmitter
 from .errors import failure_error
 from .resync import read_resync_request
+from .types import CatchUp
 
 Event = Dict[str, Any]
 
@@ -62,7 +63,7 @@ def log_records(events: List[Event]) -> Tuple[List[Dict[str, Any]], int, bool]:
     return records, size, any(r["snapshot"] for r in records)
 
 
-def snapshot_catch_up(local: StateEmitter, request: Any) -> Dict[str, Any]:
+def snapshot_catch_up(local: StateEmitter, request: Any) -> CatchUp:
     """The catch-up when no replay can be vouched for (the store is
     unreachable): the core's answer (nothing for a client exactly at the
     emitter's epoch and seq), with a snapshot in place of a replay."""
@@ -87,7 +88,7 @@ def events_of(out: Any) -> List[Event]:
     return out if isinstance(out, list) else out["events"]
 
 
-def with_events(out: Any, events: List[Event]) -> Any:
+def with_events(out: Any, events: Sequence[Mapping[str, Any]]) -> Any:
     return events if isinstance(out, list) else {**out, "events": events}
 
 

@@ -12,7 +12,7 @@ anything reaches the engine, so nothing is half-applied:
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 from . import _core
 from .errors import sync_type_error, sync_value_error
@@ -39,7 +39,7 @@ def json_bytes(value: Any, what: str, code: str = "invalid-argument") -> bytes:
     """UTF-8 JSON text of ``value`` as JSON.stringify would write it, or the error."""
     text, kind, message = _core.to_json(value, MAX_DEPTH)
     if text is not None:
-        return cast(bytes, text)
+        return text
     if kind == "type":
         raise sync_type_error(code, f"{what}: {message}")
     if kind == "depth":

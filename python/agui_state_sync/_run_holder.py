@@ -56,7 +56,7 @@ class ClientStream:
 class HeldRun:
     def __init__(self, book: "RunBook", *, thread_id: str, run_id: str, credentials: List[Optional[str]],
                  keep: bool = False, log: Any = None, catch_up: Optional[Callable[[Dict[str, Any]], Any]] = None,
-                 epoch: Callable[[], Optional[str]] = lambda: None, heartbeat_s: Optional[float] = None,
+                 thread: Callable[[], Any] = lambda: None, heartbeat_s: Optional[float] = None,
                  key: Optional[str] = None, followed: bool = False, fingerprint: Optional[str] = None) -> None:
         self.book = book
         self.key = key or new_stream_key()
@@ -68,7 +68,7 @@ class HeldRun:
         # Who started it: the core's requester digest, as a stored log records it. An abort must come from them.
         self.fingerprint = fingerprint if fingerprint is not None else credentials_fingerprint(credentials)
         self._catch_up = catch_up  # position -> [event JSON text]: the thread's catch-up for a client
-        self._epoch = epoch
+        self._thread = thread  # the thread's emitter here (None: none yet): where the thread is now
         options = {"key": self.key, "requester": self.fingerprint, "keep": keep, "stored": log is not None and not followed,
                    "followed": followed, "graceMs": book.grace_ms, "maxBytes": book.max_run_bytes,
                    "maxEvents": book.max_run_events, "maxClients": book.max_run_clients}
@@ -130,7 +130,9 @@ class HeldRun:
 
     def _join(self, client: ClientStream) -> None:
         join = dict(client.join)
-        join["epoch"] = self._epoch()
+        # Where the thread is now: an ended run's exact resume holds only if it is still where the run left it.
+        emitter = self._thread()
+        join["epoch"], join["seq"] = getattr(emitter, "epoch", None), getattr(emitter, "seq", None)
         self.step(join)
 
     def _carry(self, answer_text: str) -> None:

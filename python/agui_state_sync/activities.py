@@ -15,6 +15,7 @@ from . import _core
 from ._json import json_bytes, json_text, parse, plain
 from ._options import check_init, options_json, random_epoch
 from .errors import AguiSyncError, failure_code, failure_error, sync_type_error
+from .types import ActivityWrite
 
 Event = Dict[str, Any]
 _ACTIVITY_TYPES = frozenset(("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"))
@@ -82,7 +83,7 @@ class ActivityEmitter:
         return result["events"]
 
     def write(self, event: Event, *, verified: bool = False, content: Optional[Callable[[str], Any]] = None,
-              stream: Any = None) -> Dict[str, Any]:
+              stream: Any = None) -> ActivityWrite:
         """An agent's activity event: {events, dropped, error} as the JS
         ActivityEmitter.write() gives it (any other event: {events: [event]}).
         ``stream``: a run's (_stream()): its client's first event of an

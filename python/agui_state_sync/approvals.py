@@ -11,7 +11,7 @@ effect itself."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, cast
 
 from . import _core
 from ._json import json_bytes, parse, plain
@@ -21,9 +21,7 @@ from .stores.contract import RECORD_METHODS, check_key, check_store
 from .types import ConsumedApproval
 
 if TYPE_CHECKING:
-    from .stores.memory import MemoryStore
     from .stores.protocol import RecordStore
-    from .stores.redis import RedisStore
 
 # consume_approval's steps: peek, claim, the answer; one more round when a claim is lost.
 _MAX_STEPS = 6
@@ -64,7 +62,7 @@ def _state_text(agent_state: Any) -> Optional[bytes]:
 
 
 async def consume_approval(approval: Any, agent_state: Any, *,
-                           store: "Union[RecordStore, MemoryStore, RedisStore]", thread_id: str,
+                           store: "RecordStore", thread_id: str,
                            interrupt_id: Optional[str] = None, activities: Any = None) -> ConsumedApproval:
     """Verifies ``approval`` against ``agent_state`` (an approval with a
     messageId against ``activities``' content of that activity:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Tuple
 
 from ._access import DEFAULT_GRANT_TTL_MS, AccessGate, Refused, Unjudged, credentials_of
 from ._asgi_approvals import ApprovalGate, ApprovedRun, answer_events, carries_resume, run_finished
@@ -62,6 +62,9 @@ from .errors import AguiSyncError, sync_error, sync_type_error
 from .resync import HEADER_CATCH_UP, HEADER_EPOCH, HEADER_HELD, HEADER_REASON, HEADER_SEQ, read_resync_request
 from .sequence import StateSequencer
 
+if TYPE_CHECKING:
+    from .stores.protocol import RecordStore, Store
+
 DEFAULT_HEARTBEAT_S = 15.0
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # a RunAgentInput, as the Node proxy's maxBodyBytes
 DEFAULT_RUN_LEASE_MS = 5000  # with redis_store(): a run whose holder has not renewed its lease this long is lost
@@ -73,8 +76,8 @@ _STATE_HEADERS = tuple(name.lower() for name in (HEADER_SEQ, HEADER_EPOCH, HEADE
 
 class StateSyncMiddleware:
     def __init__(self, app: Any, *, paths: Iterable[str], sequencer: Optional[StateSequencer] = None,
-                 store: Any = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
-                 approval_store: Any = None, flaky_segments: Any = None, authorize: Any = None,
+                 store: Optional["Store"] = None, heartbeat_s: Optional[float] = DEFAULT_HEARTBEAT_S,
+                 approval_store: Optional["RecordStore"] = None, flaky_segments: Any = None, authorize: Any = None,
                  grant_ttl_ms: int = DEFAULT_GRANT_TTL_MS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                  grace_ms: int = DEFAULT_GRACE_MS, run_lease_ms: int = DEFAULT_RUN_LEASE_MS,
                  max_run_events: int = DEFAULT_MAX_RUN_EVENTS, max_run_buffer_bytes: int = DEFAULT_MAX_RUN_BYTES) -> None:

@@ -42,6 +42,7 @@ from .emitter import StateEmitter
 from .errors import AguiSyncError, failure_error, sync_error
 from .resync import catch_up as _catch_up
 from .stores.contract import check_key, check_store
+from .types import AppliedEdits, CatchUp, ClientWrite, DurableEmitterStats, StateEvent, StateSnapshotEvent
 
 _NEW_KEY_ONLY = ("epoch", "start_seq", "initial_state")
 log = logging.getLogger("agui_state_sync")
@@ -135,7 +136,7 @@ class DurableStateEmitter:
 
     # The writes copy their arguments when called, not when their turn comes:
     # the caller may change them meanwhile (a coroutine's body starts late).
-    def update(self, new_state: Any, *, rebase: bool = False) -> Awaitable[List[Dict[str, Any]]]:
+    def update(self, new_state: Any, *, rebase: bool = False) -> Awaitable[List[StateEvent]]:
         """As StateEmitter.update(), once committed. The whole state is written (the last writer
         wins), unless ``rebase``: then only this writer's change goes on the line as it stands,
         whoever wrote meanwhile: the core's rebase diff from the state this writer last gave (its
@@ -153,7 +154,7 @@ class DurableStateEmitter:
         async with self._turn():
             return await self._commit(apply)
 
-    async def _rebased(self, text: bytes) -> List[Dict[str, Any]]:
+    async def _rebased(self, text: bytes) -> List[StateEvent]:
         async with self._turn():
             base = self._rebase_view or self._local._state_text().encode("utf-8")
             answer = _core.rebase_ops_json(base, text)
@@ -172,28 +173,28 @@ class DurableStateEmitter:
             self._rebase_view = text  # the next change is measured from this writer's own view
             return out
 
-    def patch(self, ops: Any) -> Awaitable[List[Dict[str, Any]]]:
+    def patch(self, ops: Any) -> Awaitable[List[StateEvent]]:
         """As StateEmitter.patch(), once committed. After a lost race the ops go on the winner's state."""
         return now_or_raise(lambda: self._patch_json(json_bytes(ops, "patch() operations")))
 
-    async def _update_json(self, text: bytes) -> List[Dict[str, Any]]:
+    async def _update_json(self, text: bytes) -> List[StateEvent]:
         async with self._turn():
             return await self._commit(lambda e: e._update_json(text))
 
-    async def _patch_json(self, text: bytes) -> List[Dict[str, Any]]:
+    async def _patch_json(self, text: bytes) -> List[StateEvent]:
         async with self._turn():
             return await self._commit(lambda e: e._patch_json(text))
 
     def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None, *,
-                    epoch: Optional[str] = None) -> Awaitable[Dict[str, Any]]:
+                    epoch: Optional[str] = None) -> Awaitable[AppliedEdits]:
         """As StateEmitter.apply_edits(), once committed: {events, results}."""
         return self._apply_edits(copy_argument(edits), copy_argument(policy), epoch)
 
-    async def _apply_edits(self, edits: Any, policy: Any, epoch: Optional[str]) -> Dict[str, Any]:
+    async def _apply_edits(self, edits: Any, policy: Any, epoch: Optional[str]) -> AppliedEdits:
         async with self._turn():
             return await self._commit(lambda e: e.apply_edits(edits, policy, epoch=epoch))
 
-    async def catch_up(self, request: Any) -> Dict[str, Any]:
+    async def catch_up(self, request: Any) -> CatchUp:
         """The catch-up of docs/wire.md section 3, after catching up with what
         other instances wrote to the store; a snapshot while it is unreachable."""
         async with self._turn():
@@ -212,7 +213,7 @@ class DurableStateEmitter:
         # catch_up(emitter, request) of agui_state_sync (resync.py) comes here.
         return self.catch_up(request)
 
-    async def snapshot(self) -> Dict[str, Any]:
+    async def snapshot(self) -> StateSnapshotEvent:
         """A STATE_SNAPSHOT at ``seq``, after the writes queued before it."""
         async with self._turn():
             return self._local.snapshot()
@@ -226,7 +227,7 @@ class DurableStateEmitter:
             else:
                 await self._refresh(force=self._stale)
 
-    def subscribe(self, listener: Callable[[List[Dict[str, Any]]], None], *, poll_ms: float = 100) -> Callable[[], None]:
+    def subscribe(self, listener: Callable[[List[StateEvent]], None], *, poll_ms: float = 100) -> Callable[[], None]:
         """listener(events) gets every event of the key's line, in order, once
         each: this emitter's own writes once committed, and those of other
         instances (Node's too) as it finds them: on the store's notification of
@@ -251,17 +252,17 @@ class DurableStateEmitter:
     def heartbeat(self) -> bytes:
         return b": hb %d\n\n" % self.seq
 
-    def provenance(self) -> List[Dict[str, Any]]:
+    def provenance(self) -> List[ClientWrite]:
         self._check()
         return self._local.provenance()
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> DurableEmitterStats:
         """The local emitters' counters (summed over reloads), and ``store``."""
         self._check()
-        stats = self._local.stats()
+        stats: Any = self._local.stats()
         for name, value in self._carried.items():
             stats[name] = stats.get(name, 0) + value
-        return {**stats, "store": {**self.counters, "degraded": self.degraded}}
+        return {**stats, "store": {**self.counters, "degraded": self.degraded}}  # type: ignore[typeddict-item]
 
     def dispose(self) -> None:
         """Pending and later calls fail with 'disposed'; listeners are dropped. The store keeps the key."""
@@ -294,7 +295,7 @@ class DurableStateEmitter:
         out: Any = None
         applied = False
         failure: Optional[BaseException] = None
-        opening: List[Dict[str, Any]] = []  # degraded before the write's events were computed: its line's snapshot leads
+        opening: List[Any] = []  # degraded before the write's events were computed: its line's snapshot leads
         while True:
             if step == "recover":
                 result, mine = await self._try_reset()
@@ -427,7 +428,7 @@ class DurableStateEmitter:
                 self._carried[name] = self._carried.get(name, 0) + value
         self._local = local
 
-    def _degrade(self, error: Optional[BaseException]) -> Dict[str, Any]:
+    def _degrade(self, error: Optional[BaseException]) -> StateSnapshotEvent:
         """The store failed mid-write: go on alone under a fresh epoch; returns the snapshot that starts its line."""
         old = self._local
         snapshot = old.snapshot()  # repeats the recent edit verdicts: they carry over

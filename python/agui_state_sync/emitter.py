@@ -9,7 +9,7 @@ the facade's.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional
 
 from . import _core
 from ._json import json_bytes, json_text, parse, plain
@@ -20,6 +20,12 @@ from .resync import check_edit_policy
 from ._wire import wire_seq
 from .prompt import message_of, render_options_json, rendered_parts
 from .activities import ActivityEmitter, activity_options, is_activity_event, picked_options
+from .types import (AppliedEdits, CatchUp, ClientWrite, EmitterStats, PromptMessage, PromptRender, StateEvent,
+                    StateSnapshotEvent)
+
+if TYPE_CHECKING:
+    from .durable import DurableStateEmitter
+    from .stores.protocol import Store
 
 Event = Dict[str, Any]
 
@@ -82,7 +88,7 @@ class StateEmitter:
         return emitter
 
     @classmethod
-    async def open(cls, *, store: Any, key: str, **options: Any) -> Any:
+    async def open(cls, *, store: "Store", key: str, **options: Any) -> "DurableStateEmitter":
         """A StateEmitter bound to ``key`` of ``store`` (memory_store(),
         redis_store()): a DurableStateEmitter whose writes are coroutines, each
         committed to the store before it returns. It continues the key's state,
@@ -104,28 +110,28 @@ class StateEmitter:
     def _activities_in_use(self) -> Optional[ActivityEmitter]:
         return self._activities
 
-    def update(self, new_state: Any) -> List[Event]:
+    def update(self, new_state: Any) -> List[StateEvent]:
         """Diffs the current state against ``new_state``: one STATE_DELTA, or a
         STATE_SNAPSHOT when that is smaller; [] when nothing changed. Raises an
         AguiSyncError (the state then unchanged) when it cannot be sent."""
         text = json_bytes(plain(new_state), "update() state")
         return self._events(parse(self._facade.update(text)), "update()", "invalid-json")
 
-    def patch(self, ops: Any) -> List[Event]:
+    def patch(self, ops: Any) -> List[StateEvent]:
         """Applies the app's RFC 6902 ops atomically; the events that carry them.
         A refusal raises an AguiSyncError with ``code`` and ``op_index``."""
         text = json_bytes(ops, "patch() operations")
         return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
 
-    def _update_json(self, text: bytes) -> List[Event]:
+    def _update_json(self, text: bytes) -> List[StateEvent]:
         # update() of a state already written as JSON (the sequencer has its text).
         return self._events(parse(self._facade.update(text)), "update()", "invalid-json")
 
-    def _patch_json(self, text: bytes) -> List[Event]:
+    def _patch_json(self, text: bytes) -> List[StateEvent]:
         return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
 
     def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None, *,
-                    epoch: Optional[str] = None) -> Dict[str, Any]:
+                    epoch: Optional[str] = None) -> AppliedEdits:
         """Judges a client's edits ([{editId, baseSeq, ops}]) under ``policy``
         ({ownership, onConflict}) and applies those it accepts: {events,
         results}. An edit's own problems are its verdict, never a raise.
@@ -168,15 +174,15 @@ class StateEmitter:
         """The state's JSON text as the facade writes it (what a store keeps)."""
         return self._facade.state_json()
 
-    def provenance(self) -> List[Dict[str, Any]]:
+    def provenance(self) -> List[ClientWrite]:
         """[{path, writer: 'client', origin, seq}]: the pointers a client edit wrote last."""
         return parse(self._facade.provenance_json())
 
-    def snapshot(self) -> Event:
+    def snapshot(self) -> StateSnapshotEvent:
         """A STATE_SNAPSHOT of the current state at the current seq."""
         return parse(self._facade.snapshot())
 
-    def replay_since(self, seq: int, epoch: Optional[str] = None, held: Optional[Iterable[int]] = None) -> List[Event]:
+    def replay_since(self, seq: int, epoch: Optional[str] = None, held: Optional[Iterable[int]] = None) -> List[StateEvent]:
         """What a client at ``seq`` needs: [], the missed deltas, or one snapshot."""
         if not _is_seq(seq):
             raise sync_type_error("invalid-argument", "replay_since() seq must be an integer >= 0")
@@ -187,7 +193,7 @@ class StateEmitter:
             raise sync_type_error("invalid-argument", "replay_since() held must be integers >= 0")
         return self._replay(json_text({"seq": seq, "epoch": epoch, "skip": skip}, "replay_since()"), "replay_since()")
 
-    def catch_up(self, request: Any) -> Dict[str, Any]:
+    def catch_up(self, request: Any) -> CatchUp:
         """What to send a (re)connecting client first: {mode: 'current' |
         'replay' | 'snapshot', events}. ``request``: an HTTP request (anything
         with ``headers``) or a RunAgentInput (forwardedProps.stateSync)."""
@@ -203,16 +209,16 @@ class StateEmitter:
         id_line = b"id: %d\n" % seq if id and _is_seq(seq) else b""
         return id_line + b"data: " + text + b"\n\n"
 
-    def render_state_for_prompt(self, **options: Any) -> Dict[str, Any]:
+    def render_state_for_prompt(self, **options: Any) -> PromptRender:
         """render_state_for_prompt of this emitter's state, rendered in the core
         where the state is (no JSON text of it is written or read): {text,
         bytes, truncated, untrustedPaths}. With untrusted='auto', user_written
         defaults to provenance()'s paths. Raises as render_state_for_prompt."""
-        rendered = self._render_prompt("render_state_for_prompt()", options)
+        rendered: Any = self._render_prompt("render_state_for_prompt()", options)  # {**PromptRender, preamble}
         del rendered["preamble"]
         return rendered
 
-    def prompt_message(self, **options: Any) -> Dict[str, str]:
+    def prompt_message(self, **options: Any) -> PromptMessage:
         """prompt_message of this emitter's state, rendered where the state is."""
         return message_of(self._render_prompt("prompt_message()", options))
 
@@ -239,28 +245,28 @@ class StateEmitter:
             self._state_valid = True
         return self._state
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> EmitterStats:
         return parse(self._facade.stats_json())
 
-    def _catch_up_at(self, position: Mapping[str, Any]) -> Dict[str, Any]:
+    def _catch_up_at(self, position: Mapping[str, Any]) -> CatchUp:
         # {mode, events} for a client at position ({lastSeq, epoch, reason, held}): the core decides.
         result = parse(self._facade.catch_up(json_text(position, "catch_up() position", "invalid-request")))
         if not result.get("ok"):
             raise failure_error(result, "invalid-request", f"catch_up() failed: {result.get('message')}")
         return {"mode": result["mode"], "events": result["events"]}
 
-    def _catch_up_snapshot(self) -> Event:
+    def _catch_up_snapshot(self) -> StateEvent:
         # snapshot() as a catch-up's answer, counted in stats()['replaySnapshots'].
         return self._replay('{"snapshot":true}', "catch_up()")[0]
 
-    def _events(self, result: Mapping[str, Any], what: str, fallback: str) -> List[Event]:
+    def _events(self, result: Mapping[str, Any], what: str, fallback: str) -> List[StateEvent]:
         if not result.get("ok"):
             raise _refusal(what, result, fallback)
         if result["events"]:
             self._state_valid = False
         return result["events"]
 
-    def _replay(self, request_json: str, what: str) -> List[Event]:
+    def _replay(self, request_json: str, what: str) -> List[StateEvent]:
         result = parse(self._facade.replay(request_json))
         if not result.get("ok"):
             raise failure_error(result, "invalid-request", f"{what} failed: {result.get('message')}")

@@ -31,12 +31,8 @@ from .stores.contract import RECORD_METHODS, check_key, check_store
 from .types import OnceRecord
 
 if TYPE_CHECKING:
-    from .stores.memory import MemoryStore
-    from .stores.protocol import RecordStore
-    from .stores.redis import RedisStore
-
-    # The stores once() takes: any RecordStore (stores/protocol.py), and the package's own.
-    AnyRecordStore = Union[RecordStore, MemoryStore, RedisStore]
+    # The stores once() takes: any RecordStore (stores/protocol.py); memory_store() and redis_store() are.
+    from .stores.protocol import RecordStore as AnyRecordStore
 
 SCOPE = "agui-once"
 DEFAULT_LEASE_MS = 60_000

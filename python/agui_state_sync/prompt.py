@@ -37,7 +37,7 @@ def _state_bytes(state: Any, what: str) -> bytes:
     # fail because a user's text was cut inside an emoji.
     text, kind, message = _core.to_json(plain(state), MAX_DEPTH, True)
     if text is not None:
-        return cast(bytes, text)
+        return text
     if kind == "depth":
         raise sync_value_error("limit-exceeded", f"{what}: the state nests deeper than {MAX_DEPTH} levels")
     if kind == "type":
@@ -128,10 +128,10 @@ def prompt_message(state: Any, **options: Any) -> PromptMessage:
     'user', content}: a one-line preamble saying the block is data, then the
     block. Put it in a LangChain HumanMessage(content=...) or return its
     content from a PydanticAI @agent.instructions function."""
-    return cast(PromptMessage, message_of(_rendered_with_preamble(state, **options)))  # one render: the block and its preamble
+    return message_of(_rendered_with_preamble(state, **options))  # one render: the block and its preamble
 
 
-def message_of(rendered: Mapping[str, Any]) -> Dict[str, str]:
+def message_of(rendered: Mapping[str, Any]) -> PromptMessage:
     """The message of a render: its preamble line, then the block (both the core's)."""
     return {"role": "user", "content": f"{rendered['preamble']}\n{rendered['text']}"}
 

@@ -14,7 +14,7 @@ one parse of a snapshot instead of two)."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from ._json import MAX_DEPTH, json_bytes, parse
@@ -192,7 +192,7 @@ def _safe_integer(value: Any) -> bool:
     return number and abs(value) <= _MAX_SAFE
 
 
-def _carry(event: Event, stamped: List[Event]) -> List[Event]:
+def _carry(event: Event, stamped: Sequence[Mapping[str, Any]]) -> List[Event]:
     """The emitter's events, carrying the agent's other fields (its payload and
     top-level seq fields give way to the emitter's), but never one AG-UI 1.0
     ends a run on: a null where a field is optional, a timestamp that is not an

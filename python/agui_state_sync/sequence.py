@@ -23,7 +23,7 @@ import copy
 import logging
 import inspect
 import weakref
-from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union, overload
 
 from ._events import Upstream, events_of
 from ._flaky_segments import FlakySegments
@@ -34,6 +34,11 @@ from .stores.contract import check_store
 from .run_stamper import RunStamper, settled
 from .emitter import StateEmitter
 from .threads import ThreadEmitters
+from .types import AguiEvent
+
+if TYPE_CHECKING:
+    from .durable import DurableStateEmitter
+    from .stores.protocol import Store
 
 log = logging.getLogger("agui_state_sync")
 DEFAULT_MAX_THREADS = 1000
@@ -60,7 +65,7 @@ class StateSequencer:
 
     def __init__(self, *, max_threads: int = DEFAULT_MAX_THREADS, idle_ttl_ms: int = DEFAULT_IDLE_TTL_MS,
                  emitter: Optional[Mapping[str, Any]] = None, edits: Optional[Mapping[str, Any]] = None,
-                 on_inconsistent: Optional[OnInconsistent] = None, store: Any = None) -> None:
+                 on_inconsistent: Optional[OnInconsistent] = None, store: Optional["Store"] = None) -> None:
         options = dict(emitter or {})
         if "epoch" in options or "initial_state" in options:
             raise sync_type_error("invalid-options", "StateSequencer() sets each thread's epoch and initial state itself")
@@ -77,7 +82,7 @@ class StateSequencer:
         self._sent: Dict[str, int] = {}  # events sent, by type: the snapshot tax, measured here
         self._catch_ups: Dict[str, int] = {}
 
-    def emitter_for(self, thread_id: str) -> Any:
+    def emitter_for(self, thread_id: str) -> Optional[Union[StateEmitter, "DurableStateEmitter"]]:
         """The thread's StateEmitter (a DurableStateEmitter with a store), or None."""
         return self._threads.get(str(thread_id))
 
@@ -107,7 +112,7 @@ class StateSequencer:
 
     async def run(self, agent: Agent, run_input: Any, *, sse: bool = False,
                   on_catch_up: Optional[Callable[[str], None]] = None,
-                  segment: Optional[Tuple[FlakySegments, str]] = None) -> AsyncIterator[Any]:
+                  segment: Optional[Tuple[FlakySegments, str]] = None) -> AsyncIterator[Union[AguiEvent, bytes]]:
         """The agent's events for ``run_input``, sequenced: dicts, or SSE bytes with
         ``sse``. on_catch_up(mode) hears how the client was caught up, before the
         catch-up's first byte is yielded. With ``sse``, a client that is current
@@ -226,8 +231,23 @@ _default: Optional[StateSequencer] = None
 _by_store: "weakref.WeakKeyDictionary[Any, StateSequencer]" = weakref.WeakKeyDictionary()
 
 
+@overload
 def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
-                   store: Any = None, sse: bool = False) -> AsyncIterator[Any]:
+                   store: Optional["Store"] = None, sse: Literal[False] = False) -> AsyncIterator[AguiEvent]: ...
+
+
+@overload
+def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
+                   store: Optional["Store"] = None, sse: Literal[True]) -> AsyncIterator[bytes]: ...
+
+
+@overload
+def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
+                   store: Optional["Store"] = None, sse: bool) -> AsyncIterator[Union[AguiEvent, bytes]]: ...
+
+
+def sequence_state(agent: Agent, run_input: Any, *, sequencer: Optional[StateSequencer] = None,
+                   store: Optional["Store"] = None, sse: bool = False) -> AsyncIterator[Union[AguiEvent, bytes]]:
     """Sequences one run of an agent (see the module doc). Without ``sequencer``,
     a process-wide StateSequencer with default options keeps the threads (one
     per ``store``: each thread's emitter bound to its threadId there)."""

@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
 
 from .emitter import StateEmitter
+
+if TYPE_CHECKING:
+    from .stores.protocol import Store
 
 
 class ThreadEntry:
@@ -27,7 +30,7 @@ class ThreadEntry:
 
 class ThreadEmitters:
     def __init__(self, emitter_options: Dict[str, Any], max_threads: int, idle_ttl_ms: int,
-                 now: Optional[Callable[[], float]] = None, store: Any = None) -> None:
+                 now: Optional[Callable[[], float]] = None, store: Optional["Store"] = None) -> None:
         self._options = emitter_options
         self._store = store
         self._max = max_threads

@@ -37,7 +37,7 @@ __all__ = [
     "AppliedOutcome", "ResyncOutcome", "EventOutcome", "IgnoredOutcome", "ErrorOutcome", "EditAckedOutcome",
     "EditRejectedOutcome", "ConflictOutcome", "Outcome", "ResyncRequest", "SyncMetrics", "PendingEdit",
     "EditAccepted", "EditRefusal", "LocalEditResult", "RunInput", "RunInputForwardedProps", "RunInputStateSync",
-    "ActivityPosition", "ActivityMirror", "ActivityResync",
+    "ActivityPosition", "ActivityMirror", "ActivityResync", "ActivityWrite",
     # the approval guard, approvals, once()
     "ViewToken", "ViewAccepted", "ViewResult", "Approval", "ApproveAccepted", "GuardRefusal", "ApproveResult",
     "ResumeEntry", "ConsumeRefusalReason", "ConsumedApproved", "ConsumedRefused", "ConsumedApproval",
@@ -289,6 +289,15 @@ class _ActivityMirrorBase(TypedDict):
 class ActivityMirror(_ActivityMirrorBase, total=False):
     """One activity as SyncEngine.activities holds it."""
     epoch: Optional[str]
+
+
+class ActivityWrite(TypedDict):
+    """emitter.activities.write(event): the events to send ({events: [event]} for
+    an event that is not an activity's); ``dropped``: why none was sent (a code),
+    or None; ``error``: the refusal behind ``dropped`` (an exception), or None."""
+    events: List[AguiEvent]
+    dropped: Optional[str]
+    error: Optional[Exception]
 
 
 # --- the approval guard, approvals, once() ----------------------------------------------

@@ -4,6 +4,7 @@
 
 #include "json/json_diff.h"
 #include "json/json_patch.h"
+#include "json/json_pointer.h"
 
 namespace agui_sync {
 
@@ -30,7 +31,46 @@ json UpstreamCursor::rebaseOps(const json& from, const json& to) {
   return diffPatch(from, to, options);
 }
 
+namespace {
+
+// Does `a` hold at `path` what `b` does (both nothing there, or equal values)?
+bool sameAt(const json& a, const json& b, const std::string& path) {
+  Tokens tokens;
+  std::string error;
+  if (!parsePointer(path, tokens, error)) return false;
+  const json* x = resolvePointer(a, tokens, tokens.size());
+  const json* y = resolvePointer(b, tokens, tokens.size());
+  if (x == nullptr || y == nullptr) return x == y;
+  return *x == *y;
+}
+
+}  // namespace
+
+json UpstreamCursor::rebaseFromStarts(const json& from, const std::vector<json>& starts, const json& to) {
+  json ops = rebaseOps(from, to);
+  if (starts.empty() || !ops.is_array()) return ops;
+  json kept = json::array();
+  for (json& op : ops) {
+    auto path = op.find("path");
+    bool carried = false;  // the agent holds there what it started from: not its change
+    if (path != op.end() && path->is_string()) {
+      for (const json& start : starts) {
+        if (sameAt(start, to, path->get_ref<const std::string&>())) {
+          carried = true;
+          break;
+        }
+      }
+    }
+    if (!carried) kept.push_back(std::move(op));
+  }
+  return kept;
+}
+
+void UpstreamCursor::addStart(json start) { starts_.push_back(std::move(start)); }
+
 void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
+  starts_.clear();
+  agentWrote_ = false;
   view_ = std::move(view);
   viewKnown_ = true;
   fromInput_ = fromInput;
@@ -40,7 +80,7 @@ void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
 }
 
 void UpstreamCursor::beginApart(json view) {
-  begin(std::move(view), true, 0);
+  begin(std::move(view), true, 0);  // (its carrier adds the input state the agent was sent: addStart())
   exact_ = false;  // at no seq does the emitter hold the view
 }
 
@@ -76,8 +116,15 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
   CursorPlan plan;
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;
-  const bool wasInStep = inStep(emitterSeq);
-  if (checked && holdsInStep(emitterSeq)) {
+  agentWrote_ = true;
+  bool wasInStep = inStep(emitterSeq);
+  if (!starts_.empty() && viewKnown_ && !suspended_) {
+    // The run's first snapshot, from a start nobody can name: only what the agent changed from every start.
+    plan.tries.push_back(patchTry(rebaseFromStarts(view_, starts_, snapshot)));
+    plan.tries.push_back(eventTry(true));
+    starts_.clear();
+    wasInStep = false;
+  } else if (checked && holdsInStep(emitterSeq)) {
     // (The previous view moves into the rebase try, not copied: the snapshot replaces it below.)
     plan.tries = inStepSnapshotTries(std::move(view_));
   } else {
@@ -95,6 +142,7 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
 }
 
 CursorPlan UpstreamCursor::planDelta(const json& delta, uint64_t emitterSeq) {
+  agentWrote_ = true;
   const bool outOfStep = !inStep(emitterSeq);
   json before;
   if (viewKnown_ && outOfStep) before = view_;  // only a rebase needs the old view: O(state), out of step only

@@ -79,6 +79,16 @@ class UpstreamCursor {
   // The emitter could not take the run's input state: the agent's deltas are
   // relative to a state nobody holds; they wait for its snapshot.
   void suspend() { suspended_ = true; }
+  // Another state the agent may have started this run from, besides the view
+  // begin() / beginApart() gave (issue 40): the input state it was sent when
+  // that is not the thread's, or its own last state as its carrier saw it at
+  // the end of its previous run on the thread (a stateful agent keeps its own
+  // state between runs, whatever RunAgentInput.state says). With any, the
+  // run's first snapshot is never written in step nor whole first: only what
+  // differs from the view and from every such start goes on top (a field the
+  // agent merely carried over, stale, from where it started is not its
+  // change, so another writer's commit there stands). Cleared by begin().
+  void addStart(nlohmann::json start);
 
   // The plan for one agent event (Pass for anything but STATE_SNAPSHOT/STATE_DELTA).
   CursorPlan plan(const nlohmann::json& event, uint64_t emitterSeq);
@@ -100,7 +110,7 @@ class UpstreamCursor {
   // view takes the snapshot only once the write settled (settleHeld): by the
   // in-step try's ops, O(delta), or else from a copy the carrier took.
   CursorPlan planHeldSnapshot();
-  bool holdsInStep(uint64_t emitterSeq) const { return options_.alwaysRebase && atOurs(emitterSeq); }
+  bool holdsInStep(uint64_t emitterSeq) const { return options_.alwaysRebase && starts_.empty() && atOurs(emitterSeq); }
   // ops: the in-step try's own (when it landed by them); state: the snapshot's
   // copy (null when none was taken: then only a refusal, and the view is unknown).
   void settleHeld(int landed, uint64_t emitterSeq, bool onOurs, const nlohmann::json* ops, const nlohmann::json* state);
@@ -116,7 +126,7 @@ class UpstreamCursor {
   // holds exactly the agent's view (in step)? Then a binding may write it by
   // diffing a value of its own language against the emitter's state
   // (StateEmitter::updateByDiff) and report the ops with tookInStep().
-  bool snapshotInStep(uint64_t emitterSeq) const { return viewKnown_ && !suspended_ && inStep(emitterSeq); }
+  bool snapshotInStep(uint64_t emitterSeq) const { return viewKnown_ && !suspended_ && starts_.empty() && inStep(emitterSeq); }
   // That snapshot was written in step by `ops` (null when nothing changed): the
   // view follows by the same ops, O(delta), and the write is settled.
   void tookInStep(const nlohmann::json& ops, uint64_t emitterSeq);
@@ -131,10 +141,17 @@ class UpstreamCursor {
   // snapshot, or the state its delta led to). A caller that moved the event in
   // writes the snapshot from here instead of keeping a second tree of it.
   const nlohmann::json& view() const { return view_; }
+  // The view is the agent's own: it sent a state event this run (its carrier
+  // may keep it as the agent's start of its next run: addStart()).
+  bool agentView() const { return viewKnown_ && agentWrote_; }
   // The rebase diff from `from` to `to`: member by member, arrays whole unless
   // only elements changed, never collapsed (a collapsed container would
   // overwrite others' writes in it).
   static nlohmann::json rebaseOps(const nlohmann::json& from, const nlohmann::json& to);
+  // rebaseOps(from, to) without the ops whose target holds in some `starts`
+  // what it holds in `to` (nothing the agent changed from there).
+  static nlohmann::json rebaseFromStarts(const nlohmann::json& from, const std::vector<nlohmann::json>& starts,
+                                         const nlohmann::json& to);
 
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);
@@ -151,6 +168,8 @@ class UpstreamCursor {
   bool viewKnown_ = false;
   bool fromInput_ = false;  // the view is the client's input state (no agent snapshot yet)
   bool suspended_ = false;
+  bool agentWrote_ = false;            // a state event of the agent's planned since begin()
+  std::vector<nlohmann::json> starts_;  // addStart(): until the run's first snapshot
   bool exact_ = false;  // at ours_, the emitter held exactly the agent's state
   uint64_t ours_ = 0;   // the emitter's seq after this run's last write
   // The last Write plan: was it a snapshot, and which of its tries leave the emitter exact.

@@ -93,6 +93,15 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
   return okJson();
 }
 
+std::string CursorFacade::addStart(const std::string& stateJson) {
+  json start;
+  if (auto failure = parseBounded(stateJson, maxDepth_ + kEnvelopeDepth, start)) return failureJson(*failure);
+  cursor_.addStart(std::move(start));
+  return okJson();
+}
+
+std::string CursorFacade::agentView() const { return cursor_.agentView() ? dumpSafe(cursor_.view()) : std::string(); }
+
 std::string CursorFacade::plan(const std::string& eventJson, double emitterSeq) {
   json event;
   if (auto failure = parseBounded(eventJson, maxDepth_ + kEnvelopeDepth + 2, event)) return failureJson(*failure);

@@ -28,6 +28,13 @@
 //                               change alone.
 //   settle(landed, emitterSeq)  after a write plan: the index of the try that landed, or -1
 //   suspend()                   the emitter refused the run's input state
+//   addStart(stateJson)         after begin()/beginApart(): another state the agent may have started
+//                               from (the input state it was sent, when not the thread's; its own
+//                               last state at the end of its previous run on the thread, agentView()):
+//                               its first snapshot goes on top only by what it changed from every
+//                               start (UpstreamCursor::addStart). {"ok":true} | failure (invalid-json)
+//   agentView()                 the agent's own state at the end of the run (its last snapshot, its
+//                               deltas applied) as JSON text, "" when it sent no state event
 //   planWrite(eventJson, emitter)
 //                               plan, the tries and settle() in one call for a plain in-memory
 //                               emitter, on one parse of the event (the snapshot moves into the
@@ -109,6 +116,8 @@ class CursorFacade {
   void settleReceived(int landed, double emitterSeq);
   void onLine(const std::string& epoch, double emitterSeq);
   void suspend() { cursor_.suspend(); }
+  std::string addStart(const std::string& stateJson);
+  std::string agentView() const;
   bool suspended() const { return cursor_.suspended(); }
 
  private:

@@ -136,16 +136,17 @@ std::string percentDecoded(const std::string& s) {
   return out;
 }
 
-// A position's activities say one of them resyncs (the header's text, or stateSync.activities itself).
-bool activityResyncing(const json& position) {
+// Whether a position keeps activity positions, and whether one of them resyncs (the header's text, or
+// stateSync.activities itself).
+void readActivities(const json& position, run::Position& out) {
   auto it = position.find("activities");
-  if (it == position.end()) return false;
+  if (it == position.end()) return;
   json list = *it;
-  if (it->is_string() && parseBounded(percentDecoded(it->get<std::string>()), kMaxInputDepth, list)) return false;
-  if (!list.is_array()) return false;
+  if (it->is_string() && parseBounded(percentDecoded(it->get<std::string>()), kMaxInputDepth, list)) return;
+  if (!list.is_array()) return;
+  out.activities = !list.empty();
   for (const json& a : list)
-    if (a.is_object() && a.contains("reason") && a["reason"].is_string()) return true;
-  return false;
+    if (a.is_object() && a.contains("reason") && a["reason"].is_string()) out.activityResyncing = true;
 }
 
 std::optional<run::Join> joinOf(const json& input) {
@@ -158,11 +159,12 @@ std::optional<run::Join> joinOf(const json& input) {
   join.attach = flag(input, "attach");
   join.starter = flag(input, "starter");
   join.epoch = optString(input, "epoch");
+  join.seq = optInt(input, "seq");
   if (auto p = input.find("position"); p != input.end() && p->is_object()) {
     join.position.lastSeq = optInt(*p, "lastSeq");
     join.position.epoch = optString(*p, "epoch");
     join.position.reason = optString(*p, "reason");
-    join.position.activityResyncing = activityResyncing(*p);
+    readActivities(*p, join.position);
   }
   if (auto c = input.find("catchUp"); c != input.end() && c->is_array()) {
     std::vector<std::string> events;

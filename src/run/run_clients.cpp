@@ -38,10 +38,18 @@ Action refuse(int64_t client, int status, const char* code, std::string message)
 
 }  // namespace
 
-// True when replaying the logged events after n verbatim leaves this client consistent.
-static bool fitsExactly(const RunLog& log, const Join& join) {
+// True when replaying the logged events after n verbatim leaves this client consistent,
+// and, for a run that ended, current: once the thread moved on past the run's last
+// state (another run's writes, a lost run's last write), the client is caught up on
+// the thread instead. So is a client of an ended run that keeps activities: another
+// run may have moved one without moving the state, and the log cannot tell.
+static bool fitsExactly(const RunLog& log, const Join& join, bool ended) {
   const Position& p = join.position;
-  if (p.activityResyncing) return false;
+  if (p.activityResyncing || (ended && p.activities)) return false;
+  if (ended && join.seq) {
+    auto [known, last] = log.seqAt(log.lastN());
+    if (!known || (last && *last != *join.seq)) return false;
+  }
   if (!p.lastSeq && !p.epoch && !p.reason) return !join.attach;  // keeps no state position
   if (p.reason) return false;
   auto [known, seq] = log.seqAt(join.afterN);
@@ -67,7 +75,7 @@ std::vector<Action> RunLife::join(const Join& join) {
     return out;
   }
   if (!started()) {  // the run's own client, back before RUN_STARTED: the run's catch-up becomes its own
-    const bool exact = fitsExactly(log_, join);
+    const bool exact = fitsExactly(log_, join, ended_);
     if (armed_) {
       armed_ = false;
       out.push_back(Action(Do::Disarm));
@@ -108,7 +116,7 @@ std::string RunLife::preamble(const Join& join, std::string& mode, bool& needCat
   auto entries = log_.after(n);
   std::vector<std::string> parts;
   bool nothingLeft = entries && entries->empty();
-  if (entries && fitsExactly(log_, join)) {
+  if (entries && fitsExactly(log_, join, ended_)) {
     mode = "exact";
     for (const LogEntry* e : *entries) parts.push_back(e->text);
   } else {

@@ -46,6 +46,7 @@ struct Position {
   std::optional<std::string> epoch;
   std::optional<std::string> reason;
   bool activityResyncing = false;  // one of its activities says it resyncs
+  bool activities = false;         // it keeps activity positions
 };
 
 struct Join {
@@ -55,6 +56,7 @@ struct Join {
   bool starter = false;     // the run's own first client: everything, live, no preamble
   Position position;
   std::optional<std::string> epoch;                       // the thread's epoch now
+  std::optional<int64_t> seq;                             // the thread's seq now
   std::optional<std::vector<std::string>> catchUp;        // the client's catch-up events (JSON), once asked
 };
 

@@ -275,7 +275,7 @@ describe('proxy: acks reach every client of the thread and survive reconnects', 
       assert.equal(replayed[1].metadata['agui-state-sync'].baseSeq, base);
       assert.equal(verdict(replayed, 'c1:1').status, 'applied');
       // A client whose state is wrong gets a snapshot: it repeats the verdict with its seq.
-      const snap = await readStream(s.url(), { input: runInput('t8', 't8-r4'), headers: { ...position, 'x-agui-state-reason': 'digest-mismatch' } });
+      const snap = await readStream(s.url(), { input: runInput('t8', 't8-r4'), headers: { ...position, 'x-agui-resync-reason': 'digest-mismatch' } }); // (the header a client sends: X-AGUI-Resync-Reason)
       const snapshot = snap.events.map((e) => e.data).find((e) => e.type === 'STATE_SNAPSHOT');
       assert.deepEqual(snapshot.metadata['agui-state-sync'].acks.find((a) => a.editId === 'c1:1'), { editId: 'c1:1', status: 'applied', seq: base + 1 });
     } finally {

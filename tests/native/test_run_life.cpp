@@ -117,6 +117,26 @@ TEST_CASE("a resume whose position lines up gets the logged events byte for byte
   CHECK(refused[0]["status"] == 400);
 }
 
+TEST_CASE("an ended run resumes exactly only while the thread is where the run left it", "[run]") {
+  RunFacade run(options());
+  Clients c;
+  c.take(step(run, {{"on", "join"}, {"client", 1}, {"starter", true}}));
+  c.take(feed(run, sse({{"type", "RUN_STARTED"}}) + sse(stateDelta(1)) + sse(stateDelta(2)) + sse({{"type", "RUN_FINISHED"}})));
+  c.take(step(run, {{"on", "ended"}}));
+  const json at2 = {{"lastSeq", 1}, {"epoch", "e1"}};
+  // The thread is still at the run's last seq: the logged events, byte for byte.
+  c.take(step(run, {{"on", "join"}, {"client", 2}, {"afterN", 2}, {"epoch", "e1"}, {"seq", 2}, {"position", at2}}));
+  CHECK(c.mode[2] == "exact");
+  // Another run moved the thread on (its activities too): the client is caught up on the thread.
+  json asked = step(run, {{"on", "join"}, {"client", 3}, {"afterN", 2}, {"epoch", "e1"}, {"seq", 5}, {"position", at2}});
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0]["do"] == "catch-up");
+  c.take(step(run, {{"on", "join"}, {"client", 3}, {"afterN", 2}, {"epoch", "e1"}, {"seq", 5}, {"position", at2},
+                    {"catchUp", {"{\"type\":\"STATE_SNAPSHOT\"}"}}}));
+  CHECK(c.mode[3] == "caught-up");
+  CHECK(withoutBeats(c.got[3]).find("STATE_SNAPSHOT") != std::string::npos);
+}
+
 TEST_CASE("the grace period aborts a run nobody came back to, unless it carries an approval", "[run]") {
   for (bool keep : {false, true}) {
     RunFacade run(options(keep ? ",\"keep\":true" : ""));

@@ -78,8 +78,6 @@ def test_misuse_is_an_error_for_the_type_checker(mypy_dir):
     assert lines == [6, 9, 12], result.stdout
 
 
-@pytest.mark.xfail(reason="stores/memory.py and stores/redis.py still annotate records as Dict[str, Any] "
-                          "where the Store Protocol has TypedDicts (their owner changes them)", strict=False)
 def test_the_package_stores_satisfy_the_store_protocol(mypy_dir):
     check = mypy_dir / "stores_check.py"
     check.write_text("from agui_state_sync.stores import MemoryStore, RedisStore, Store\n"

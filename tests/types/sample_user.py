@@ -8,7 +8,7 @@ functions, its classes and the shapes in ``agui_state_sync.types``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Dict, List, Optional, Union
+from typing import Any, AsyncIterator, Dict, List, Optional
 
 from agui_state_sync import (
     AguiSyncError,
@@ -30,10 +30,13 @@ from agui_state_sync import (
 )
 from agui_state_sync.stores import MemoryStore, RecordStore, RedisStore, Store
 from agui_state_sync.types import (
+    ActivityWrite,
+    AguiEvent,
     Approval,
     CatchUp,
     ClaimResult,
     ConsumedApproval,
+    DurableEmitterStats,
     ErrorCode,
     GuardReason,
     Outcome,
@@ -42,6 +45,8 @@ from agui_state_sync.types import (
     ResumeEntry,
     ResyncPosition,
     ResyncReason,
+    StateEvent,
+    StateSnapshotEvent,
     StoreAnswer,
     StoredLine,
     StoreHead,
@@ -97,9 +102,12 @@ class DictStore:
 
 MY_STORE: Store = DictStore()  # mypy checks DictStore against the Protocol here
 MY_RECORDS: RecordStore = MY_STORE
-# Any store consume_approval() and once() take. (The package's MemoryStore and RedisStore
-# are listed while their annotations still say Dict[str, Any] where the Protocol has TypedDicts.)
-Records = Union[RecordStore, MemoryStore, RedisStore]
+# Any store consume_approval() and once() take: the package's stores are RecordStores too.
+Records = RecordStore
+
+
+def the_package_stores(memory: MemoryStore, redis: RedisStore) -> List[Store]:
+    return [memory, redis]  # mypy checks MemoryStore and RedisStore against the Protocol here
 
 
 # --- the functions whose answers were Any before ------------------------------------------
@@ -187,8 +195,21 @@ async def main() -> None:
 
     # A store-bound emitter (its own store), then one on a store of one's own.
     durable: DurableStateEmitter = await StateEmitter.open(store=store, key="t2", initial_state={})
-    events = await durable.update({"n": 1})
+    events: List[StateEvent] = await durable.update({"n": 1})
     assert events and durable.seq >= 1
+    snapshot: StateSnapshotEvent = await durable.snapshot()
+    assert snapshot["type"] == "STATE_SNAPSHOT" and snapshot["snapshot"] == {"n": 1}
+    stats: DurableEmitterStats = durable.stats()
+    assert stats["store"]["commits"] >= 1 and not stats["store"]["degraded"]
+
+    # Its activities, stored with the thread: each write returns once the store holds it.
+    plan: List[AguiEvent] = await durable.activities.snapshot("plan-1", "plan", {"steps": ["draft"]})
+    assert plan and plan[0]["type"] == "ACTIVITY_SNAPSHOT"
+    delta = {"type": "ACTIVITY_DELTA", "messageId": "plan-1", "activityType": "plan",
+             "patch": [{"op": "add", "path": "/steps/-", "value": "send"}]}
+    written: ActivityWrite = await durable.activities.write(delta)
+    assert written["dropped"] is None and written["error"] is None, written
+    assert durable.activities.content("plan-1") == {"steps": ["draft", "send"]}
     mine: DurableStateEmitter = await StateEmitter.open(store=MY_STORE, key="t3", initial_state={})
     await mine.update({"n": 2})
     assert MY_STORE is not None and (await MY_STORE.head("t3")) is not None
@@ -196,8 +217,10 @@ async def main() -> None:
     # sequence_state and the middleware.
     run_input = {"threadId": "t4", "runId": "r1", "state": {}, "messages": [], "tools": [], "context": [],
                  "forwardedProps": {}}
-    sent = [event async for event in sequence_state(agent, run_input)]
+    sent: List[AguiEvent] = [event async for event in sequence_state(agent, run_input)]
     assert any(e["type"] == "STATE_SNAPSHOT" for e in sent)
+    framed: List[bytes] = [chunk async for chunk in sequence_state(agent, {**run_input, "threadId": "t5"}, sse=True)]
+    assert all(chunk.endswith(b"\n\n") for chunk in framed)
     middleware = StateSyncMiddleware(app, paths=["/agent"], store=store)
     assert middleware.stats() is not None
 

@@ -31,23 +31,33 @@ export function upstreamStart(thread, input) {
   const { seq, epoch } = thread.emitter;
   const view = thread.state;
   const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
+  // What else the upstream may have started from (issue 40): the upstream's own last state of the
+  // thread as this instance saw it end its previous run (a stateful agent keeps its own between
+  // runs), and the client's state it was sent instead of the thread's. Its first snapshot then goes
+  // on top only by what it changed from all of them (the core's UpstreamCursor::addStart).
+  const starts = (cursor) => {
+    if (thread.upstreamView !== undefined) cursor.addStart(thread.upstreamView);
+    if (!same) cursor.addStart(input.state);
+  };
   // own: the base is the thread emitter's state (what its prompt render reads where it is).
-  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq, thread.durable ? epoch : null), BEGUN) };
-  return { base: input.state, start: (cursor) => (cursor.beginApart(view), APART) };
+  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq, thread.durable ? epoch : null), starts(cursor), BEGUN) };
+  return { base: input.state, start: (cursor) => (cursor.beginApart(view), starts(cursor), APART) };
 }
 
 export class RunCursor {
   #cursor;
+  #thread;
   #mode = NOT_BEGUN;
 
   /** @internal use RunCursor.create() */
-  constructor(cursor) {
+  constructor(cursor, thread) {
     this.#cursor = cursor;
+    this.#thread = thread;
   }
 
   /** The cursor of a run on `thread`, begun by `start` (upstreamStart()'s); `maxDepth`: the thread emitters'. */
   static async create(thread, start, maxDepth) {
-    const run = new RunCursor(await UpstreamCursor.create({ alwaysRebase: thread.durable, maxDepth }));
+    const run = new RunCursor(await UpstreamCursor.create({ alwaysRebase: thread.durable, maxDepth }), thread);
     run.#begin(() => start(run.#cursor));
     return run;
   }
@@ -71,8 +81,17 @@ export class RunCursor {
     });
   }
 
-  /** Frees the engine object. Idempotent. */
+  /** Frees the engine object, keeping the upstream's own last state on the thread (its next run's start). Idempotent. */
   dispose() {
+    if (this.#thread !== null) {
+      try {
+        const view = this.#cursor.agentView();
+        if (view !== undefined) this.#thread.upstreamView = view;
+      } catch {
+        // (a disposed engine: nothing to keep)
+      }
+      this.#thread = null;
+    }
     this.#cursor.dispose();
   }
 

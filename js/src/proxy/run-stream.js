@@ -132,7 +132,8 @@ export class RunStream {
   }
 
   #join(conn, catchUp) {
-    const input = { on: 'join', client: conn.id, ...conn.request, epoch: this.thread.emitter?.epoch ?? null };
+    // Where the thread is now: an ended run's exact resume holds only if it is still where the run left it.
+    const input = { on: 'join', client: conn.id, ...conn.request, epoch: this.thread.emitter?.epoch ?? null, seq: this.thread.emitter?.seq ?? null };
     if (catchUp !== undefined) input.catchUp = catchUp;
     this.carry(this.life.step(input));
   }

@@ -19,6 +19,7 @@ export class Thread {
   lastActive = Date.now();
   runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
   pins = 0; // requests setting up a run on it: not evictable meanwhile
+  upstreamView = undefined; // the upstream's own state of the thread at the end of its last run here (run-cursor.js)
   #vouched = false; // the emitter's state is one the upstream described (not the placeholder)
 
   /** @internal use Thread.create() */

@@ -58,6 +58,22 @@ export class UpstreamCursor {
     if (!result.ok) throw failureError(result, 'invalid-json', `the run's state cannot be sequenced: ${result.message}`);
   }
 
+  /**
+   * Another state the agent may have started from (the input state it was
+   * sent, when not the thread's; its own last state, agentView() of its
+   * previous run): its first snapshot goes on top only by what it changed
+   * from every start (UpstreamCursor::addStart).
+   */
+  addStart(state) {
+    this.#begun(this.#link.callJson((f) => f.addStart(jsonText(state, 'the agent\'s start'))));
+  }
+
+  /** The agent's own state now (its last snapshot, its deltas applied), or undefined when it sent no state event. */
+  agentView() {
+    const text = this.#link.invoke((f) => f.agentView());
+    return text === '' ? undefined : JSON.parse(text);
+  }
+
   /** The emitter refused the run's input state: deltas wait for the agent's snapshot. */
   suspend() {
     this.#link.invoke((f) => f.suspend());

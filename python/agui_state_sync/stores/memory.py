@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ..errors import sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
+
+if TYPE_CHECKING:
+    from ..types import ClaimResult, StoreAnswer, StoredLine, StoreHead, StoreLine, StoreWrite
 
 class MemoryStore:
     incremental_state = True  # append() may leave the state out (contract.js)
@@ -25,21 +28,21 @@ class MemoryStore:
         self._records: Dict[str, Dict[str, Any]] = {}
         self._watchers: Dict[str, List[Callable[[], None]]] = {}
 
-    async def load(self, key: str) -> Optional[Dict[str, Any]]:
+    async def load(self, key: str) -> Optional[StoredLine]:
         t = self._live(key)
         if t is None:
             return None
         return {"epoch": t["epoch"], "seq": t["seq"], "stateSeq": t["stateSeq"], "state": t["state"],
                 "events": [e["text"] for e in t["events"]]}
 
-    async def init(self, key: str, line: Dict[str, Any]) -> Dict[str, bool]:
+    async def init(self, key: str, line: StoreLine) -> StoreAnswer:
         if self._live(key) is not None:
             return {"ok": False}
         self._put(key, line)
         self._notify(key)
         return {"ok": True}
 
-    async def append(self, key: str, write: Dict[str, Any]) -> Dict[str, bool]:
+    async def append(self, key: str, write: StoreWrite) -> StoreAnswer:
         t = self._live(key)
         if t is None or t["seq"] != write["baseSeq"] or t["epoch"] != write["epoch"]:
             return {"ok": False}
@@ -62,11 +65,11 @@ class MemoryStore:
         self._notify(key)
         return {"ok": True}
 
-    async def head(self, key: str) -> Optional[Dict[str, Any]]:
+    async def head(self, key: str) -> Optional[StoreHead]:
         t = self._live(key)
         return None if t is None else {"epoch": t["epoch"], "seq": t["seq"]}
 
-    async def reset(self, key: str, expect: Dict[str, Any], line: Dict[str, Any]) -> Dict[str, bool]:
+    async def reset(self, key: str, expect: StoreHead, line: StoreLine) -> StoreAnswer:
         t = self._live(key)
         if t is not None and (t["seq"] != expect["seq"] or t["epoch"] != expect["epoch"]):
             return {"ok": False}
@@ -93,7 +96,7 @@ class MemoryStore:
             except Exception:  # noqa: BLE001 - a watcher's failure is its own
                 logging.getLogger("agui_state_sync").exception("agui-state-sync: a store watcher failed")
 
-    async def claim(self, scope: str, id: str, value: str, ttl_ms: int = DEFAULT_APPROVAL_TTL_MS) -> Dict[str, Any]:  # noqa: A002
+    async def claim(self, scope: str, id: str, value: str, ttl_ms: int = DEFAULT_APPROVAL_TTL_MS) -> ClaimResult:  # noqa: A002
         name = f"{scope}\0{id}"
         existing = self._records.get(name)
         if existing is not None and existing["expires"] > self._now():
@@ -117,7 +120,7 @@ class MemoryStore:
     async def close(self) -> None:
         """Nothing to release; for symmetry with redis_store()."""
 
-    def _put(self, key: str, line: Dict[str, Any]) -> None:
+    def _put(self, key: str, line: StoreLine) -> None:
         self._sweep()
         self._threads[key] = {"epoch": line["epoch"], "seq": line["seq"], "state": line["state"],
                               "stateSeq": line["seq"], "events": [], "bytes": 0,

@@ -12,13 +12,16 @@ so it is atomic, and PUBLISHes the new seq on the meta key's name
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ..errors import sync_error, sync_type_error
 from .contract import DEFAULT_APPROVAL_TTL_MS, DEFAULT_TTL_MS, positive_option
 from ._layout import claim_key, thread_base
 from ._redis_watch import RedisWatch
 from .lua import LUA_DIR, script_text
+
+if TYPE_CHECKING:
+    from ..types import ClaimResult, StoreAnswer, StoredLine, StoreHead, StoreLine, StoreWrite
 
 MAX_ID_LENGTH = 1024
 
@@ -35,18 +38,18 @@ class RedisStore:
         self._shas: Dict[str, str] = {}
         self._watch: Optional[RedisWatch] = None  # pub/sub, on the first watch()
 
-    async def load(self, key: str) -> Optional[Dict[str, Any]]:
+    async def load(self, key: str) -> Optional[StoredLine]:
         reply = await self._script("load", self._keys(key), [])
         if reply is None:
             return None
         seq, epoch, state_seq, state, *events = reply
         return {"seq": int(seq), "epoch": epoch, "stateSeq": int(state_seq), "state": state, "events": events}
 
-    async def init(self, key: str, line: Dict[str, Any]) -> Dict[str, bool]:
+    async def init(self, key: str, line: StoreLine) -> StoreAnswer:
         args = [str(line["seq"]), line["epoch"], line["state"], str(self._ttl_ms)]
         return {"ok": await self._script("init", self._keys(key), args) == 1}
 
-    async def append(self, key: str, write: Dict[str, Any]) -> Dict[str, bool]:
+    async def append(self, key: str, write: StoreWrite) -> StoreAnswer:
         state = write.get("state")
         args = [str(write["baseSeq"]), write["epoch"], "" if state is None else state, str(self._ttl_ms),
                 str(write["maxEvents"]), str(write["maxBytes"])]
@@ -55,15 +58,15 @@ class RedisStore:
         reply = await self._script("append", self._keys(key), args)
         return {"ok": reply[0] == 1}
 
-    async def head(self, key: str) -> Optional[Dict[str, Any]]:
+    async def head(self, key: str) -> Optional[StoreHead]:
         seq, epoch = await self._command("HMGET", self._keys(key)[0], "seq", "epoch")
         return None if seq is None or epoch is None else {"seq": int(seq), "epoch": epoch}
 
-    async def reset(self, key: str, expect: Dict[str, Any], line: Dict[str, Any]) -> Dict[str, bool]:
+    async def reset(self, key: str, expect: StoreHead, line: StoreLine) -> StoreAnswer:
         args = [str(expect["seq"]), expect["epoch"], str(line["seq"]), line["epoch"], line["state"], str(self._ttl_ms)]
         return {"ok": await self._script("reset", self._keys(key), args) == 1}
 
-    async def claim(self, scope: str, id: str, value: str, ttl_ms: Optional[int] = None) -> Dict[str, Any]:  # noqa: A002
+    async def claim(self, scope: str, id: str, value: str, ttl_ms: Optional[int] = None) -> ClaimResult:  # noqa: A002
         ttl = self._approval_ttl_ms if ttl_ms is None else ttl_ms
         existing = await self._script("claim", [self._claim_key(scope, id)], [value, str(ttl)])
         return {"ok": True} if existing is None else {"ok": False, "existing": existing}
