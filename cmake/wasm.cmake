@@ -122,8 +122,10 @@ set(AGUI_WASM_SIZE_SOURCES render/prompt_render.cpp render/path_trie.cpp render/
     # user edits and checkpoints: per edit or per reload, never per event unless an edit is pending
     edit/edit_layer.cpp edit/edit_paths.cpp edit/edit_acks.cpp edit/edit_ledger.cpp facade/edit_json.cpp
     emit/edit_intake.cpp
-    # activities (docs/wire.md section 11): only routing around the receiver, which stays -O3
-    receive/activity_book.cpp)
+    # activities (docs/wire.md section 11): only routing around the receiver, which stays -O3;
+    # a store-bound thread's activity record: per activity write on a server, never in a browser
+    # (at the default level its template copies displaced the browser engine's smaller ones: +40 B gzipped)
+    receive/activity_book.cpp emit/activity_record.cpp)
 set(AGUI_WASM_SMALL_HOT_SOURCES render/renderer.cpp render/prompt_text.cpp json/ecma_number.cpp
     json/utf16_order.cpp json/json_measure.cpp)
 list(TRANSFORM AGUI_WASM_SIZE_SOURCES PREPEND "${CMAKE_CURRENT_SOURCE_DIR}/src/")

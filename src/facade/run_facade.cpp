@@ -136,6 +136,8 @@ std::string percentDecoded(const std::string& s) {
   return out;
 }
 
+constexpr size_t kMaxActivityPositions = 256;  // as the activities' catch-up reads them
+
 // Whether a position keeps activity positions, and whether one of them resyncs (the header's text, or
 // stateSync.activities itself).
 void readActivities(const json& position, run::Position& out) {
@@ -145,8 +147,13 @@ void readActivities(const json& position, run::Position& out) {
   if (it->is_string() && parseBounded(percentDecoded(it->get<std::string>()), kMaxInputDepth, list)) return;
   if (!list.is_array()) return;
   out.activities = !list.empty();
-  for (const json& a : list)
-    if (a.is_object() && a.contains("reason") && a["reason"].is_string()) out.activityResyncing = true;
+  for (const json& a : list) {
+    if (!a.is_object()) continue;
+    if (a.contains("reason") && a["reason"].is_string()) out.activityResyncing = true;
+    auto id = a.find("messageId");
+    if (id == a.end() || !id->is_string() || out.activityAt.size() >= kMaxActivityPositions) continue;
+    out.activityAt.emplace(id->get<std::string>(), std::make_pair(optInt(a, "lastSeq"), optString(a, "epoch")));
+  }
 }
 
 std::optional<run::Join> joinOf(const json& input) {

@@ -5,15 +5,20 @@
 //    position is the one they continue from (it is at the seq the stream had
 //    reached at event n, same epoch, not resyncing), or it keeps none at all;
 //  - 'caught-up': the client's catch-up (the thread's), then the logged events
-//    after n that are not sequenced ones: deltas never replay on a wrong base;
+//    after n that are not sequenced ones, and the sequenced ones past where the
+//    catch-up left their line: deltas never replay on a wrong base, and none
+//    the catch-up did not cover is left out;
 //  - 'lost': events after n were already dropped: the catch-up, one CUSTOM
 //    EVENTS_LOST, then every logged event that is not a sequenced one.
 // Events written only for this connection (the catch-up, the notice) carry the
 // id "<key>:<n>" again: a client cut during them resumes from the same point.
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "run/event_lanes.h"
 #include "run/run_life.h"
+#include "wire/wire_meta.h"
 
 namespace agui_sync::run {
 
@@ -26,6 +31,64 @@ json loggedEvent(const LogEntry& entry) {
   if (start == std::string::npos || entry.text.size() < start + 9) return json();
   start += 7;
   return json::parse(entry.text.substr(start, entry.text.size() - 2 - start), nullptr, false);
+}
+
+// A sequenced line's position: the state's ("") or an activity's (its messageId).
+struct LinePosition {
+  std::optional<int64_t> seq;
+  std::optional<std::string> epoch;
+};
+using Lines = std::map<std::string, LinePosition>;
+
+// The line a sequenced event is on, and its seq and epoch; false when it names none.
+bool lineOf(const json& event, std::string& line, LinePosition& at) {
+  if (!event.is_object()) return false;
+  const std::string type = event.value("type", "");
+  if (type == "ACTIVITY_SNAPSHOT" || type == "ACTIVITY_DELTA") {
+    auto id = event.find("messageId");
+    if (id == event.end() || !id->is_string()) return false;
+    line = id->get<std::string>();
+  } else if (type == "STATE_SNAPSHOT" || type == "STATE_DELTA") {
+    line.clear();
+  } else {
+    return false;
+  }
+  auto seq = wireSeq(event);
+  const json* wire = wireFields(event);
+  if (!seq || wire == nullptr) return false;
+  at.seq = static_cast<int64_t>(*seq);
+  auto epoch = wire->find("epoch");
+  if (epoch != wire->end() && epoch->is_string()) at.epoch = epoch->get<std::string>();
+  return true;
+}
+
+// Where a client is on each line once its catch-up is applied: its catch-up's
+// last event of a line, else where it said it was.
+Lines caughtUpLines(const std::vector<std::string>& catchUp, const Position& p) {
+  Lines lines;
+  if (p.lastSeq) lines[""] = LinePosition{p.lastSeq, p.epoch};
+  for (const auto& [id, at] : p.activityAt)
+    if (at.first) lines[id] = LinePosition{at.first, at.second};
+  for (const std::string& text : catchUp) {
+    std::string line;
+    LinePosition at;
+    if (lineOf(json::parse(text, nullptr, false), line, at)) lines[line] = at;
+  }
+  return lines;
+}
+
+// A sequenced logged event a caught-up client still needs: one past where its
+// catch-up left that line, in the same epoch. (A followed copy's catch-up is
+// read from the store, which may be behind the copy's log: what the log has
+// past it must still reach the client, or its last change of an activity,
+// which no heartbeat names, would never come.)
+bool pastCatchUp(const LogEntry& entry, const Lines& lines) {
+  std::string line;
+  LinePosition at;
+  if (!lineOf(loggedEvent(entry), line, at)) return false;
+  auto held = lines.find(line);
+  if (held == lines.end() || !held->second.seq) return false;
+  return at.epoch == held->second.epoch && *at.seq > *held->second.seq;
 }
 
 Action refuse(int64_t client, int status, const char* code, std::string message) {
@@ -140,8 +203,9 @@ std::string RunLife::preamble(const Join& join, std::string& mode, bool& needCat
     if (fresh && !startedHeld && startedN_ > 0) parts.insert(parts.begin(), startedText_);
     std::optional<OpenLanes> lanes;
     if (fresh && !entries) lanes.emplace();
+    const Lines lines = caughtUpLines(*join.catchUp, join.position);
     for (const LogEntry* e : rest) {
-      if (e->sequenced || (lanes && !lanes->see(loggedEvent(*e)))) continue;
+      if (e->sequenced ? !pastCatchUp(*e, lines) : (lanes && !lanes->see(loggedEvent(*e)))) continue;
       parts.push_back(e->text);
       if (e->n == startedN_) parts.insert(parts.end(), catchUp.begin(), catchUp.end());
     }

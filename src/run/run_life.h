@@ -19,6 +19,7 @@
 // dropped. A run that carries a consumed approval is never abandoned: its
 // effect completes once, whoever is still reading.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,6 +48,8 @@ struct Position {
   std::optional<std::string> reason;
   bool activityResyncing = false;  // one of its activities says it resyncs
   bool activities = false;         // it keeps activity positions
+  // Where it says each activity is (messageId -> lastSeq, epoch), as far as it says.
+  std::map<std::string, std::pair<std::optional<int64_t>, std::optional<std::string>>> activityAt;
 };
 
 struct Join {

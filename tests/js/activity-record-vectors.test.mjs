@@ -11,7 +11,7 @@ import { repoRoot, jsDir } from './support.mjs';
 
 const { ActivityEmitter } = await import(join(jsDir, 'src', 'server', 'activity-emitter.js'));
 const { loadEmitterEngine } = await import(join(jsDir, 'src', 'server', 'emitter.js'));
-const { kAdoptRecord, kTakeRecordOps } = await import(join(jsDir, 'src', 'engine', 'internals.js'));
+const { kAdoptRecord, kTakeRecordOps } = await import(join(jsDir, 'src', 'server', 'activity-internals.js'));
 const vectors = JSON.parse(readFileSync(join(repoRoot, 'tests', 'vectors', 'activity_record_vectors.json'), 'utf8'));
 const engine = await loadEmitterEngine();
 
@@ -45,5 +45,5 @@ test('an emitter that adopts a record holds what it holds, and continues its lin
 });
 
 test('the record\'s key is the library\'s own: no caller key names it', () => {
-  assert.equal(engine.activityRecordKey(vectors.recordKey.threadKey), vectors.recordKey.key);
+  assert.equal(engine.module.activityRecordKey(vectors.recordKey.threadKey), vectors.recordKey.key);
 });

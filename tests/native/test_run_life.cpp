@@ -137,6 +137,43 @@ TEST_CASE("an ended run resumes exactly only while the thread is where the run l
   CHECK(withoutBeats(c.got[3]).find("STATE_SNAPSHOT") != std::string::npos);
 }
 
+TEST_CASE("a caught-up client gets every sequenced event past where its catch-up left each line", "[run]") {
+  // An attach on a followed copy: its catch-up is read from the store, which
+  // may be behind the copy's log. What the log has past it must still come:
+  // an activity's last change is named by no heartbeat.
+  RunFacade run(options());
+  Clients c;
+  c.take(step(run, {{"on", "join"}, {"client", 1}, {"starter", true}}));
+  auto activity = [](int seq) {
+    return json{{"type", "ACTIVITY_DELTA"}, {"messageId", "m1"}, {"activityType", "card"}, {"patch", json::array()},
+                {"metadata", {{"agui-state-sync", {{"seq", seq}, {"baseSeq", seq - 1}, {"epoch", "a1"}}}}}};
+  };
+  c.take(feed(run, sse({{"type", "RUN_STARTED"}}) + sse(stateDelta(1)) + sse(activity(2)) + sse(stateDelta(2)) +
+                       sse(activity(3))));
+  auto snap = [](const char* type, const char* line, int seq, const char* epoch) {
+    json e = {{"type", type}, {"metadata", {{"agui-state-sync", {{"seq", seq}, {"epoch", epoch}}}}}};
+    if (std::string(type) == "ACTIVITY_SNAPSHOT") e["messageId"] = line;
+    return e.dump();
+  };
+  // Its catch-up had the state at 1 and m1 at 2: it gets the state delta 2 and m1's delta 3, nothing older.
+  json behind = {snap("STATE_SNAPSHOT", "", 1, "e1"), snap("ACTIVITY_SNAPSHOT", "m1", 2, "a1")};
+  c.take(step(run, {{"on", "join"}, {"client", 2}, {"attach", true}, {"catchUp", behind}}));
+  CHECK(c.mode[2] == "caught-up");
+  const std::string got = withoutBeats(c.got[2]);
+  CHECK(got.find(stateDelta(2).dump()) != std::string::npos);
+  CHECK(got.find(activity(3).dump()) != std::string::npos);
+  CHECK(got.find(stateDelta(1).dump()) == std::string::npos);
+  CHECK(got.find(activity(2).dump()) == std::string::npos);
+  // A catch-up already past them (or in another epoch): none of the logged sequenced events.
+  json current = {snap("STATE_SNAPSHOT", "", 2, "e1"), snap("ACTIVITY_SNAPSHOT", "m1", 3, "a1")};
+  c.take(step(run, {{"on", "join"}, {"client", 3}, {"attach", true}, {"catchUp", current}}));
+  CHECK(withoutBeats(c.got[3]).find("STATE_DELTA") == std::string::npos);
+  CHECK(withoutBeats(c.got[3]).find("ACTIVITY_DELTA") == std::string::npos);
+  json other = {snap("STATE_SNAPSHOT", "", 0, "e9")};
+  c.take(step(run, {{"on", "join"}, {"client", 4}, {"attach", true}, {"catchUp", other}}));
+  CHECK(withoutBeats(c.got[4]).find("STATE_DELTA") == std::string::npos);
+}
+
 TEST_CASE("the grace period aborts a run nobody came back to, unless it carries an approval", "[run]") {
   for (bool keep : {false, true}) {
     RunFacade run(options(keep ? ",\"keep\":true" : ""));

@@ -164,6 +164,25 @@ TEST_CASE("cursor: beginApart: out of step from the start, whatever seq the emit
   CHECK(json::parse(cursor.beginApart("{not json"))["code"] == "invalid-json");
 }
 
+TEST_CASE("cursor: a stateful agent's first snapshot goes on only by what it changed from every start", "[cursor]") {
+  // Two writers on one thread, each an agent that keeps its own state between
+  // runs (issue 40): A owns /a, B owns /b. B wrote since A's last run; A's run
+  // starts from the thread's state, but A's agent snapshots from its own view.
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  CursorFacade cursor("{}");
+  REQUIRE(json::parse(emitter.update(R"({"a":1,"b":7})"))["ok"] == true);
+  REQUIRE(json::parse(cursor.begin(R"({"a":1,"b":7})", false, emitter.seq()))["ok"] == true);
+  REQUIRE(json::parse(cursor.addStart(R"({"a":1,"b":0})"))["ok"] == true);  // A's own last state
+  const json out = carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":2,"b":0})")));
+  REQUIRE(!out.is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"a":2,"b":7})"));  // B's write stands
+  CHECK(json::parse(cursor.agentView()) == json::parse(R"({"a":2,"b":0})"));
+  // Later snapshots of the run are measured from the agent's previous one, as before.
+  REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":3,"b":0})"))).is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"a":3,"b":7})"));
+  CHECK(json::parse(cursor.addStart("{"))["ok"] == false);
+}
+
 TEST_CASE("cursor facade: pass-through, bad input and options", "[cursor][facade]") {
   CursorFacade cursor("{}");
   CHECK(json::parse(cursor.initResult())["ok"] == true);

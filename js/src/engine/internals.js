@@ -36,10 +36,3 @@ export const kActivityCatchUp = Symbol('agui-state-sync.activityCatchUp');
 export const kActivitiesInUse = Symbol('agui-state-sync.activitiesInUse');
 // ActivityEmitter: a run's stream of its activities (ActivityStreamFacade), for sequenceState() and the proxy.
 export const kActivityStream = Symbol('agui-state-sync.activityStream');
-// ActivityEmitter of a store-bound thread: the activity record's ops of what it wrote, and the record adopted.
-export const kTakeRecordOps = Symbol('agui-state-sync.takeRecordOps');
-export const kAdoptRecord = Symbol('agui-state-sync.adoptRecord');
-// ActivityEmitter: its activities as unsequenced snapshots (SSE text), a proxy run's upstream receiver's seed.
-export const kSeedText = Symbol('agui-state-sync.seedText');
-// A store-bound emitter: brings its activities to the stored record (the proxy, before a run's upstream starts).
-export const kSyncActivities = Symbol('agui-state-sync.syncActivities');

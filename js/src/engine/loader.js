@@ -79,11 +79,6 @@ export class Engine {
     return this.module.rebaseOpsJson(fromJson, toJson);
   }
 
-  /** The store key of a thread's activity record (src/emit/activity_record.h). */
-  activityRecordKey(threadKey) {
-    return this.module.activityRecordKey(threadKey);
-  }
-
   /** The requester digest of credential values (src/facade/run_facade.h): a JSON string. */
   requesterJson(credentialsJson) {
     return this.module.requesterJson(credentialsJson);

@@ -11,7 +11,8 @@ import { createStateEmitter } from '../server/emitter.js';
 import { after } from '../server/emitter-writes.js';
 import { judgeEdits } from '../server/run-edits.js';
 import { catchUp, withActivities } from '../server/catch-up.js';
-import { kActivitiesInUse, kActivityStream, kSeedText, kSyncActivities } from '../engine/internals.js';
+import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
+import { kSeedText, kSyncActivities } from '../server/activity-internals.js';
 
 export class Thread {
   id;

@@ -8,7 +8,8 @@
 // `emitter.activities`, so catchUp(emitter, request) answers for both.
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
-import { kActivityCatchUp, kActivityStream, kAdoptRecord, kSeedText, kTakeRecordOps } from '../engine/internals.js';
+import { kActivityCatchUp, kActivityStream } from '../engine/internals.js';
+import { kAdoptRecord, kSeedText, kTakeRecordOps } from './activity-internals.js';
 import { jsonText } from '../engine/options.js';
 
 const isActivityType = (type) => type === 'ACTIVITY_SNAPSHOT' || type === 'ACTIVITY_DELTA';

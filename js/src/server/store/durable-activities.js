@@ -12,7 +12,8 @@
 // that lost a race to another instance's write of the same activity adopts the
 // record and is written again; a catch-up first adopts the record.
 import { syncError } from '../../engine/errors.js';
-import { kActivityCatchUp, kActivityStream, kAdoptRecord, kStateText, kTakeRecordOps } from '../../engine/internals.js';
+import { kActivityCatchUp, kActivityStream, kStateText } from '../../engine/internals.js';
+import { kAdoptRecord, kTakeRecordOps } from '../activity-internals.js';
 
 // A write that keeps losing races to writes of the same activity gives up after this many tries.
 const MAX_TRIES = 8;

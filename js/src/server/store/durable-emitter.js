@@ -19,7 +19,8 @@
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
 import { failureError, syncError } from '../../engine/errors.js';
-import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kSyncActivities, kWriteThrough } from '../../engine/internals.js';
+import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
+import { kSyncActivities } from '../activity-internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
 import { DurableActivities } from './durable-activities.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
@@ -81,7 +82,7 @@ export class DurableStateEmitter {
       const engine = this.#local[kInternals]().engine;
       const options = { ...activityOptions(this.#options), epoch: randomEpoch(), record: true };
       const local = ActivityEmitter.create(engine, JSON.stringify(options));
-      const key = engine.activityRecordKey(this.#key);
+      const key = engine.module.activityRecordKey(this.#key);
       const { wasmBinary, locateFile } = this.#options;
       const maxDepth = (this.#options.maxDepth ?? 128) + 2; // record > entry > content
       this.#activities = new DurableActivities(local, () => openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true }));
@@ -108,7 +109,7 @@ export class DurableStateEmitter {
   async #syncActivities() {
     try {
       if (this.#activities === null) {
-        const key = this.#local[kInternals]().engine.activityRecordKey(this.#key);
+        const key = this.#local[kInternals]().engine.module.activityRecordKey(this.#key);
         if ((await this.#store.head(key)) === null) return;
       }
       await this.activities.sync();

@@ -1,0 +1,10 @@
+// Symbols of a store-bound thread's activities (server side only: kept out of
+// engine/internals.js, which the browser bundle carries). Not exported from the
+// package entry points.
+// ActivityEmitter of a store-bound thread: the activity record's ops of what it wrote, and the record adopted.
+export const kTakeRecordOps = Symbol('agui-state-sync.takeRecordOps');
+export const kAdoptRecord = Symbol('agui-state-sync.adoptRecord');
+// ActivityEmitter: its activities as unsequenced snapshots (SSE text), a proxy run's upstream receiver's seed.
+export const kSeedText = Symbol('agui-state-sync.seedText');
+// A store-bound emitter: brings its activities to the stored record (the proxy, before a run's upstream starts).
+export const kSyncActivities = Symbol('agui-state-sync.syncActivities');
