@@ -259,7 +259,8 @@ std::vector<Action> RunLife::timer(int64_t now) {
 
 std::vector<Action> RunLife::present(bool elsewhere, int64_t now) {
   std::vector<Action> out;
-  if (finished_ || !clients_.empty()) return out;
+  // (A followed copy never asks: the run goes on at its holder, which alone may abandon it.)
+  if (finished_ || !clients_.empty() || config_.followed) return out;
   if (!elsewhere) {
     abandon(out);
     return out;

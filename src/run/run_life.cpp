@@ -85,6 +85,8 @@ void RunLife::frame(const std::string& text, std::vector<Action>& out) {
   }
   if (type == "RUN_STARTED") sawTerminal_ = false;
   LogEntry entry;
+  // Numbers continue the log, whoever wrote its entries (a copy took them logged).
+  if (nextN_ <= log_.lastN()) nextN_ = log_.lastN() + 1;
   entry.n = nextN_++;
   entry.text = frameText(config_.key, entry.n, text);
   entry.seq = seq_;

@@ -174,6 +174,22 @@ TEST_CASE("a caught-up client gets every sequenced event past where its catch-up
   CHECK(withoutBeats(c.got[4]).find("STATE_DELTA") == std::string::npos);
 }
 
+TEST_CASE("a followed copy never abandons its holder's run, and numbers nothing behind its log (fuzz_run_life)", "[run]") {
+  RunFacade run(R"({"key":"K","credentials":["Bearer a",null],"graceMs":100,"stored":true,"followed":true})");
+  step(run, {{"on", "join"}, {"client", 1}, {"starter", true}});
+  json entries = json::array();
+  for (int n = 1; n <= 2; ++n)
+    entries.push_back({{"n", n}, {"seq", nullptr}, {"flags", ""}, {"text", "id: K:" + std::to_string(n) + "\ndata: {}\n\n"}});
+  step(run, {{"on", "logged"}, {"entries", entries}});
+  step(run, {{"on", "left"}, {"client", 1}, {"now", 0}});
+  // Only the holder may abandon the run: a copy told nobody is elsewhere does nothing.
+  CHECK(step(run, {{"on", "present"}, {"elsewhere", false}, {"now", 0}}).empty());
+  step(run, {{"on", "committed"}, {"n", 4}});
+  json info = json::parse(run.infoJson());
+  CHECK(info["lastN"] == 2);
+  CHECK(info["finished"] == false);
+}
+
 TEST_CASE("the grace period aborts a run nobody came back to, unless it carries an approval", "[run]") {
   for (bool keep : {false, true}) {
     RunFacade run(options(keep ? ",\"keep\":true" : ""));
