@@ -21,6 +21,7 @@ J=js/src; P=python/agui_state_sync
 printf '%-22s %6s %6s\n' pair js python
 row "durable emitter" "$J/server/store/durable-emitter.js" "$P/durable.py"
 row "durable line" "$J/server/store/durable-line.js" "$P/_durable_line.py"
+row "durable activities" "$J/server/store/durable-activities.js" "$P/_durable_activities.py"
 row "sequencing" "$J/ag-ui/sequence-state.js $J/server/upstream-cursor.js" "$P/run_stamper.py $P/threads.py $P/sequence.py"
 row "catch-up" "$J/server/catch-up.js" "$P/resync.py"
 row "fan-out" "$J/server/store/fanout.js" "$P/_fanout.py"

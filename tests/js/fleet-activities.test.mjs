@@ -29,6 +29,7 @@ import { prng, startFaultLink } from '../support/fault-link.mjs';
 import { RedisServer } from './redis-support.mjs';
 import { pkg, plain } from './support.mjs';
 import { keepBody, parseSse, runInput, startProxyCli, until } from './proxy-support.mjs';
+import { recordVerified } from '../support/activity-client.mjs';
 
 const T = { timeout: 30000 };
 const BACKOFF = { initialMs: 5, maxMs: 40, jitter: 0 };
@@ -165,20 +166,7 @@ async function startAgent() {
 async function follow(url, { input, attach, sync } = {}) {
   sync ??= await pkg.createStateSync({ activities: true });
   const responses = [];
-  const verified = [];
-  const seen = new Set();
-  let last = null;
-  const off = sync.subscribe(() => {
-    const view = sync.activities;
-    if (view === last) return;
-    last = view;
-    for (const a of Object.values(view)) {
-      const key = `${a.messageId}@${a.epoch}:${a.lastSeq}`;
-      if (a.status !== 'synced' || seen.has(key)) continue;
-      seen.add(key);
-      verified.push({ messageId: a.messageId, lastSeq: a.lastSeq, content: plain(a.content) });
-    }
-  });
+  const { verified, off } = recordVerified(sync);
   const recording = async (target, init = {}) => {
     const headers = new Headers(init.headers);
     const entry = { method: init.method ?? 'GET', lastEventId: headers.get('last-event-id'), text: '' };

@@ -26,6 +26,7 @@ import pytest
 from agui_state_sync import WIRE_KEY, StateEmitter, StateSync, catch_up, redis_store
 from conftest import REPO
 from redis_support import redis_url  # noqa: F401 - the fixture
+from test_store_shared import NodeEmitter
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")]
 NODE = shutil.which("node")
@@ -33,46 +34,19 @@ DRIVER = REPO / "tests" / "python" / "node_activity_driver.mjs"
 SHARED, PY_CARD, NODE_CARD = "shared", "py-card", "node-card"
 
 
-class NodeActivities:
-    """The Node side: one command, one answer, in order."""
+class NodeActivities(NodeEmitter):
+    """The Node side (node_activity_driver.mjs): one command, one answer, in order; each answer ok."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
+    driver = DRIVER
 
     @classmethod
-    async def start(cls, url: str, prefix: str, key: str) -> "NodeActivities":
-        exports = json.loads((REPO / "js" / "package.json").read_text())["exports"]
-        main, server = ((REPO / "js" / _default(exports[name])).as_uri() for name in (".", "./server"))
-        process = await asyncio.create_subprocess_exec(
-            NODE, str(DRIVER), main, server, url, prefix, key, json.dumps({"snapshotRatio": 100}), cwd=REPO,
-            limit=1 << 26, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        line = await process.stdout.readline()
-        if not line:
-            why = (await process.stderr.read()).decode()
-            await process.wait()
-            pytest.fail(f"the Node driver did not start: {why}")
-        return cls(process)
+    async def start(cls, url: str, prefix: str, key: str, options: dict = None) -> "NodeActivities":
+        return await super().start(url, prefix, key, options or {"snapshotRatio": 100})
 
     async def send(self, op: str, **fields) -> dict:
-        self.process.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
-        await self.process.stdin.drain()
-        line = await self.process.stdout.readline()
-        assert line, (await self.process.stderr.read()).decode()
-        answer = json.loads(line)
+        answer = await super().send(op, **fields)
         assert answer["ok"], answer
         return answer
-
-    async def close(self) -> None:
-        if self.process.returncode is None:
-            self.process.stdin.write(b'{"op":"close"}\n')
-            await self.process.stdin.drain()
-            self.process.stdin.close()
-            assert await self.process.wait() == 0, (await self.process.stderr.read()).decode()
-
-
-def _default(export) -> str:
-    return export["default"] if isinstance(export, dict) else export
 
 
 def stamp(event: dict) -> dict:

@@ -36,12 +36,14 @@ class NodeEmitter:
         self.process = process
         self.ready = ready
 
+    driver = REPO / "tests" / "python" / "node_emitter_driver.mjs"
+
     @classmethod
     async def start(cls, url: str, prefix: str, key: str, options: dict) -> "NodeEmitter":
         exports = json.loads((REPO / "js" / "package.json").read_text())["exports"]
         main, server = ((REPO / "js" / _default(exports[name])).as_uri() for name in (".", "./server"))
         process = await asyncio.create_subprocess_exec(
-            NODE, str(DRIVER), main, server, url, prefix, key, json.dumps(options), cwd=REPO, limit=1 << 26,
+            NODE, str(cls.driver), main, server, url, prefix, key, json.dumps(options), cwd=REPO, limit=1 << 26,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         line = await process.stdout.readline()
         if not line:

@@ -8,15 +8,14 @@ import { isDeepStrictEqual } from 'node:util';
 const plain = (value) => JSON.parse(JSON.stringify(value));
 
 /**
- * Connects `pkg`'s engine to `url` with `input`: { sync, done, verified, outcomes }.
- * verified: [{ messageId, lastSeq, content }], each (messageId, lastSeq) once.
+ * Records every activity content `sync` shows as verified ('synced'), each
+ * (messageId, epoch, lastSeq) once: { verified: [{ messageId, lastSeq, content }], off() }.
  */
-export async function connectActivityClient(pkg, url, input, backoff) {
-  const sync = await pkg.createStateSync({ activities: true });
+export function recordVerified(sync) {
   const verified = [];
   const seen = new Set();
   let last = null;
-  const record = () => {
+  const off = sync.subscribe(() => {
     const view = sync.activities;
     if (view === last) return;
     last = view;
@@ -26,8 +25,17 @@ export async function connectActivityClient(pkg, url, input, backoff) {
       seen.add(key);
       verified.push({ messageId: a.messageId, lastSeq: a.lastSeq, content: plain(a.content) });
     }
-  };
-  const off = sync.subscribe(record);
+  });
+  return { verified, off };
+}
+
+/**
+ * Connects `pkg`'s engine to `url` with `input`: { sync, done, verified, outcomes }.
+ * verified: [{ messageId, lastSeq, content }], each (messageId, lastSeq) once.
+ */
+export async function connectActivityClient(pkg, url, input, backoff) {
+  const sync = await pkg.createStateSync({ activities: true });
+  const { verified, off } = recordVerified(sync);
   const outcomes = [];
   const connection = pkg.connectStateSync(sync, { url, body: () => input, backoff, onOutcome: (o) => outcomes.push(o) });
   const done = connection.done.finally(off);
