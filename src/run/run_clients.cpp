@@ -26,12 +26,15 @@ using nlohmann::json;
 
 namespace {
 
-json loggedEvent(const LogEntry& entry) {
+// A logged event's JSON text: its framed text without "id: ...\ndata: " and the closing blank line.
+std::string loggedText(const LogEntry& entry) {
   size_t start = entry.text.find("\ndata: ");
-  if (start == std::string::npos || entry.text.size() < start + 9) return json();
+  if (start == std::string::npos || entry.text.size() < start + 9) return std::string();
   start += 7;
-  return json::parse(entry.text.substr(start, entry.text.size() - 2 - start), nullptr, false);
+  return entry.text.substr(start, entry.text.size() - 2 - start);
 }
+
+json loggedEvent(const LogEntry& entry) { return json::parse(loggedText(entry), nullptr, false); }
 
 // A sequenced line's position: the state's ("") or an activity's (its messageId).
 struct LinePosition {
@@ -72,7 +75,8 @@ Lines caughtUpLines(const std::vector<std::string>& catchUp, const Position& p) 
   for (const std::string& text : catchUp) {
     std::string line;
     LinePosition at;
-    if (lineOf(json::parse(text, nullptr, false), line, at)) lines[line] = at;
+    std::string type;
+    if (lineOf(envelope(text, type), line, at)) lines[line] = at;
   }
   return lines;
 }
@@ -85,7 +89,8 @@ Lines caughtUpLines(const std::vector<std::string>& catchUp, const Position& p) 
 bool pastCatchUp(const LogEntry& entry, const Lines& lines) {
   std::string line;
   LinePosition at;
-  if (!lineOf(loggedEvent(entry), line, at)) return false;
+  std::string type;
+  if (!lineOf(envelope(loggedText(entry), type), line, at)) return false;
   auto held = lines.find(line);
   if (held == lines.end() || !held->second.seq) return false;
   return at.epoch == held->second.epoch && *at.seq > *held->second.seq;

@@ -50,9 +50,10 @@ std::vector<Action> RunLife::event(const std::string& text) {
   return out;
 }
 
-// An event's type and metadata, read from its text without building the rest
-// (a snapshot is skipped, not copied): what the log needs of every event.
-static json envelope(const std::string& text, std::string& type) {
+// An event's type, messageId and metadata, read from its text without building
+// the rest (a snapshot is skipped, not copied): what the log and a caught-up
+// client's lines need of every event.
+json envelope(const std::string& text, std::string& type) {
   JsonReader reader(text, 512);
   json event = json::object();
   bool done = false;
@@ -63,8 +64,9 @@ static json envelope(const std::string& text, std::string& type) {
     bool ok = true;
     if (key == "type") {
       ok = reader.readString(type);
-    } else if (key == "metadata") {
-      ok = reader.readValue(event["metadata"]);
+      if (ok) event["type"] = type;
+    } else if (key == "metadata" || key == "messageId") {
+      ok = reader.readValue(event[key]);
     } else {
       ok = reader.skipValue();
     }

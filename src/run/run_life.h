@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "run/run_log.h"
 
 namespace agui_sync::run {
@@ -42,6 +44,10 @@ struct RunConfig {
 };
 
 // Where a resuming client says its state is (X-AGUI-State-* / forwardedProps.stateSync).
+// An event's type (also into `type`), messageId and metadata from its JSON text,
+// the rest skipped unbuilt (run_life.cpp).
+nlohmann::json envelope(const std::string& text, std::string& type);
+
 struct Position {
   std::optional<int64_t> lastSeq;
   std::optional<std::string> epoch;
