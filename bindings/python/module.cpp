@@ -237,6 +237,8 @@ void bindActivities(nb::module_& m) {
       .def("size", &ActivityFacade::size)
       .def("take_record_ops", &ActivityFacade::takeRecordOps)
       .def("seed_text", &ActivityFacade::seedText)
+      .def("settle_record", &ActivityFacade::settleRecord, nb::arg("refusal_code"))
+      .def("record_stale", &ActivityFacade::recordStale)
       .def("adopt_record", [](ActivityFacade& f, const nb::bytes& r) { return f.adoptRecord(text(r)); },
            nb::arg("record_json"));
   m.def("activity_record_key", &agui_sync::activityRecordKey, nb::arg("thread_key"));

@@ -205,6 +205,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("catchUp", &ActivityFacade::catchUp)
       .function("takeRecordOps", &ActivityFacade::takeRecordOps)
       .function("seedText", &ActivityFacade::seedText)
+      .function("settleRecord", &ActivityFacade::settleRecord)
+      .function("recordStale", &ActivityFacade::recordStale)
       .function("adoptRecord", &ActivityFacade::adoptRecord)
       .function("contentJson", &ActivityFacade::contentJson)
       .function("seq", &ActivityFacade::seq)

@@ -19,18 +19,13 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, TypeVar
 
 from .activities import ActivityEmitter, Event
-from .errors import AguiSyncError, sync_error
+from .errors import AguiSyncError, failure_error
 from .types import ActivityWrite
 
 if TYPE_CHECKING:
     from .durable import DurableStateEmitter
 
 T = TypeVar("T")
-
-# A write that keeps losing races to writes of the same activity gives up after this many tries.
-_MAX_TRIES = 8
-# The record's ops refused: the line an activity continues is no longer the stored one.
-_LOST_RACE = frozenset(("precondition-failed", "patch-failed"))
 
 
 class DurableActivities:
@@ -41,7 +36,6 @@ class DurableActivities:
         self.local = local
         self._open = open_record
         self._record: Optional["DurableStateEmitter"] = None
-        self._stale = False  # a write's events were computed but not committed: adopt before the next
         self._lock = asyncio.Lock()
 
     async def snapshot(self, message_id: str, activity_type: str, content: Any, *, replace: bool = True) -> List[Event]:
@@ -104,29 +98,30 @@ class DurableActivities:
         record = await self._record_line()
         await record.refresh()
         self.local._adopt_record(record._committed_text().encode("utf-8"))
-        self._stale = False
 
     async def _commit(self, write: Callable[[ActivityEmitter], T]) -> T:
-        """write(local) computes the events (a refusal raises, nothing changed); returned once stored."""
-        if self._stale:
+        """write(local) computes the events (a refusal raises, nothing changed); returned once
+        stored. What follows the record's answer is the core's (RecordCommits, src/emit/activity_record.h)."""
+        if self.local._record_stale():
             await self._adopt()
-        tries = 0
         while True:
-            tries += 1
             out = write(self.local)
             ops = self.local._take_record_ops()
             if not ops:
                 return out
             record = await self._record_line()
-            self._stale = True
+            failure: Optional[BaseException] = None
             try:
                 await record.patch(ops)
-                self._stale = False
+            except Exception as error:  # the store's own failure, or a lost race (its code says)
+                failure = error
+            step = self.local._settle_record(None if failure is None else str(getattr(failure, "code", None)
+                                                                            or "store-unavailable"))
+            if step["next"] == "done":
                 return out
-            except AguiSyncError as error:
-                if error.code not in _LOST_RACE:
-                    raise
-                if tries >= _MAX_TRIES:
-                    raise sync_error("store-conflict", f"an activity write lost {tries} races to other instances' "
-                                                       "writes of it") from error
+            if step["next"] == "raise":
+                assert failure is not None
+                raise failure
+            if step["next"] == "fail":
+                raise failure_error(step, "store-conflict", step["message"]) from failure
             await self._adopt()

@@ -146,6 +146,15 @@ class ActivityEmitter:
         """A store-bound thread's: the activity record's ops of what was written since the last call."""
         return parse(self._facade.take_record_ops())
 
+    def _settle_record(self, refusal: Optional[str]) -> Dict[str, Any]:
+        """What follows the record's answer to the ops last taken (None: stored, else the store's
+        refusal code): {next: 'done' | 'adopt' | 'raise' | 'fail', code?, message?} (the core's)."""
+        return parse(self._facade.settle_record(refusal or ""))
+
+    def _record_stale(self) -> bool:
+        """Ops were taken and not stored since the last adoption: adopt before the next write."""
+        return bool(self._facade.record_stale())
+
     def _adopt_record(self, record_text: bytes) -> int:
         """Brings the activities to the stored activity record's JSON text."""
         result = parse(self._facade.adopt_record(record_text))

@@ -87,6 +87,22 @@ void appendRecordOps(json& ops, const std::vector<json>& events, const std::vect
   for (const json& event : events) eventOps(ops, event);
 }
 
+RecordCommits::Next RecordCommits::settle(const char* refusal) {
+  if (refusal == nullptr) {
+    pending_ = false;
+    tries_ = 0;
+    return Next::Done;
+  }
+  const std::string code = refusal;
+  if (code != "precondition-failed" && code != "patch-failed") {  // not a lost race: the store's own failure
+    tries_ = 0;
+    return Next::Raise;
+  }
+  if (++tries_ < kMaxRecordTries) return Next::Adopt;
+  tries_ = 0;
+  return Next::Fail;
+}
+
 size_t adoptRecord(ActivityEmitter& emitter, const json& record) {
   struct Entry {
     std::string type, epoch;

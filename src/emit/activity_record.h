@@ -35,6 +35,28 @@ std::string activityRecordKey(const std::string& threadKey);
 void appendRecordOps(nlohmann::json& ops, const std::vector<nlohmann::json>& events,
                      const std::vector<std::string>& forgotten);
 
+// A store-bound writer's commits of record ops, decided once for every driver:
+// after a write's ops were taken, the record's answer says what comes next. A
+// lost race (the record's tests refused the ops) adopts the record and writes
+// again, at most kMaxRecordTries times; any other failure stands. Until ops
+// that were taken are stored, the emitter is ahead of the record (stale): the
+// next write adopts first.
+class RecordCommits {
+ public:
+  static constexpr unsigned kMaxRecordTries = 8;
+  enum class Next { Done, Adopt, Fail, Raise };
+  void taken(bool any) { pending_ = pending_ || any; }
+  // `refusal`: nullptr when the store took the ops, else its refusal's code.
+  Next settle(const char* refusal);
+  void adopted() { pending_ = false; }
+  bool stale() const { return pending_; }
+  unsigned tries() const { return tries_; }
+
+ private:
+  bool pending_ = false;
+  unsigned tries_ = 0;  // races the current write lost
+};
+
 // Brings `emitter` to `record`: each entry whose epoch, seq or content differs
 // from the emitter's line (a write whose commit lost a race moved it) is adopted (a line at that epoch and seq, with that content
 // and no history: a client behind it gets its snapshot); an activity the

@@ -190,9 +190,21 @@ std::string ActivityFacade::seedText() const {
 }
 
 std::string ActivityFacade::takeRecordOps() {
+  commits_.taken(!recordOps_.empty());
   std::string out = jsonText(recordOps_);
   recordOps_ = json::array();
   return out;
+}
+
+std::string ActivityFacade::settleRecord(const std::string& refusalCode) {
+  switch (commits_.settle(refusalCode.empty() ? nullptr : refusalCode.c_str())) {
+    case RecordCommits::Next::Done: return R"({"next":"done"})";
+    case RecordCommits::Next::Adopt: return R"({"next":"adopt"})";
+    case RecordCommits::Next::Raise: return R"({"next":"raise"})";
+    case RecordCommits::Next::Fail: break;
+  }
+  return R"({"next":"fail","code":"store-conflict","message":"an activity write lost )" +
+         std::to_string(RecordCommits::kMaxRecordTries) + R"( races to other instances' writes of it"})";
 }
 
 std::string ActivityFacade::adoptRecord(const std::string& recordJson) {
@@ -201,6 +213,7 @@ std::string ActivityFacade::adoptRecord(const std::string& recordJson) {
   if (!record.is_object()) return failureJson(Code::InvalidJson, "the activity record must be a JSON object");
   emitter_->takeForgotten();  // forgotten before: the record says what it holds now
   const size_t changed = agui_sync::adoptRecord(*emitter_, record);
+  commits_.adopted();
   // (an excess of the record's past maxActivities was forgotten: the next write's ops remove it)
   return "{\"ok\":true,\"changed\":" + std::to_string(changed) + "}";
 }

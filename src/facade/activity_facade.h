@@ -38,6 +38,12 @@
 //                               call (the emitter's events, not a stream's), as a JSON array
 //   adoptRecord(recordJson)     brings the activities to the stored record:
 //                               {"ok":true,"changed":n} | failure (invalid-json): nothing changed
+//   settleRecord(refusalCode)   the record's answer to the ops last taken ("": stored, else the
+//                               store's refusal code): {"next":"done"} | {"next":"adopt"} (a lost
+//                               race: adoptRecord, then write again) | {"next":"raise"} (not a race:
+//                               the store's failure stands) | {"next":"fail","code":"store-conflict",
+//                               "message"} (lost too many races)
+//   recordStale()               ops were taken and not stored since the last adoptRecord: adopt first
 //   activityRecordKey(key)      (a free function) the record's store key for a thread's key
 //   seedText()                  every activity held as an unsequenced ACTIVITY_SNAPSHOT, SSE-framed:
 //                               what the proxy feeds a run's upstream receiver first, so a plain
@@ -56,6 +62,8 @@
 #include <nlohmann/json.hpp>
 
 #include <agui_sync/codes.h>
+
+#include "emit/activity_record.h"
 
 namespace agui_sync {
 
@@ -84,6 +92,8 @@ class ActivityFacade {
   std::string epoch() const { return epoch_; }
   double size() const;
   std::string takeRecordOps();
+  std::string settleRecord(const std::string& refusalCode);
+  bool recordStale() const { return commits_.stale(); }
   std::string seedText() const;
   std::string adoptRecord(const std::string& recordJson);
 
@@ -100,6 +110,7 @@ class ActivityFacade {
   std::string initResult_;
   bool record_ = false;        // store-bound: keep the record ops of what is written
   nlohmann::json recordOps_;   // since the last takeRecordOps()
+  RecordCommits commits_;
   void keepRecordOps(const std::vector<nlohmann::json>& events);
 };
 

@@ -36,11 +36,15 @@ struct Fleet {
       PatchTransaction tx(record);
       if (tx.apply(ops).ok()) {
         tx.commit();
+        REQUIRE(json::parse(f.settleRecord(""))["next"] == "done");
         for (const json& e : answer["events"]) committed.push_back(e);
         return answer;
       }
       ++conflicts;
+      REQUIRE(json::parse(f.settleRecord("precondition-failed"))["next"] == "adopt");
+      REQUIRE(f.recordStale());
       REQUIRE(json::parse(f.adoptRecord(record.dump()))["ok"] == true);
+      REQUIRE_FALSE(f.recordStale());
     }
     FAIL("a write lost four races in a row");
     return json();
@@ -140,4 +144,23 @@ TEST_CASE("activity record: forgotten activities leave the record; a malformed r
   CHECK(a->seq("m2") == -1);
   CHECK(a->seq("m3") == 0);
   CHECK(activityRecordKey("t1") == std::string("\0activities:t1", 14));
+}
+
+TEST_CASE("activity record: what follows the record's answer is decided once (RecordCommits)", "[activity][record]") {
+  RecordCommits commits;
+  commits.taken(true);
+  CHECK(commits.stale());
+  CHECK(commits.settle("store-unavailable") == RecordCommits::Next::Raise);  // not a race: the failure stands
+  CHECK(commits.stale());                                                   // and the next write adopts first
+  commits.adopted();
+  CHECK_FALSE(commits.stale());
+  commits.taken(true);
+  for (unsigned i = 1; i < RecordCommits::kMaxRecordTries; ++i) CHECK(commits.settle("precondition-failed") == RecordCommits::Next::Adopt);
+  CHECK(commits.settle("patch-failed") == RecordCommits::Next::Fail);
+  commits.taken(true);
+  CHECK(commits.settle("precondition-failed") == RecordCommits::Next::Adopt);  // a new count per write
+  CHECK(commits.settle(nullptr) == RecordCommits::Next::Done);
+  CHECK_FALSE(commits.stale());
+  commits.taken(false);
+  CHECK_FALSE(commits.stale());
 }

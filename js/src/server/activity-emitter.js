@@ -9,7 +9,7 @@
 import { EngineLink } from '../engine/engine-link.js';
 import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
 import { kActivityCatchUp, kActivityStream } from '../engine/internals.js';
-import { kAdoptRecord, kSeedText, kTakeRecordOps } from './activity-internals.js';
+import { kAdoptRecord, kRecordStale, kSeedText, kSettleRecord, kTakeRecordOps } from './activity-internals.js';
 import { jsonText } from '../engine/options.js';
 
 const isActivityType = (type) => type === 'ACTIVITY_SNAPSHOT' || type === 'ACTIVITY_DELTA';
@@ -162,6 +162,19 @@ export class ActivityEmitter {
   /** @internal a store-bound thread's (option record): the activity record's ops of what was written since */
   [kTakeRecordOps]() {
     return this.#callJson((f) => f.takeRecordOps());
+  }
+
+  /**
+   * @internal what follows the record's answer to the ops last taken (`refusal`: null when stored,
+   * else the store's refusal code): { next: 'done' | 'adopt' | 'raise' | 'fail', code?, message? }
+   */
+  [kSettleRecord](refusal) {
+    return this.#callJson((f) => f.settleRecord(refusal ?? ''));
+  }
+
+  /** @internal ops were taken and not stored since the last adoption: adopt before the next write */
+  [kRecordStale]() {
+    return this.#invoke((f) => f.recordStale());
   }
 
   /** @internal every activity as an unsequenced ACTIVITY_SNAPSHOT, SSE text: a proxy run's upstream receiver starts from them */

@@ -4,6 +4,9 @@
 // ActivityEmitter of a store-bound thread: the activity record's ops of what it wrote, and the record adopted.
 export const kTakeRecordOps = Symbol('agui-state-sync.takeRecordOps');
 export const kAdoptRecord = Symbol('agui-state-sync.adoptRecord');
+// ...and what follows the record's answer to the ops taken (the core's RecordCommits), and whether it is behind.
+export const kSettleRecord = Symbol('agui-state-sync.settleRecord');
+export const kRecordStale = Symbol('agui-state-sync.recordStale');
 // ActivityEmitter: its activities as unsequenced snapshots (SSE text), a proxy run's upstream receiver's seed.
 export const kSeedText = Symbol('agui-state-sync.seedText');
 // A store-bound emitter: brings its activities to the stored record (the proxy, before a run's upstream starts).

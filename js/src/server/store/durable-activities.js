@@ -11,20 +11,14 @@
 // This file does the I/O: a write is returned once the record holds it; one
 // that lost a race to another instance's write of the same activity adopts the
 // record and is written again; a catch-up first adopts the record.
-import { syncError } from '../../engine/errors.js';
+import { failureError } from '../../engine/errors.js';
 import { kActivityCatchUp, kActivityStream, kStateText } from '../../engine/internals.js';
-import { kAdoptRecord, kTakeRecordOps } from '../activity-internals.js';
-
-// A write that keeps losing races to writes of the same activity gives up after this many tries.
-const MAX_TRIES = 8;
-// The record's ops refused: the line an activity continues is no longer the stored one.
-const LOST_RACE = new Set(['precondition-failed', 'patch-failed']);
+import { kAdoptRecord, kRecordStale, kSettleRecord, kTakeRecordOps } from '../activity-internals.js';
 
 export class DurableActivities {
   #local; // the ActivityEmitter (record: true)
   #open; // () => Promise<the record's DurableStateEmitter>
   #record = null;
-  #stale = false; // a write's events were computed but not committed: adopt before the next
   #queue = Promise.resolve();
 
   /** @internal DurableStateEmitter.activities makes it */
@@ -118,26 +112,27 @@ export class DurableActivities {
     const record = await this.#recordLine();
     await record.refresh();
     this.#local[kAdoptRecord](record[kStateText]());
-    this.#stale = false;
   }
 
-  // write(local) computes the events (a refusal throws, nothing changed); they are returned once stored.
+  // write(local) computes the events (a refusal throws, nothing changed); they are returned once
+  // stored. What follows the record's answer is the core's (RecordCommits, src/emit/activity_record.h).
   async #commit(write) {
-    if (this.#stale) await this.#adopt();
-    for (let tries = 1; ; tries++) {
+    if (this.#local[kRecordStale]()) await this.#adopt();
+    for (;;) {
       const out = write(this.#local);
       const ops = this.#local[kTakeRecordOps]();
       if (ops.length === 0) return out;
       const record = await this.#recordLine();
-      this.#stale = true;
+      let failure = null;
       try {
         await record.patch(ops);
-        this.#stale = false;
-        return out;
       } catch (error) {
-        if (!LOST_RACE.has(error?.code)) throw error;
-        if (tries >= MAX_TRIES) throw syncError('store-conflict', `an activity write lost ${tries} races to other instances' writes of it`);
+        failure = error;
       }
+      const step = this.#local[kSettleRecord](failure === null ? null : String(failure?.code ?? 'store-unavailable'));
+      if (step.next === 'done') return out;
+      if (step.next === 'raise') throw failure;
+      if (step.next === 'fail') throw failureError(step, 'store-conflict', step.message);
       await this.#adopt();
     }
   }
