@@ -168,6 +168,9 @@ class StateSyncMiddleware:
         if not isinstance(run_input, dict) or not isinstance(run_input.get("threadId"), str):
             await self.app(scope, replay(body, receive), send)  # not a RunAgentInput: the endpoint answers it
             return
+        if run_input["threadId"].startswith("\0"):  # keys starting with a NUL are the library's own (as Node's proxy)
+            await _refuse(send, sync_error("invalid-request", "RunAgentInput.threadId must not start with a NUL"))
+            return
         run_input = _with_header_position(scope, run_input)
         if not _edits_readable(run_input):  # a hostile edit list is a 400, whoever sends it (as Node's proxy)
             await _refuse(send, sync_error("invalid-request", "forwardedProps.stateSync.edits must be a list of {editId, baseSeq, ops}"))

@@ -136,3 +136,33 @@ test('agui-state-sync-proxy --redis: the proxy process is killed and started aga
     assert.match(r.stderr, /--redis/);
   }
 });
+
+test('a threadId naming the library\'s own store keys (a NUL first: an activity record) is refused before anything is forwarded, and changes nothing', T, async () => {
+  const { server } = await import('./store-support.mjs');
+  const { pkg } = await import('./support.mjs');
+  const store = server.memoryStore();
+  const victim = await pkg.createStateEmitter({ store, key: 'victim' });
+  await victim.activities.snapshot('m1', 'form', { payee: 'alice-payee' });
+  const recordKey = `\u0000activities:victim`;
+  const before = await store.load(recordKey);
+  assert.ok(before !== null, 'the victim\'s activities are stored');
+  const upstream = await startUpstream({ shape: 'snapshots', script: buildScript({ seed: 1, steps: 2, toolCall: false }), stepMs: 1 });
+  const proxy = createStateSyncProxy({ upstream: upstream.url, store });
+  const served = await serve(proxy);
+  try {
+    const response = await fetch(served.url(), {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(runInput(recordKey, 'r1')),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 400);
+    assert.equal(JSON.parse(text).error.code, 'invalid-request');
+    assert.ok(!text.includes('alice-payee'));
+    assert.equal(upstream.requests.length, 0, 'nothing was forwarded');
+    assert.deepEqual(await store.load(recordKey), before, 'the record is unchanged');
+  } finally {
+    proxy.close();
+    await served.close();
+    await upstream.close();
+    victim.dispose();
+  }
+});

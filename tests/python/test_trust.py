@@ -25,7 +25,7 @@ MALLORY = {"authorization": "Bearer mallory"}
 PAYEE = "alice-payee"
 
 
-def make_app(seen, effects, store=None, **options):
+def make_app(seen, effects, approvals=None, **options):
     async def agent(request: Request):
         run_input = await request.json()
         seen.append(run_input["runId"])
@@ -43,7 +43,7 @@ def make_app(seen, effects, store=None, **options):
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     app = starlette_apps.Starlette(routes=[Route("/agent", agent, methods=["POST"])])
-    app.add_middleware(StateSyncMiddleware, paths=["/agent"], approval_store=store or memory_store(), **options)
+    app.add_middleware(StateSyncMiddleware, paths=["/agent"], approval_store=approvals or memory_store(), **options)
     return app
 
 
@@ -132,3 +132,23 @@ async def test_hostile_bodies_get_a_status_not_an_exception():
         answer = await client.post("/agent", content=deep, headers={"content-type": "application/json"})
         assert answer.status_code == 400 and answer.json()["error"]["code"] == "limit-exceeded"
         assert seen == []
+
+
+async def test_a_thread_id_naming_the_librarys_own_keys_is_refused_before_anything():
+    # A threadId names the thread's store key; a key starting with a NUL is the library's own
+    # (a thread's activity record): no requester may name it, and nothing of it changes.
+    from agui_state_sync import StateEmitter, _core
+    seen, effects = [], []
+    store = memory_store()
+    victim = await StateEmitter.open(store=store, key="victim")
+    await victim.activities.snapshot("m1", "form", {"payee": PAYEE})
+    record_key = _core.activity_record_key("victim")
+    before = await store.load(record_key)
+    async with client_of(make_app(seen, effects, store, store=store)) as client:
+        body = run_input("r1") | {"threadId": record_key}
+        answer = await client.post("/agent", json=body, headers=ALICE)
+    assert answer.status_code == 400 and answer.json()["code"] == "invalid-request"
+    assert PAYEE not in answer.text
+    assert seen == [] and effects == []
+    assert await store.load(record_key) == before
+    victim.dispose()

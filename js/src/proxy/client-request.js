@@ -89,6 +89,9 @@ function parseInput(req, body) {
       throw syncError('invalid-request', `RunAgentInput.${name} must be a string of 1 to ${MAX_ID_CHARS} characters`, { status: 400 });
     }
   }
+  // A threadId names the thread's store key; keys starting with a NUL are the library's own (a
+  // thread's activity record, src/emit/activity_record.h): refused before anything is forwarded.
+  if (input.threadId[0] === '\u0000') throw syncError('invalid-request', 'RunAgentInput.threadId must not start with a NUL', { status: 400 });
   return input;
 }
 
