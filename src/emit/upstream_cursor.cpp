@@ -12,9 +12,22 @@ using json = nlohmann::json;
 
 namespace {
 
-WriteTry patchTry(json ops) { return WriteTry{false, false, std::move(ops)}; }
-WriteTry updateTry(json state) { return WriteTry{true, false, std::move(state)}; }
-WriteTry eventTry(bool update) { return WriteTry{update, true, json()}; }
+WriteTry makeTry(bool update, bool fromEvent, json value) {
+  WriteTry attempt;
+  attempt.update = update;
+  attempt.fromEvent = fromEvent;
+  attempt.value = std::move(value);
+  return attempt;
+}
+WriteTry patchTry(json ops) { return makeTry(false, false, std::move(ops)); }
+WriteTry rebaseTry(json ops, json carried = json()) {
+  WriteTry attempt = patchTry(std::move(ops));
+  attempt.rebase = true;
+  attempt.carried = std::move(carried);
+  return attempt;
+}
+WriteTry updateTry(json state) { return makeTry(true, false, std::move(state)); }
+WriteTry eventTry(bool update) { return makeTry(update, true, json()); }
 
 const json* member(const json& event, const char* name) {
   if (!event.is_object()) return nullptr;
@@ -46,24 +59,86 @@ bool sameAt(const json& a, const json& b, const std::string& path) {
 
 }  // namespace
 
-json UpstreamCursor::rebaseFromStarts(const json& from, const std::vector<json>& starts, const json& to) {
+json UpstreamCursor::rebaseFromStarts(const json& from, const std::vector<json>& starts, const json& to, json* carried) {
   json ops = rebaseOps(from, to);
   if (starts.empty() || !ops.is_array()) return ops;
   json kept = json::array();
   for (json& op : ops) {
     auto path = op.find("path");
-    bool carried = false;  // the agent holds there what it started from: not its change
+    bool same = false;  // the agent holds there what it started from: not its change
     if (path != op.end() && path->is_string()) {
       for (const json& start : starts) {
         if (sameAt(start, to, path->get_ref<const std::string&>())) {
-          carried = true;
+          same = true;
           break;
         }
       }
     }
-    if (!carried) kept.push_back(std::move(op));
+    if (!same) {
+      kept.push_back(std::move(op));
+    } else if (carried != nullptr) {
+      if (!carried->is_array()) *carried = json::array();
+      carried->push_back(std::move(op));
+    }
   }
   return kept;
+}
+
+namespace {
+
+// Where an op's path points in `state`: its parent container (null: none, or
+// the root itself) and whether the member is there.
+struct Target {
+  const json* parent = nullptr;
+  bool present = false;
+};
+
+Target targetOf(const json& state, const json& op) {
+  Target target;
+  auto path = op.find("path");
+  if (path == op.end() || !path->is_string()) return target;
+  Tokens tokens;
+  std::string error;
+  if (!parsePointer(path->get_ref<const std::string&>(), tokens, error) || tokens.empty()) return target;
+  target.parent = resolvePointer(state, tokens, tokens.size() - 1);
+  if (target.parent != nullptr && target.parent->is_object()) target.present = target.parent->contains(tokens.back());
+  return target;
+}
+
+const std::string* opName(const json& op) {
+  auto name = op.find("op");
+  return name != op.end() && name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
+}
+
+}  // namespace
+
+json UpstreamCursor::fitRebase(const json& state, const json& ops, const json* carried) {
+  json out = json::array();
+  if (ops.is_array()) {
+    for (const json& op : ops) {
+      const std::string* name = op.is_object() ? opName(op) : nullptr;
+      if (name != nullptr && (*name == "replace" || *name == "remove")) {
+        const Target target = targetOf(state, op);
+        if (target.parent != nullptr && target.parent->is_object() && !target.present) {
+          if (*name == "remove") continue;  // already gone
+          json add = op;  // another writer removed the member meanwhile: the agent's change sets it again
+          add["op"] = "add";
+          out.push_back(std::move(add));
+          continue;
+        }
+      }
+      out.push_back(op);
+    }
+  }
+  if (carried == nullptr || !carried->is_array()) return out;
+  for (const json& op : *carried) {
+    const std::string* name = op.is_object() ? opName(op) : nullptr;
+    if (name == nullptr || (*name != "add" && *name != "replace") || !op.contains("value")) continue;
+    const Target target = targetOf(state, op);
+    if (target.parent == nullptr || !target.parent->is_object() || target.present) continue;
+    out.push_back(json{{"op", "add"}, {"path", op["path"]}, {"value", op["value"]}});
+  }
+  return out;
 }
 
 void UpstreamCursor::addStart(json start) { starts_.push_back(std::move(start)); }
@@ -120,7 +195,9 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
   bool wasInStep = inStep(emitterSeq);
   if (!starts_.empty() && viewKnown_ && !suspended_) {
     // The run's first snapshot, from a start nobody can name: only what the agent changed from every start.
-    plan.tries.push_back(patchTry(rebaseFromStarts(view_, starts_, snapshot)));
+    json carried;
+    json kept = rebaseFromStarts(view_, starts_, snapshot, &carried);
+    plan.tries.push_back(rebaseTry(std::move(kept), std::move(carried)));
     plan.tries.push_back(eventTry(true));
     starts_.clear();
     wasInStep = false;
@@ -128,7 +205,7 @@ CursorPlan UpstreamCursor::planSnapshot(const json& snapshot, json* owned, uint6
     // (The previous view moves into the rebase try, not copied: the snapshot replaces it below.)
     plan.tries = inStepSnapshotTries(std::move(view_));
   } else {
-    if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(patchTry(rebaseOps(view_, snapshot)));
+    if (viewKnown_ && !suspended_ && !wasInStep) plan.tries.push_back(rebaseTry(rebaseOps(view_, snapshot)));
     plan.tries.push_back(eventTry(true));
   }
   if (owned != nullptr) {
@@ -161,7 +238,7 @@ CursorPlan UpstreamCursor::planDelta(const json& delta, uint64_t emitterSeq) {
   // may be the client's input, which is not the thread's: then only the diff.
   if (!outOfStep || !fromInput_ || !viewKnown_) plan.tries.push_back(eventTry(false));
   if (outOfStep && viewKnown_) {
-    plan.tries.push_back(patchTry(rebaseOps(before, view_)));
+    plan.tries.push_back(rebaseTry(rebaseOps(before, view_)));
     plan.tries.push_back(updateTry(view_));
   }
   return remember(plan, wasInStep);
@@ -194,7 +271,7 @@ void UpstreamCursor::tookInStep(const json& ops, uint64_t emitterSeq) {
 std::vector<WriteTry> UpstreamCursor::inStepSnapshotTries(json previous) {
   std::vector<WriteTry> tries(1, eventTry(true));
   tries[0].inStepOnly = true;
-  tries.push_back(patchTry(std::move(previous)));
+  tries.push_back(rebaseTry(std::move(previous)));
   tries[1].rebaseFromValue = true;
   tries.push_back(eventTry(true));
   return tries;

@@ -53,6 +53,18 @@ struct WriteTry {
   // view()), worked out by the carrier only if it gets to this try (after a
   // refused in-step one): the diff costs O(state), the race it serves is rare.
   bool rebaseFromValue = false;
+  // The ops are a rebase (only what the agent changed, measured from a state it
+  // started from), applied member by member to whatever the thread holds when
+  // the try is carried out (fitRebase): a member the agent changed that another
+  // writer removed meanwhile is set again, a removal already done is skipped,
+  // rather than the whole try failing over to the agent's whole state, which
+  // would take back every other writer's change.
+  bool rebase = false;
+  // With `rebase`: ops for members the agent holds as it found them in one of
+  // its starts (addStart). Not its change, so another writer's value there
+  // stands; only a member the thread lacks altogether is added (a thread that
+  // is empty, or newer than the agent's view, still gets the agent's whole state).
+  nlohmann::json carried;
 };
 
 struct CursorPlan {
@@ -149,9 +161,15 @@ class UpstreamCursor {
   // overwrite others' writes in it).
   static nlohmann::json rebaseOps(const nlohmann::json& from, const nlohmann::json& to);
   // rebaseOps(from, to) without the ops whose target holds in some `starts`
-  // what it holds in `to` (nothing the agent changed from there).
+  // what it holds in `to` (nothing the agent changed from there); those go to
+  // `carried` when given (WriteTry::carried).
   static nlohmann::json rebaseFromStarts(const nlohmann::json& from, const std::vector<nlohmann::json>& starts,
-                                         const nlohmann::json& to);
+                                         const nlohmann::json& to, nlohmann::json* carried = nullptr);
+  // A rebase try's ops as they apply to `state` now (WriteTry::rebase): a
+  // replace of a member the thread no longer holds becomes an add, a remove of
+  // one already gone is dropped, and each `carried` op goes in (as an add) only
+  // where its member is missing under an object. O(ops x depth).
+  static nlohmann::json fitRebase(const nlohmann::json& state, const nlohmann::json& ops, const nlohmann::json* carried);
 
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);

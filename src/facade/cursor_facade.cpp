@@ -137,7 +137,9 @@ std::string CursorFacade::planReceived(RelayFacade& relay, int ref, int mode, do
     } else {
       plan.payload = relay.state();
       plan.plan.kind = CursorPlan::Kind::Write;
-      plan.plan.tries.push_back(WriteTry{true, true, json()});
+      WriteTry whole;
+      whole.update = whole.fromEvent = true;
+      plan.plan.tries.push_back(std::move(whole));
       plan.beginAfter = true;
     }
   } else {
@@ -190,7 +192,7 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(received_->held ? cursor_.view() : next.value, *event);
   const json& value = next.fromEvent ? *event : next.rebaseFromValue ? rebase : next.value;
   std::vector<json> events;
-  if (std::optional<Failure> refused = attempt(emitter, next.update, value, events)) return failureJson(*refused);
+  if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
   return eventsJson(events);
 }
@@ -205,7 +207,7 @@ std::string CursorFacade::tryPlanned(int index, EmitterFacade& facade) {
   if (next.rebaseFromValue) next.value = UpstreamCursor::rebaseOps(next.value, cursor_.view());
   const json& value = next.fromEvent ? (planned_->plan.snapshot ? cursor_.view() : planned_->delta) : next.value;
   std::vector<json> events;
-  if (std::optional<Failure> refused = attempt(emitter, next.update, value, events)) return failureJson(*refused);
+  if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
   return eventsJson(events);
 }

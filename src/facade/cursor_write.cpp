@@ -52,13 +52,16 @@ std::string landedJson(size_t landed, const std::vector<json>& events) {
 
 }  // namespace
 
-std::optional<Failure> CursorFacade::attempt(StateEmitter& emitter, bool update, const json& value, std::vector<json>& out) {
-  if (update) {
+std::optional<Failure> CursorFacade::attempt(StateEmitter& emitter, const WriteTry& next, const json& value,
+                                             std::vector<json>& out) {
+  if (next.update) {
     out = emitter.update(value);  // by reference: no copy of the state
     if (out.empty() && emitter.lastFailure()) return *emitter.lastFailure();
     return std::nullopt;
   }
-  PatchOutcome r = emitter.patch(value);
+  PatchOutcome r = next.rebase ? emitter.patch(UpstreamCursor::fitRebase(emitter.state(), value,
+                                                                          next.carried.is_null() ? nullptr : &next.carried))
+                               : emitter.patch(value);
   if (!r.ok()) return *r.failure;
   out = std::move(r.events);
   return std::nullopt;
@@ -86,7 +89,7 @@ std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, 
   for (size_t i = 0; i < plan.tries.size(); ++i) {
     const WriteTry& next = plan.tries[i];
     std::vector<json> events;
-    last = attempt(emitter, next.update, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, events);
+    last = attempt(emitter, next, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, events);
     if (!last) {
       cursor_.settle(static_cast<int>(i), emitter.seq());
       return landedJson(i, events);

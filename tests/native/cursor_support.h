@@ -27,18 +27,17 @@ inline json twoCalls(CursorFacade& cursor, EmitterFacade& emitter, const json& e
   json last;
   for (const auto& attempt : plan["tries"]) {
     const bool update = attempt.contains("update");
-    json value = update ? attempt["update"] : attempt["patch"];
-    if (value == "event") value = update ? event["snapshot"] : event["delta"];
-    last = json::parse(update ? emitter.update(value.dump()) : emitter.patch(value.dump()));
+    // The core carries each try out on the emitter (a rebase as it fits the state there).
+    last = json::parse(cursor.tryPlanned(index, emitter));
     if (last["ok"] == true) {
-      cursor.settle(index, emitter.seq());
+      cursor.settlePlanned(index, emitter.seq());
       return {{"landed", index}, {"events", last["events"]}};
     }
     const std::string code = last["code"];
     if (update || (code != "patch-failed" && code != "precondition-failed" && code != "invalid-patch")) break;
     ++index;
   }
-  cursor.settle(-1, emitter.seq());
+  cursor.settlePlanned(-1, emitter.seq());
   return {{"landed", -1}, {"code", last["code"]}};
 }
 

@@ -16,6 +16,7 @@
 
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
+#include "emit/upstream_cursor.h"
 
 #include "cursor_support.h"
 
@@ -181,6 +182,41 @@ TEST_CASE("cursor: a stateful agent's first snapshot goes on only by what it cha
   REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":3,"b":0})"))).is_null());
   CHECK(stateOf(emitter) == json::parse(R"({"a":3,"b":7})"));
   CHECK(json::parse(cursor.addStart("{"))["ok"] == false);
+}
+
+TEST_CASE("cursor: a start's carried members fill only what the thread lacks", "[cursor]") {
+  // A fresh thread that two runs begin at once (issue 40): each agent started
+  // from the client's state {a:0,b:0}. Whichever lands second must keep the
+  // first's change; whichever lands first must still give the thread every member.
+  for (const bool otherFirst : {false, true}) {
+    EmitterFacade emitter(R"({"epoch":"e"})");
+    if (otherFirst) REQUIRE(json::parse(emitter.update(R"({"a":5,"b":0})"))["ok"] == true);
+    CursorFacade cursor("{}");
+    REQUIRE(json::parse(cursor.beginApart("{}"))["ok"] == true);   // nothing stored when the run began
+    REQUIRE(json::parse(cursor.addStart(R"({"a":0,"b":0})"))["ok"] == true);
+    REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"a":0,"b":1})"))).is_null());
+    CHECK(stateOf(emitter) == (otherFirst ? json::parse(R"({"a":5,"b":1})") : json::parse(R"({"a":0,"b":1})")));
+  }
+}
+
+TEST_CASE("cursor: a rebase goes on member by member, whatever another writer removed", "[cursor]") {
+  // The agent changed /x/n; meanwhile another writer removed /x/n and /y, and
+  // added /z. Only the agent's own members move: /x/n is set again, the
+  // removal of /y already happened, /z stands (no whole-state fallback).
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  REQUIRE(json::parse(emitter.update(R"({"x":{"n":1,"m":1},"y":1})"))["ok"] == true);
+  CursorFacade cursor("{}");
+  REQUIRE(json::parse(cursor.begin(R"({"x":{"n":1,"m":1},"y":1})", false, emitter.seq()))["ok"] == true);
+  REQUIRE(json::parse(emitter.update(R"({"x":{"m":2},"z":3})"))["ok"] == true);
+  REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"x":{"n":2,"m":1}})"))).is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"x":{"n":2,"m":2},"z":3})"));
+  // fitRebase itself: a carried op never replaces a member, nor goes where its parent is gone.
+  const json carried = json::parse(R"([{"op":"add","path":"/a","value":0},{"op":"replace","path":"/b","value":0},
+                                                                {"op":"add","path":"/q/r","value":0},{"op":"add","path":"/l/0","value":0},
+                                                                {"op":"remove","path":"/c"}])");
+  const json fitted = agui_sync::UpstreamCursor::fitRebase(json::parse(R"({"a":1,"l":[1]})"), json::parse(R"([{"op":"remove","path":"/gone"}])"),
+                                                &carried);
+  CHECK(fitted == json::parse(R"([{"op":"add","path":"/b","value":0}])"));
 }
 
 TEST_CASE("cursor facade: pass-through, bad input and options", "[cursor][facade]") {
