@@ -150,6 +150,10 @@ void bindCursor(nb::module_& m) {
       .def("begin", [](CursorFacade& f, const nb::bytes& view, bool fromInput, double seq) {
              return f.begin(text(view), fromInput, seq);
            }, nb::arg("view_json"), nb::arg("from_input"), nb::arg("emitter_seq"))
+      .def("writes_input", &CursorFacade::writesInput)
+      .def("start_run", [](CursorFacade& f, const nb::bytes& input, const nb::bytes& thread, double seq) {
+        return f.startRun(text(input), text(thread), seq);
+      }, nb::arg("input_json"), nb::arg("thread_json"), nb::arg("emitter_seq"))
       .def("plan", [](CursorFacade& f, const nb::bytes& event, double seq) { return f.plan(text(event), seq); },
            nb::arg("event_json"), nb::arg("emitter_seq"))
       .def("settle", &CursorFacade::settle, nb::arg("landed"), nb::arg("emitter_seq"))

@@ -132,6 +132,8 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("initResult", &initResult<CursorFacade>)
       .function("begin", &CursorFacade::begin)
       .function("beginApart", &CursorFacade::beginApart)
+      .function("writesInput", &CursorFacade::writesInput)
+      .function("startRun", &CursorFacade::startRun)
       .function("plan", &CursorFacade::plan)
       .function("settle", &CursorFacade::settle)
       .function("planWrite", &CursorFacade::planWrite)

@@ -57,19 +57,24 @@ class RunStamper:
         return await self._prelude(), await self._events(event)
 
     async def _prelude(self) -> List[Event]:
-        """The emitter moves to the run's input state, the cursor starts from it,
+        """The emitter moves to the run's input state (a thread of its own; a
+        store-bound one never writes a client's state: the core's
+        UpstreamCursor::writesInput), the cursor starts where the core says,
         then the client that asked (forwardedProps.stateSync) gets its catch-up."""
         self.started = True
         state = self.input.get("state")
         refused: Optional[AguiSyncError] = None
-        if state is not None:
+        if state is not None and self.cursor.writes_input():
             try:
                 await settled(self.emitter.update(state))
             except AguiSyncError as error:
                 refused = error
-        view = state if state is not None and refused is None else self.emitter.state
-        begun = parse(self.cursor.begin(json_bytes(view, "the run's state"), state is not None, self.emitter.seq))
-        if not isinstance(self.emitter, StateEmitter) and begun.get("ok"):
+        try:
+            given = b"" if state is None else json_bytes(state, "the run's state")
+            begun = parse(self.cursor.start_run(given, json_bytes(self.emitter.state, "the thread's state"), self.emitter.seq))
+        except AguiSyncError as error:
+            begun = {"ok": False, "code": error.code, "message": str(error)}
+        if not isinstance(self.emitter, StateEmitter) and begun.get("start") == "thread":
             self.cursor.on_line(self.emitter.epoch, self.emitter.seq)  # a store-bound emitter's line: in-step tries check it
         if refused is not None or not begun.get("ok"):
             self.cursor.suspend()  # the agent's deltas are relative to a state the emitter could not take

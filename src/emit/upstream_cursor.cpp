@@ -143,6 +143,15 @@ json UpstreamCursor::fitRebase(const json& state, const json& ops, const json* c
 
 void UpstreamCursor::addStart(json start) { starts_.push_back(std::move(start)); }
 
+bool UpstreamCursor::startRun(const json* input, json thread, uint64_t emitterSeq) {
+  if (input == nullptr || *input == thread) {
+    begin(std::move(thread), false, emitterSeq);
+    return true;
+  }
+  beginApart(*input);
+  return false;
+}
+
 void UpstreamCursor::begin(json view, bool fromInput, uint64_t emitterSeq) {
   starts_.clear();
   agentWrote_ = false;

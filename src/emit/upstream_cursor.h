@@ -102,6 +102,19 @@ class UpstreamCursor {
   // change, so another writer's commit there stands). Cleared by begin().
   void addStart(nlohmann::json start);
 
+  // A sequencer's run (sequenceState(), sequence_state) and its client's
+  // RunAgentInput.state (issue 40). On a thread of its own the emitter first
+  // moves to that state (writesInput()), and the agent starts there. A
+  // store-bound thread is written by others too: a client's state there is
+  // where its agent starts, never a write, because the client's copy may be
+  // behind another instance's commits and writing it would take them back.
+  // The thread moves only by the agent's own changes (and by edits).
+  bool writesInput() const { return !options_.alwaysRebase; }
+  // The run starts (after writesInput()'s write, if any): at the thread's
+  // state when there is no input or it is the thread's, else apart from the
+  // input (the agent's first change is measured from it). True: at the thread.
+  bool startRun(const nlohmann::json* input, nlohmann::json thread, uint64_t emitterSeq);
+
   // The plan for one agent event (Pass for anything but STATE_SNAPSHOT/STATE_DELTA).
   CursorPlan plan(const nlohmann::json& event, uint64_t emitterSeq);
   // The same plan; a snapshot moves out of `event` into the agent's view instead

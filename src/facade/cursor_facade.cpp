@@ -93,6 +93,18 @@ std::string CursorFacade::beginApart(const std::string& viewJson) {
   return okJson();
 }
 
+std::string CursorFacade::startRun(const std::string& inputJson, const std::string& threadJson, double emitterSeq) {
+  json input, thread;
+  const size_t depth = maxDepth_ + kEnvelopeDepth;
+  if (!inputJson.empty()) {
+    if (auto failure = parseBounded(inputJson, depth, input)) return failureJson(*failure);
+  }
+  if (auto failure = parseBounded(threadJson, depth, thread)) return failureJson(*failure);
+  const bool atThread = cursor_.startRun(inputJson.empty() ? nullptr : &input, std::move(thread), seqOf(emitterSeq));
+  line_.reset();  // (a store-bound emitter's: onLine())
+  return atThread ? R"({"ok":true,"start":"thread"})" : R"({"ok":true,"start":"apart"})";
+}
+
 std::string CursorFacade::addStart(const std::string& stateJson) {
   json start;
   if (auto failure = parseBounded(stateJson, maxDepth_ + kEnvelopeDepth, start)) return failureJson(*failure);
@@ -193,8 +205,13 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   const json& value = next.fromEvent ? *event : next.rebaseFromValue ? rebase : next.value;
   std::vector<json> events;
   if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
-  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
+  const bool exact = onOurs || leftExact(next, emitter, received_->held ? *event : cursor_.view());
+  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, exact};
   return eventsJson(events);
+}
+
+bool CursorFacade::leftExact(const WriteTry& next, const StateEmitter& emitter, const json& agent) {
+  return next.rebase && emitter.state() == agent;
 }
 
 std::string CursorFacade::tryPlanned(int index, EmitterFacade& facade) {
@@ -208,7 +225,7 @@ std::string CursorFacade::tryPlanned(int index, EmitterFacade& facade) {
   const json& value = next.fromEvent ? (planned_->plan.snapshot ? cursor_.view() : planned_->delta) : next.value;
   std::vector<json> events;
   if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
-  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs};
+  tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs || leftExact(next, emitter, cursor_.view())};
   return eventsJson(events);
 }
 

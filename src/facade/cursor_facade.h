@@ -10,6 +10,14 @@
 //   beginApart(viewJson)        the run starts out of step (the agent did not start from a state
 //                               the emitter holds: the proxy's runs on a client's state); its
 //                               first change is measured from view; as begin()
+//   writesInput()               a sequencer moves the emitter to RunAgentInput.state before the
+//                               run (not a store-bound one: UpstreamCursor::writesInput)
+//   startRun(inputJson, threadJson, emitterSeq)
+//                               a sequencer's run starts (after that write, if any); inputJson ""
+//                               when the client sent no state: {"ok":true,"start":"thread"}
+//                               (begun at the thread's state, emitterSeq) | {"ok":true,"start":
+//                               "apart"} (from the client's state) | failure (invalid-json,
+//                               limit-exceeded): nothing begun
 //   plan(eventJson, emitterSeq) {"ok":true,"kind":"pass"}
 //                               | {"ok":true,"kind":"drop","reason":code}
 //                               | {"ok":true,"kind":"write","snapshot":b,
@@ -97,6 +105,8 @@ class CursorFacade {
   const std::string& initResult() const { return initResult_; }
   std::string begin(const std::string& viewJson, bool fromInput, double emitterSeq);
   std::string beginApart(const std::string& viewJson);
+  bool writesInput() const { return cursor_.writesInput(); }
+  std::string startRun(const std::string& inputJson, const std::string& threadJson, double emitterSeq);
   std::string plan(const std::string& eventJson, double emitterSeq);
   void settle(int landed, double emitterSeq);
   std::string planWrite(const std::string& eventJson, EmitterFacade& emitter);  // cursor_write.cpp
@@ -167,8 +177,12 @@ class CursorFacade {
   struct Tried {
     int index = -1;
     Position after;
-    bool onOurs = false;
+    bool onOurs = false;  // it left the emitter holding exactly the agent's state (settle()'s onOurs)
   };
+  // A rebase that landed left the emitter holding exactly the agent's state (nobody else's change
+  // was there to keep, as on a thread the run began): the run is in step from here. O(state),
+  // as the rebase itself.
+  static bool leftExact(const WriteTry& next, const StateEmitter& emitter, const nlohmann::json& agent);
   std::optional<Tried> tried_;
   bool atOurLine(const StateEmitter& emitter) const;
 

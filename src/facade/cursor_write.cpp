@@ -91,7 +91,7 @@ std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, 
     std::vector<json> events;
     last = attempt(emitter, next, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, events);
     if (!last) {
-      cursor_.settle(static_cast<int>(i), emitter.seq());
+      cursor_.settle(static_cast<int>(i), emitter.seq(), leftExact(next, emitter, cursor_.view()));
       return landedJson(i, events);
     }
     if (plan.tries[i].update || !notApplicable(last->code)) break;

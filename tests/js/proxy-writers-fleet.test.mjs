@@ -6,7 +6,10 @@
 // owns a/aList, writer B (through proxy B) owns b/bList; one run per snapshot,
 // a seeded schedule interleaving them on several threads at once. A third
 // writer kind, a store-bound sequenceState() in this process on the same
-// store, owns c/cList in the second group of cases (skipped for now: it fails, see C_SKIP).
+// store, owns c/cList in the second group of cases: its client sends its state
+// as the proxies' clients do, and a store-bound sequenceState() never writes it
+// (UpstreamCursor::writesInput): its agent's first snapshot goes on only by
+// what it changed from that state.
 //
 // The proxy keeps the upstream's last view of each thread in memory of its
 // instance (thread.upstreamView, js/src/proxy/run-cursor.js; the core's
@@ -38,9 +41,6 @@ const THREADS = 5;
 const SEEDS = [1, 2];
 const CLIENT_STATES = ['none', 'last', 'initial'];
 const WAIT_MS = 10000; // a deadline for one event, never a pass
-// The third writer kind fails today: its one run, begun before anyone wrote, sends its first snapshot
-// (stale about the proxies' writes since) and that takes their fields back. AGUI_FLEET_C=1 runs it.
-const C_SKIP = process.env.AGUI_FLEET_C === '1' ? false : 'sequenceState() first snapshot takes the proxies\' fields back (issue 40): AGUI_FLEET_C=1 runs it';
 
 const expected = (n) => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -287,12 +287,9 @@ async function runCase({ store, writers, clientState, seed, tag }) {
         threadId: t, runId: `${w.field}${n}`, messages: [], tools: [], context: [],
         forwardedProps: { stateSync: { lastSeq: null, epoch: null } },
       };
-      // sequenceState() moves the thread to RunAgentInput.state (the client's state is the run's start):
-      // its client sends none, so that only the agent's own change goes on.
       // 'none': a client that sends its state on its first run only (a stateful upstream that first meets
       // a thread already written and is sent no state starts from its own empty view, which the proxy cannot know).
-      const state = w.kind === 'middleware' ? undefined
-        : clientState === 'none' ? (n === 1 ? initial : undefined)
+      const state = clientState === 'none' ? (n === 1 ? initial : undefined)
           : clientState === 'last' ? (last[w.field] ?? initial) : initial;
       if (state !== undefined) input.state = state;
       const c = w.kind === 'proxy' ? httpClient(w.url, input) : middlewareClient(w.middleware, w.upstream, input);
@@ -308,8 +305,8 @@ async function runCase({ store, writers, clientState, seed, tag }) {
       await c.done;
       last[w.field] = c.state;
     };
-    // sequenceState()'s writer (its client sends no state: the middleware would move the thread to it)
-    // opens its one run before anyone writes, so that its agent first meets the thread as it is.
+    // sequenceState()'s writer opens its one run before anyone writes: its agent's view is stale about
+    // every write of the proxies' writers.
     for (const w of writers) if (w.kind === 'middleware') await begin(w, 1);
     const count = Object.fromEntries(fields.map((f) => [f, 0]));
     for (const field of order) {
@@ -373,7 +370,7 @@ describe('stateful snapshot-only upstreams behind two proxies with --redis, on t
 
   for (const seed of SEEDS) {
     for (const clientState of ['none', 'last']) {
-      test(`A and B through their proxies and C through a store-bound sequenceState(), seed ${seed}, client state ${clientState}`, { ...T, skip: C_SKIP }, async () => {
+      test(`A and B through their proxies and C through a store-bound sequenceState(), seed ${seed}, client state ${clientState}`, T, async () => {
         await runCase({ store, writers: [writers.a, writers.b, writers.c], clientState, seed, tag: 'ABC' });
       });
     }

@@ -48,7 +48,12 @@ for (const kind of storeKinds()) {
         input({ runId: 'R2', state: atTwo, forwardedProps: { stateSync: { lastSeq: 2, epoch } } }));
       const caughtUp = run2.filter(isState);
       assert.equal(caughtUp[0].type, 'STATE_DELTA', 'a replay, not a snapshot');
-      assert.deepEqual(caughtUp.map((e) => e.metadata['agui-state-sync'].seq), [3, 4, 5], 'seq 3 replayed, back to its state (4), the new item (5)');
+      // The client's state is behind (seq 2): with a store it is where the agent starts, never
+      // written (it would take seq 3 back). The agent's snapshot of it changes nothing; its delta
+      // (one more item) goes on top of the thread as it is.
+      assert.deepEqual(caughtUp.map((e) => e.metadata['agui-state-sync'].seq), [3, 4], 'seq 3 replayed, then the agent\'s item (4)');
+      const items = second.emitterFor('T').state.items.map((item) => item.n);
+      assert.deepEqual(items, [1, 2, 3, 3], 'seq 3\'s item stands, the agent\'s own goes after it');
       assert.ok(caughtUp.every((e) => e.metadata['agui-state-sync'].epoch === epoch));
       assert.equal(run2[0].type, 'RUN_STARTED');
       second.dispose();

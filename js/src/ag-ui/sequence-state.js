@@ -248,8 +248,10 @@ class RunStamper {
     this.#stream?.dispose();
   }
 
-  // At the start of the run: the emitter moves to the run's input state, then
-  // the client that asked (forwardedProps.stateSync) gets its catch-up.
+  // At the start of the run: the emitter moves to the run's input state (a
+  // thread of its own; a store-bound one never writes a client's state: the
+  // core's UpstreamCursor::writesInput), then the client that asked
+  // (forwardedProps.stateSync) gets its catch-up.
   #prelude() {
     this.#started = true;
     const input = this.#input;
@@ -259,7 +261,7 @@ class RunStamper {
       this.#report({ type: 'STATE_SNAPSHOT', snapshot: input.state }, error);
     };
     let moved;
-    if (input.state !== undefined) {
+    if (input.state !== undefined && this.#cursor.writesInput()) {
       try {
         moved = this.#emitter.update(input.state);
         if (typeof moved?.then === 'function') moved = moved.catch(refused);
@@ -267,10 +269,10 @@ class RunStamper {
         refused(error);
       }
     }
-    // Where the agent starts: its input state, else the thread's.
+    // Where the agent starts: the thread's state, else apart from the client's (the core decides).
     const begin = () => {
       const line = typeof this.#emitter[kCommitThrough] === 'function' ? this.#emitter.epoch : null; // a store-bound emitter's
-      this.#cursor.begin(input.state !== undefined ? input.state : this.#emitter.state, input.state !== undefined, this.#emitter.seq, line);
+      this.#cursor.startRun(input.state, this.#emitter.state, this.#emitter.seq, line);
       if (refusal !== null) this.#cursor.suspend();
     };
     const asked = input.forwardedProps?.stateSync;

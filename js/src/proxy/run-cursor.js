@@ -10,7 +10,8 @@
 // the cursor is handed the upstream's whole verified state, measured from the
 // thread's: the upstream may not have started from the client's state at all
 // (a stateful agent keeps its own). A thread with no vouched state yet has its
-// placeholder replaced by the upstream's first state whole.
+// placeholder replaced by the upstream's first state whole; a store-bound one
+// is begun apart from nothing, since another instance may begin it first.
 import { failureError } from '../engine/errors.js';
 import { after } from '../server/emitter-writes.js';
 import { UpstreamCursor } from '../server/upstream-cursor.js';
@@ -27,21 +28,27 @@ const APART = 2; // begun out of step: the upstream's first write goes as its wh
  * thread's state (NOT_BEGUN while the thread has none vouched: the run's first write begins it) }.
  */
 export function upstreamStart(thread, input) {
-  if (!thread.vouched) return { base: input.state ?? {}, start: () => NOT_BEGUN };
-  const { seq, epoch } = thread.emitter;
-  const view = thread.state;
-  const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
   // What else the upstream may have started from (issue 40): the upstream's own last state of the
   // thread as this instance saw it end its previous run (a stateful agent keeps its own between
   // runs), and the client's state it was sent instead of the thread's. Its first snapshot then goes
   // on top only by what it changed from all of them (the core's UpstreamCursor::addStart).
-  const starts = (cursor) => {
+  const starts = (cursor, sent) => {
     if (thread.upstreamView !== undefined) cursor.addStart(thread.upstreamView);
-    if (!same) cursor.addStart(input.state);
+    if (sent) cursor.addStart(input.state);
   };
+  if (!thread.vouched) {
+    if (!thread.durable) return { base: input.state ?? {}, start: () => NOT_BEGUN };
+    // Nothing stored when the run began, but another instance's run may begin the thread first:
+    // the upstream's first state goes on top of whatever is there by what it changed from its
+    // starts (on a thread still empty, that is all of it).
+    return { base: input.state ?? {}, start: (cursor) => (cursor.beginApart({}), starts(cursor, input.state !== undefined), APART) };
+  }
+  const { seq, epoch } = thread.emitter;
+  const view = thread.state;
+  const same = input.state === undefined || input.state === view || JSON.stringify(input.state) === JSON.stringify(view);
   // own: the base is the thread emitter's state (what its prompt render reads where it is).
-  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq, thread.durable ? epoch : null), starts(cursor), BEGUN) };
-  return { base: input.state, start: (cursor) => (cursor.beginApart(view), starts(cursor), APART) };
+  if (same) return { base: input.state ?? view, own: true, start: (cursor) => (cursor.begin(view, false, seq, thread.durable ? epoch : null), starts(cursor, false), BEGUN) };
+  return { base: input.state, start: (cursor) => (cursor.beginApart(view), starts(cursor, true), APART) };
 }
 
 export class RunCursor {

@@ -54,6 +54,25 @@ export class UpstreamCursor {
     this.#begun(this.#link.callJson((f) => f.beginApart(jsonText(view ?? {}, 'the run\'s state'))));
   }
 
+  /** Does a sequencer move the emitter to RunAgentInput.state before a run? Not a store-bound one (UpstreamCursor::writesInput). */
+  writesInput() {
+    return this.#link.invoke((f) => f.writesInput());
+  }
+
+  /**
+   * A sequencer's run starts (after writesInput()'s write, if any): at the
+   * thread's `state` (its seq, its `epoch` for a store-bound one) when the
+   * client sent no `input` state or the thread's, else apart from the
+   * client's: 'thread' | 'apart'.
+   */
+  startRun(input, state, seq, epoch = null) {
+    const text = input === undefined ? '' : jsonText(input, 'the run\'s state');
+    const result = this.#link.callJson((f) => f.startRun(text, jsonText(state ?? {}, 'the thread\'s state'), seq));
+    this.#begun(result);
+    if (result.start === 'thread' && typeof epoch === 'string') this.#link.invoke((f) => f.onLine(epoch, seq));
+    return result.start;
+  }
+
   #begun(result) {
     if (!result.ok) throw failureError(result, 'invalid-json', `the run's state cannot be sequenced: ${result.message}`);
   }
