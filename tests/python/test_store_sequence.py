@@ -81,6 +81,28 @@ async def test_sequence_state_with_a_store_continues_after_a_restart():
         sequence_state(agent_of([]), run_input("r3"), store=store, sequencer=restarted)
 
 
+async def test_a_client_state_behind_the_thread_is_never_written_back():
+    """Issue 40: with a store, the client's RunAgentInput.state is where the agent
+    starts, not a write: a client behind another instance's commit must not take
+    it back. The same rule holds for a client whose state is the thread's."""
+    store, client = memory_store(), SyncEngine()
+    one, two = StateSequencer(store=store), StateSequencer(store=store)
+    await collect(one.run(agent_of([{"a": 1, "b": 1}]), run_input("r1", state_sync={}), sse=True), client)
+    stale, position = client.state, {"lastSeq": client.last_seq, "epoch": client.epoch}
+    # Another instance commits b = 2 (its agent changed b only).
+    other = SyncEngine()
+    await collect(two.run(agent_of([{"a": 1, "b": 2}]), run_input("r2", stale, {}), sse=True), other)
+    assert two.emitter_for("t").state == {"a": 1, "b": 2}
+    # The stale client runs on the first instance; its agent changes a only, from the client's state.
+    seq = two.emitter_for("t").seq
+    await one.emitter_for("t").refresh()  # the first instance has seen b = 2 too
+    await collect(one.run(agent_of([{"a": 5, "b": 1}]), run_input("r3", stale, position), sse=True), client)
+    await one.emitter_for("t").refresh()
+    assert one.emitter_for("t").state == {"a": 5, "b": 2}, "the other instance's b stands"
+    assert one.emitter_for("t").seq == seq + 1, "one write: the agent's change, nothing for the client's state"
+    assert client.status == "synced" and client.state == {"a": 5, "b": 2}
+
+
 class Down:
     """A store that cannot be reached."""
 
