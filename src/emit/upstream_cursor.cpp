@@ -287,6 +287,7 @@ std::vector<WriteTry> UpstreamCursor::inStepSnapshotTries(json previous) {
 }
 
 CursorPlan UpstreamCursor::planHeldSnapshot() {
+  agentWrote_ = true;  // (its view is the agent's once settleHeld() took it)
   CursorPlan plan;
   plan.kind = CursorPlan::Kind::Write;
   plan.snapshot = true;

@@ -376,3 +376,89 @@ describe('stateful snapshot-only upstreams behind two proxies with --redis, on t
     }
   }
 });
+
+/**
+ * A writer through a store-bound emitter of its own, update(view, { rebase: true }): its view is
+ * stale about the other writers' fields; it returns the events of each write (a client's copy of them).
+ */
+function rebasingWriter(store, field, initial) {
+  const views = new Map();
+  return {
+    field,
+    /** Opens thread `t` and writes its initial state (the writer's view starts there). */
+    async open(t, clients) {
+      const emitter = await createStateEmitter({ store, key: t });
+      views.set(t, { emitter, view: structuredClone(initial) });
+      clients.push({ runId: `${field}0`, events: await emitter.update(structuredClone(initial)) });
+    },
+    async write(t, n, clients) {
+      const w = views.get(t);
+      const c = { runId: `${field}${n}`, events: await w.emitter.update(advance(w.view, field, n), { rebase: true }) };
+      clients.push(c);
+    },
+    dispose: () => { for (const { emitter } of views.values()) emitter.dispose(); },
+  };
+}
+
+describe('one stateful upstream behind two proxies with --redis, its runs alternating between them (issue 40)', () => {
+  // The upstream keeps its own view of each thread; its next run goes through the other instance,
+  // which never saw its last state: only the store has it (thread.js syncUpstreamView). A second
+  // writer, a rebasing emitter of this process, commits b between its runs.
+  let redis;
+  let store;
+  let upstream;
+  const proxies = [];
+
+  before(async () => {
+    redis = await RedisServer.start();
+    store = redisStore({ url: redis.url });
+    upstream = httpUpstream('a', initialOf(['a', 'b']));
+    const url = await upstream.listen();
+    for (let i = 0; i < 2; i++) proxies.push(await startProxyCli(['--upstream', url, '--port', '0', '--redis', redis.url]));
+  });
+
+  after(async () => {
+    for (const proxy of proxies) await proxy.stop();
+    await upstream?.close();
+    await store?.close();
+    await redis?.close();
+  });
+
+  for (const seed of SEEDS) {
+    test(`seed ${seed}: the other instance starts the upstream's run from its stored last state, so b stands`, T, async () => {
+      const initial = initialOf(['a', 'b']);
+      const writer = rebasingWriter(store, 'b', initial);
+      const random = rng(seed);
+      try {
+        await Promise.all(Array.from({ length: THREADS }, async (_, ti) => {
+          const t = `ALT-s${seed}-${ti}`;
+          const clients = [];
+          const count = { a: 0, b: 0 };
+          await writer.open(t, clients);
+          while (count.a < N || count.b < N) {
+            const field = count.a === N ? 'b' : count.b === N ? 'a' : (random() < 0.5 ? 'a' : 'b');
+            const n = ++count[field];
+            if (field === 'b') {
+              await writer.write(t, n, clients);
+              continue;
+            }
+            // The client sends its state on its first run only: the proxy's only start is the upstream's own.
+            const input = { threadId: t, runId: `a${n}`, messages: [], tools: [], context: [], forwardedProps: { stateSync: { lastSeq: null, epoch: null } } };
+            if (n === 1) input.state = initial;
+            const c = httpClient(proxies[n % 2].url, input);
+            clients.push(c);
+            await until(() => upstream.opened(t) || c.finished, `${t}: run a${n} reaching its upstream`, WAIT_MS);
+            upstream.next(t, n);
+            await until(() => c.state?.a === n || c.finished, () => `${t}: a=${n} reaching its client`, WAIT_MS);
+            upstream.finish(t);
+            await c.done;
+          }
+          const final = await checkThread(store, t, ['a', 'b'], clients);
+          assert.deepEqual(final, { a: N, aList: expected(N), b: N, bList: expected(N) }, `${t}: every write of both writers`);
+        }));
+      } finally {
+        writer.dispose();
+      }
+    });
+  }
+});

@@ -341,7 +341,8 @@ async function streamRun(ctx, res, request, prepared, { call, head, note, keep }
   let cursor;
   let segments;
   try {
-    segments = await flakySegments(ctx);
+    // (The upstream's own last state of the thread, as any instance kept it: one of its run's starts.)
+    [segments] = await Promise.all([flakySegments(ctx), thread.syncUpstreamView()]);
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
     // The receiver beside the thread's emitter: each verified state is written with no JSON text of it (relay-engine.js).
     engine = await RelayEngine.create({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true });
@@ -410,8 +411,15 @@ function endRun(ctx, run, relay, error) {
       failure = thrown;
     }
   } else ended = relay.settled();
+  // The upstream's own last state is kept before the run ends: its next run may start on another instance.
+  const kept = () => relay.keepUpstreamView(ctx.report);
   if (typeof ended?.then === 'function') {
-    ended.then(() => finishRun(ctx, run, relay, failure), (thrown) => finishRun(ctx, run, relay, failure ?? thrown));
+    ended.then(kept).then(() => finishRun(ctx, run, relay, failure), (thrown) => finishRun(ctx, run, relay, failure ?? thrown));
+    return;
+  }
+  const keeping = kept();
+  if (typeof keeping?.then === 'function') {
+    keeping.then(() => finishRun(ctx, run, relay, failure));
     return;
   }
   finishRun(ctx, run, relay, failure);

@@ -5,6 +5,7 @@
 // maxBufferedBytes in all: finished runs are dropped first, then the growing
 // run's oldest events). Keys of dropped runs are remembered (a bounded list)
 // so that a late resume is told the run is gone rather than started again.
+import { createHash } from 'node:crypto';
 import { syncError } from '../engine/errors.js';
 import { Thread } from './thread.js';
 
@@ -64,7 +65,7 @@ export class Registry {
     if (!entry) {
       this.#makeRoomForThread();
       entry = { waiters: 0, promise: null };
-      entry.promise = Thread.create(threadId, this.#config.emitter, this.#config.store).then(
+      entry.promise = Thread.create(threadId, this.#config.emitter, this.#config.store, upstreamId(this.#config.upstream)).then(
         (thread) => this.#created(threadId, thread, entry.waiters),
         (error) => {
           this.#creating.delete(threadId);
@@ -223,3 +224,10 @@ export class Registry {
     this.#notifyIdle();
   }
 }
+
+// Which upstream a proxy runs, as the store names what it kept of it: its URL's digest
+// (a fixed length, whatever the URL; no credentials in a URL reach a store key).
+function upstreamId(url) {
+  return createHash('sha256').update(String(url?.href ?? url)).digest('hex').slice(0, 16);
+}
+

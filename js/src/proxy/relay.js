@@ -93,6 +93,11 @@ export class Relay {
     }
   }
 
+  /** The upstream's own last state kept on the thread (RunCursor.keepView): a Promise for a store-bound one. */
+  keepUpstreamView(report) {
+    return this.#cursor.keepView(report);
+  }
+
   dispose() {
     this.#engine.dispose();
     this.#cursor.dispose();

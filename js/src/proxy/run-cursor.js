@@ -88,7 +88,18 @@ export class RunCursor {
     });
   }
 
-  /** Frees the engine object, keeping the upstream's own last state on the thread (its next run's start). Idempotent. */
+  /**
+   * At the end of the run: keeps the upstream's own last state on the thread
+   * (its next run's start, wherever that runs: a Promise for a store-bound
+   * thread, settled once stored or failed, which `report` hears of).
+   */
+  keepView(report) {
+    if (this.#thread === null) return undefined;
+    const view = this.#cursor.agentView();
+    return view === undefined ? undefined : this.#thread.keepUpstreamView(view, report);
+  }
+
+  /** Frees the engine object, keeping the upstream's own last state on the thread (in memory). Idempotent. */
   dispose() {
     if (this.#thread !== null) {
       try {

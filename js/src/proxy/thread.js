@@ -12,7 +12,7 @@ import { after } from '../server/emitter-writes.js';
 import { judgeEdits } from '../server/run-edits.js';
 import { catchUp, withActivities } from '../server/catch-up.js';
 import { kActivitiesInUse, kActivityStream } from '../engine/internals.js';
-import { kSeedText, kSyncActivities } from '../server/activity-internals.js';
+import { kSeedText, kSideLine, kSyncActivities } from '../server/activity-internals.js';
 
 export class Thread {
   id;
@@ -20,8 +20,10 @@ export class Thread {
   lastActive = Date.now();
   runs = new Set(); // runs of this thread the proxy still holds (live or kept for resumption)
   pins = 0; // requests setting up a run on it: not evictable meanwhile
-  upstreamView = undefined; // the upstream's own state of the thread at the end of its last run here (run-cursor.js)
+  upstreamView = undefined; // the upstream's own state of the thread at the end of its last run (run-cursor.js)
   #vouched = false; // the emitter's state is one the upstream described (not the placeholder)
+  #upstreamLine = null; // a store-bound thread's: where the upstream's last state is kept ([kSideLine] name)
+  #keeping = Promise.resolve(); // the last store write of upstreamView
 
   /** @internal use Thread.create() */
   constructor(id, emitter) {
@@ -29,7 +31,18 @@ export class Thread {
     this.emitter = emitter;
   }
 
-  static async create(id, emitterOptions, store = null) {
+  /**
+   * `upstream`: which upstream the proxy runs (its id in the store, so that a
+   * fleet of proxies in front of one upstream shares what it last held, and
+   * proxies in front of others keep theirs apart).
+   */
+  static async create(id, emitterOptions, store = null, upstream = null) {
+    const thread = await Thread.#open(id, emitterOptions, store);
+    if (thread.durable && upstream !== null) thread.#upstreamLine = `upstream:${upstream}`;
+    return thread;
+  }
+
+  static async #open(id, emitterOptions, store) {
     // The emitter's initial {} is a placeholder, never sent: until the upstream
     // has described a state (vouched), runs start without a catch-up. With a
     // store, a thread that already has events there is vouched: its state is
@@ -38,6 +51,38 @@ export class Thread {
     const thread = new Thread(id, await createStateEmitter({ ...emitterOptions, store, key: id }));
     thread.#vouched = thread.emitter.seq > 0;
     return thread;
+  }
+
+  /**
+   * The upstream's own last state of this thread, as any instance kept it
+   * (issue 40: a stateful upstream's next run may go through another
+   * instance, or come after a restart). Unreachable: the one this instance holds.
+   */
+  async syncUpstreamView() {
+    if (this.#upstreamLine === null) return;
+    try {
+      await this.#keeping;
+      const line = await this.emitter[kSideLine](this.#upstreamLine);
+      await line.refresh();
+      if (line.seq > 0) this.upstreamView = line.state;
+    } catch {
+      // (the view this instance holds, if any)
+    }
+  }
+
+  /**
+   * Keeps `view`, the upstream's own state at the end of a run: in memory,
+   * and for a store-bound thread in the store (a Promise, settled once stored
+   * or failed; `report` hears of a failure).
+   */
+  keepUpstreamView(view, report) {
+    this.upstreamView = view;
+    if (this.#upstreamLine === null) return undefined;
+    this.#keeping = this.#keeping.then(async () => {
+      const line = await this.emitter[kSideLine](this.#upstreamLine);
+      await line.update(view);
+    }).catch((error) => report?.(error));
+    return this.#keeping;
   }
 
   /** The emitter is bound to a store: its writes and catch-ups are promises. */

@@ -20,7 +20,7 @@
 // src/emit/store_line.h), the same a Python emitter on the key follows.
 import { failureError, syncError } from '../../engine/errors.js';
 import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
-import { kSyncActivities } from '../activity-internals.js';
+import { kSideLine, kSyncActivities } from '../activity-internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
 import { DurableActivities } from './durable-activities.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
@@ -57,6 +57,7 @@ export class DurableStateEmitter {
   #fanout = new Fanout(); // subscribe(): every event of the key's line, once, in order
   #counters = { commits: 0, stateWrites: 0, conflicts: 0, reloads: 0, degradations: 0, recoveries: 0 };
   #activities = null; // DurableActivities: the thread's, stored beside it (docs/wire.md section 11)
+  #sideLines = new Map(); // name -> Promise<DurableStateEmitter>: [kSideLine]
 
   /** @internal use createStateEmitter({ store, key }) */
   constructor({ store, key, create, options, local, stored, rules }) {
@@ -88,6 +89,22 @@ export class DurableStateEmitter {
       this.#activities = new DurableActivities(local, () => openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true }));
     }
     return this.#activities;
+  }
+
+  /**
+   * @internal a store line of the library's own beside the thread (`"\0" + name + ":" + key`,
+   * out of every caller's reach: checkKey refuses a NUL first), opened once: Promise<DurableStateEmitter>.
+   */
+  [kSideLine](name) {
+    this.#check();
+    let line = this.#sideLines.get(name);
+    if (line === undefined) {
+      const { wasmBinary, locateFile, maxDepth } = this.#options;
+      line = openStoreEmitter({ store: this.#store, key: `\u0000${name}:${this.#key}`, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true });
+      line.catch(() => this.#sideLines.delete(name)); // (unreachable: opened again next time)
+      this.#sideLines.set(name, line);
+    }
+    return line;
   }
 
   /** @internal the local ActivityEmitter if the thread's activities are in use, else null */
@@ -302,6 +319,7 @@ export class DurableStateEmitter {
     clearInterval(this.#retryTimer);
     this.#fanout.clear();
     this.#activities?.dispose();
+    for (const line of this.#sideLines.values()) line.then((opened) => opened.dispose(), () => {});
     this.#local.dispose();
     this.#rules.dispose();
     this.#loop.delete();
