@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 import random
 import shutil
 import subprocess
@@ -40,17 +41,8 @@ class NodeEmitter:
 
     @classmethod
     async def start(cls, url: str, prefix: str, key: str, options: dict) -> "NodeEmitter":
-        exports = json.loads((REPO / "js" / "package.json").read_text())["exports"]
-        main, server = ((REPO / "js" / _default(exports[name])).as_uri() for name in (".", "./server"))
-        process = await asyncio.create_subprocess_exec(
-            NODE, str(cls.driver), main, server, url, prefix, key, json.dumps(options), cwd=REPO, limit=1 << 26,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        line = await process.stdout.readline()
-        if not line:
-            why = (await process.stderr.read()).decode()
-            await process.wait()
-            pytest.fail(f"the Node driver did not start: {why}")
-        return cls(process, json.loads(line))
+        process, ready = await start_node_driver(cls.driver, (".", "./server"), url, prefix, key, json.dumps(options))
+        return cls(process, ready)
 
     async def send(self, op: str, **fields) -> dict:
         self.process.stdin.write((json.dumps({"op": op, **fields}) + "\n").encode())
@@ -69,6 +61,22 @@ class NodeEmitter:
 
 def _default(export) -> str:
     return export["default"] if isinstance(export, dict) else export
+
+
+async def start_node_driver(driver, entries, *args: str):
+    """A Node driver process, given the URLs of the package's `entries` (its
+    package.json exports) then `args`: (the process, its first line, parsed)."""
+    exports = json.loads((REPO / "js" / "package.json").read_text())["exports"]
+    urls = [(REPO / "js" / _default(exports[name])).as_uri() for name in entries]
+    process = await asyncio.create_subprocess_exec(
+        NODE, str(driver), *urls, *args, cwd=REPO, limit=1 << 26,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    line = await process.stdout.readline()
+    if not line:
+        why = (await process.stderr.read()).decode()
+        await process.wait()
+        pytest.fail(f"the Node driver {Path(driver).name} did not start: {why}")
+    return process, json.loads(line)
 
 
 def replayed(start: dict, events: list) -> SyncEngine:

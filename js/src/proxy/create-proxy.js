@@ -341,12 +341,15 @@ async function streamRun(ctx, res, request, prepared, { call, head, note, keep }
   let cursor;
   let segments;
   try {
-    // (The upstream's own last state of the thread, as any instance kept it: one of its run's starts.)
-    [segments] = await Promise.all([flakySegments(ctx), thread.syncUpstreamView()]);
+    // The store's answers a run starts from, read at once: the upstream's own last state of the thread
+    // (one of its run's starts, as any instance kept it) and the thread's activities (a plain
+    // upstream's deltas apply to them).
+    let seed;
+    [segments, seed] = await Promise.all([flakySegments(ctx), thread.activitySeed(), thread.syncUpstreamView()]);
     cursor = await RunCursor.create(thread, start, config.emitter.maxDepth);
     // The receiver beside the thread's emitter: each verified state is written with no JSON text of it (relay-engine.js).
     engine = await RelayEngine.create({ initialState: base, maxEventBytes: config.maxEventBytes, maxStateBytes: config.maxStateBytes, activities: true });
-    engine.seed(await thread.activitySeed()); // the thread's activities: a plain upstream's deltas apply to them
+    engine.seed(seed);
   } catch (error) {
     call.abort();
     cursor?.dispose();
