@@ -84,63 +84,6 @@ json UpstreamCursor::rebaseFromStarts(const json& from, const std::vector<json>&
   return kept;
 }
 
-namespace {
-
-// Where an op's path points in `state`: its parent container (null: none, or
-// the root itself) and whether the member is there.
-struct Target {
-  const json* parent = nullptr;
-  bool present = false;
-};
-
-Target targetOf(const json& state, const json& op) {
-  Target target;
-  auto path = op.find("path");
-  if (path == op.end() || !path->is_string()) return target;
-  Tokens tokens;
-  std::string error;
-  if (!parsePointer(path->get_ref<const std::string&>(), tokens, error) || tokens.empty()) return target;
-  target.parent = resolvePointer(state, tokens, tokens.size() - 1);
-  if (target.parent != nullptr && target.parent->is_object()) target.present = target.parent->contains(tokens.back());
-  return target;
-}
-
-const std::string* opName(const json& op) {
-  auto name = op.find("op");
-  return name != op.end() && name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
-}
-
-}  // namespace
-
-json UpstreamCursor::fitRebase(const json& state, const json& ops, const json* carried) {
-  json out = json::array();
-  if (ops.is_array()) {
-    for (const json& op : ops) {
-      const std::string* name = op.is_object() ? opName(op) : nullptr;
-      if (name != nullptr && (*name == "replace" || *name == "remove")) {
-        const Target target = targetOf(state, op);
-        if (target.parent != nullptr && target.parent->is_object() && !target.present) {
-          if (*name == "remove") continue;  // already gone
-          json add = op;  // another writer removed the member meanwhile: the agent's change sets it again
-          add["op"] = "add";
-          out.push_back(std::move(add));
-          continue;
-        }
-      }
-      out.push_back(op);
-    }
-  }
-  if (carried == nullptr || !carried->is_array()) return out;
-  for (const json& op : *carried) {
-    const std::string* name = op.is_object() ? opName(op) : nullptr;
-    if (name == nullptr || (*name != "add" && *name != "replace") || !op.contains("value")) continue;
-    const Target target = targetOf(state, op);
-    if (target.parent == nullptr || !target.parent->is_object() || target.present) continue;
-    out.push_back(json{{"op", "add"}, {"path", op["path"]}, {"value", op["value"]}});
-  }
-  return out;
-}
-
 void UpstreamCursor::addStart(json start) { starts_.push_back(std::move(start)); }
 
 bool UpstreamCursor::startRun(const json* input, json thread, uint64_t emitterSeq) {

@@ -55,7 +55,7 @@ struct WriteTry {
   bool rebaseFromValue = false;
   // The ops are a rebase (only what the agent changed, measured from a state it
   // started from), applied member by member to whatever the thread holds when
-  // the try is carried out (fitRebase): a member the agent changed that another
+  // the try is carried out (emit/rebase_fit.h): a member the agent changed that another
   // writer removed meanwhile is set again, a removal already done is skipped,
   // rather than the whole try failing over to the agent's whole state, which
   // would take back every other writer's change.
@@ -178,11 +178,6 @@ class UpstreamCursor {
   // `carried` when given (WriteTry::carried).
   static nlohmann::json rebaseFromStarts(const nlohmann::json& from, const std::vector<nlohmann::json>& starts,
                                          const nlohmann::json& to, nlohmann::json* carried = nullptr);
-  // A rebase try's ops as they apply to `state` now (WriteTry::rebase): a
-  // replace of a member the thread no longer holds becomes an add, a remove of
-  // one already gone is dropped, and each `carried` op goes in (as an add) only
-  // where its member is missing under an object. O(ops x depth).
-  static nlohmann::json fitRebase(const nlohmann::json& state, const nlohmann::json& ops, const nlohmann::json* carried);
 
  private:
   CursorPlan dispatch(const nlohmann::json& event, nlohmann::json* owned, uint64_t emitterSeq);

@@ -204,8 +204,9 @@ std::string CursorFacade::tryReceived(RelayFacade& relay, int index, EmitterFaca
   if (next.rebaseFromValue) rebase = UpstreamCursor::rebaseOps(received_->held ? cursor_.view() : next.value, *event);
   const json& value = next.fromEvent ? *event : next.rebaseFromValue ? rebase : next.value;
   std::vector<json> events;
-  if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
-  const bool exact = onOurs || leftExact(next, emitter, received_->held ? *event : cursor_.view());
+  const json& agent = received_->held ? *event : cursor_.view();  // the agent's state after this write
+  if (std::optional<Failure> refused = attempt(emitter, next, value, agent, events)) return failureJson(*refused);
+  const bool exact = onOurs || leftExact(next, emitter, agent);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, exact};
   return eventsJson(events);
 }
@@ -224,7 +225,7 @@ std::string CursorFacade::tryPlanned(int index, EmitterFacade& facade) {
   if (next.rebaseFromValue) next.value = UpstreamCursor::rebaseOps(next.value, cursor_.view());
   const json& value = next.fromEvent ? (planned_->plan.snapshot ? cursor_.view() : planned_->delta) : next.value;
   std::vector<json> events;
-  if (std::optional<Failure> refused = attempt(emitter, next, value, events)) return failureJson(*refused);
+  if (std::optional<Failure> refused = attempt(emitter, next, value, cursor_.view(), events)) return failureJson(*refused);
   tried_ = Tried{index, Position{emitter.options().epoch, emitter.seq()}, onOurs || leftExact(next, emitter, cursor_.view())};
   return eventsJson(events);
 }

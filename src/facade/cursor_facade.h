@@ -133,10 +133,10 @@ class CursorFacade {
  private:
   std::string carryOut(const CursorPlan& plan, const nlohmann::json& payload, StateEmitter& emitter);
   // One try against the emitter (update() to `value`, else patch() by it, as
-  // the thread holds it now when `next` is a rebase: UpstreamCursor::fitRebase):
-  // its events in `out`, or why it was refused. cursor_write.cpp
+  // the thread holds it now when `next` is a rebase: emit/rebase_fit.h, `agent`
+  // the agent's state after it): its events in `out`, or why it was refused. cursor_write.cpp
   static std::optional<Failure> attempt(StateEmitter& emitter, const WriteTry& next, const nlohmann::json& value,
-                                        std::vector<nlohmann::json>& out);
+                                        const nlohmann::json& agent, std::vector<nlohmann::json>& out);
   static std::optional<Failure> receivedPayload(RelayFacade& relay, const ReceivedState& r, nlohmann::json& parsed,
                                                 const nlohmann::json*& payload);
   // A store-bound emitter's plan for a received state, between planReceived and settleReceived.

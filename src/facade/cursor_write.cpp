@@ -19,6 +19,7 @@
 #include "facade/emitter_facade.h"
 #include "facade/facade_json.h"
 #include "facade/relay_facade.h"
+#include "emit/rebase_fit.h"
 #include "json/json_diff.h"
 #include "json/json_diff_impl.h"
 #include "json/json_measure.h"
@@ -53,15 +54,14 @@ std::string landedJson(size_t landed, const std::vector<json>& events) {
 }  // namespace
 
 std::optional<Failure> CursorFacade::attempt(StateEmitter& emitter, const WriteTry& next, const json& value,
-                                             std::vector<json>& out) {
+                                             const json& agent, std::vector<json>& out) {
   if (next.update) {
     out = emitter.update(value);  // by reference: no copy of the state
     if (out.empty() && emitter.lastFailure()) return *emitter.lastFailure();
     return std::nullopt;
   }
-  PatchOutcome r = next.rebase ? emitter.patch(UpstreamCursor::fitRebase(emitter.state(), value,
-                                                                          next.carried.is_null() ? nullptr : &next.carried))
-                               : emitter.patch(value);
+  const json* carried = next.carried.is_null() ? nullptr : &next.carried;
+  PatchOutcome r = next.rebase ? emitter.patch(fitRebase(emitter.state(), value, carried, agent)) : emitter.patch(value);
   if (!r.ok()) return *r.failure;
   out = std::move(r.events);
   return std::nullopt;
@@ -89,7 +89,7 @@ std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, 
   for (size_t i = 0; i < plan.tries.size(); ++i) {
     const WriteTry& next = plan.tries[i];
     std::vector<json> events;
-    last = attempt(emitter, next, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, events);
+    last = attempt(emitter, next, next.fromEvent ? (next.update ? cursor_.view() : payload) : next.value, cursor_.view(), events);
     if (!last) {
       cursor_.settle(static_cast<int>(i), emitter.seq(), leftExact(next, emitter, cursor_.view()));
       return landedJson(i, events);

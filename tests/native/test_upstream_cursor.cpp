@@ -16,7 +16,7 @@
 
 #include "facade/cursor_facade.h"
 #include "facade/emitter_facade.h"
-#include "emit/upstream_cursor.h"
+#include "emit/rebase_fit.h"
 
 #include "cursor_support.h"
 
@@ -210,12 +210,20 @@ TEST_CASE("cursor: a rebase goes on member by member, whatever another writer re
   REQUIRE(json::parse(emitter.update(R"({"x":{"m":2},"z":3})"))["ok"] == true);
   REQUIRE(!carryOut(cursor, emitter, snapshotEvent(json::parse(R"({"x":{"n":2,"m":1}})"))).is_null());
   CHECK(stateOf(emitter) == json::parse(R"({"x":{"n":2,"m":2},"z":3})"));
+  // The agent changed /x/n and /x/k/v; another writer removed /x whole and set /y: /x comes back as
+  // the agent holds it (once), /y stands.
+  REQUIRE(json::parse(emitter.update(R"({"x":{"n":2,"m":2,"k":{"v":0}},"y":0})"))["ok"] == true);
+  CursorFacade other("{}");
+  REQUIRE(json::parse(other.begin(R"({"x":{"n":2,"m":2,"k":{"v":0}},"y":0})", false, emitter.seq()))["ok"] == true);
+  REQUIRE(json::parse(emitter.update(R"({"y":1})"))["ok"] == true);
+  REQUIRE(!carryOut(other, emitter, snapshotEvent(json::parse(R"({"x":{"n":3,"m":2,"k":{"v":1}},"y":0})"))).is_null());
+  CHECK(stateOf(emitter) == json::parse(R"({"x":{"n":3,"m":2,"k":{"v":1}},"y":1})"));
   // fitRebase itself: a carried op never replaces a member, nor goes where its parent is gone.
   const json carried = json::parse(R"([{"op":"add","path":"/a","value":0},{"op":"replace","path":"/b","value":0},
                                                                 {"op":"add","path":"/q/r","value":0},{"op":"add","path":"/l/0","value":0},
                                                                 {"op":"remove","path":"/c"}])");
-  const json fitted = agui_sync::UpstreamCursor::fitRebase(json::parse(R"({"a":1,"l":[1]})"), json::parse(R"([{"op":"remove","path":"/gone"}])"),
-                                                &carried);
+  const json fitted = agui_sync::fitRebase(json::parse(R"({"a":1,"l":[1]})"), json::parse(R"([{"op":"remove","path":"/gone"}])"),
+                                           &carried, json::object());
   CHECK(fitted == json::parse(R"([{"op":"add","path":"/b","value":0}])"));
 }
 
