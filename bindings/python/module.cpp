@@ -194,6 +194,9 @@ void bindEmitter(nb::module_& m) {
       .def("init_result", [](const EmitterFacade& f) { return f.initResult(); })
       .def("update", [](EmitterFacade& f, const nb::bytes& s) { return f.update(text(s)); }, nb::arg("state_json"))
       .def("patch", [](EmitterFacade& f, const nb::bytes& ops) { return f.patch(text(ops)); }, nb::arg("ops_json"))
+      .def("update_rebased", [](EmitterFacade& f, const nb::bytes& from, const nb::bytes& to) {
+        return f.updateRebased(text(from), text(to));
+      }, nb::arg("from_json"), nb::arg("to_json"))
       .def("apply_edits",
            [](EmitterFacade& f, const nb::bytes& edits, const std::string& policy, const std::string& epoch) {
              return f.applyEdits(text(edits), policy, epoch);
@@ -272,8 +275,6 @@ void bindRun(nb::module_& m) {
       .def("step", [](agui_sync::RunFacade& f, const nb::bytes& s) { return f.step(text(s)); }, nb::arg("input_json"))
       .def("info_json", &agui_sync::RunFacade::infoJson);
   m.def("requester_json", &agui_sync::requesterJson, nb::arg("credentials_json"));
-  m.def("rebase_ops_json", [](const nb::bytes& f, const nb::bytes& t) { return agui_sync::rebaseOpsJson(text(f), text(t)); },
-        nb::arg("from_json"), nb::arg("to_json"));
   // A store-bound emitter's write loop (src/facade/commit_loop_facade.h).
   nb::class_<agui_sync::CommitLoopFacade>(m, "CommitLoopFacade")
       .def(nb::init<>())

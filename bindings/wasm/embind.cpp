@@ -114,6 +114,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("initResult", &initResult<EmitterFacade>)
       .function("update", &EmitterFacade::update)
       .function("patch", &EmitterFacade::patch)
+      .function("updateRebased", &EmitterFacade::updateRebased)
       .function("applyEdits", &EmitterFacade::applyEdits)
       .function("provenanceJson", &EmitterFacade::provenanceJson)
       .function("adoptHistory", &EmitterFacade::adoptHistory)
@@ -161,7 +162,6 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("step", &RunFacade::step)
       .function("infoJson", &RunFacade::infoJson);
   emscripten::function("requesterJson", &agui_sync::requesterJson);
-  emscripten::function("rebaseOpsJson", &agui_sync::rebaseOpsJson);
   emscripten::function("activityRecordKey", &agui_sync::activityRecordKey);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")

@@ -157,19 +157,9 @@ class DurableStateEmitter:
     async def _rebased(self, text: bytes) -> List[StateEvent]:
         async with self._turn():
             base = self._rebase_view or self._local._state_text().encode("utf-8")
-            answer = _core.rebase_ops_json(base, text)
-            if not answer.startswith("["):
-                raise failure_error(parse(answer), "invalid-argument", "update() state cannot be rebased")
-            ops = answer.encode("utf-8")
-
-            def apply(e: StateEmitter) -> Any:
-                try:
-                    return e._patch_json(ops)
-                except AguiSyncError as error:
-                    if error.code in ("patch-failed", "precondition-failed", "invalid-patch"):
-                        return e._update_json(text)
-                    raise
-            out = await self._commit(apply)
+            # The core fits this writer's change to the line as it stands at each attempt (a lost race
+            # moves it): EmitterFacade::updateRebased.
+            out = await self._commit(lambda e: e._update_rebased_json(base, text))
             self._rebase_view = text  # the next change is measured from this writer's own view
             return out
 

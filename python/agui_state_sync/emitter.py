@@ -130,6 +130,10 @@ class StateEmitter:
     def _patch_json(self, text: bytes) -> List[StateEvent]:
         return self._events(parse(self._facade.patch(text)), "patch()", "patch-failed")
 
+    def _update_rebased_json(self, base: bytes, text: bytes) -> List[StateEvent]:
+        # update() by the writer's change from `base` only, as the core fits it (a store-bound update(rebase=True)).
+        return self._events(parse(self._facade.update_rebased(base, text)), "update()", "invalid-json")
+
     def apply_edits(self, edits: Any, policy: Optional[Mapping[str, Any]] = None, *,
                     epoch: Optional[str] = None) -> AppliedEdits:
         """Judges a client's edits ([{editId, baseSeq, ops}]) under ``policy``

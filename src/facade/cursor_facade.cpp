@@ -59,14 +59,6 @@ std::optional<Failure> readOptions(const std::string& text, CursorOptions& optio
 
 }  // namespace
 
-std::string rebaseOpsJson(const std::string& fromJson, const std::string& toJson) {
-  json from, to;
-  const size_t depth = Options{}.maxDepth + 1;
-  if (auto failure = parseBounded(fromJson, depth, from)) return failureJson(*failure);
-  if (auto failure = parseBounded(toJson, depth, to)) return failureJson(*failure);
-  return dumpSafe(UpstreamCursor::rebaseOps(from, to));
-}
-
 CursorFacade::CursorFacade(const std::string& optionsJson) {
   CursorOptions options;
   if (auto failure = readOptions(optionsJson, options, maxDepth_)) {

@@ -91,10 +91,6 @@
 
 namespace agui_sync {
 
-// The rebase diff from one state to another (UpstreamCursor::rebaseOps): a writer's own change,
-// to go on top of whatever another writer committed meanwhile. Ops JSON text, or a failure.
-std::string rebaseOpsJson(const std::string& fromJson, const std::string& toJson);
-
 class EmitterFacade;
 class RelayFacade;
 struct ReceivedState;

@@ -5,6 +5,8 @@
 #include "facade/edit_json.h"
 #include "facade/emitter_json.h"
 #include "facade/facade_json.h"
+#include "emit/rebase_fit.h"
+#include "emit/upstream_cursor.h"
 #include "facade/prompt_facade.h"
 #include "json/json_write.h"
 #include "wire/wire.h"
@@ -60,6 +62,19 @@ std::string EmitterFacade::patch(const std::string& opsJson) {
   PatchOutcome r = emitter_->patch(std::move(ops));
   if (!r.ok()) return failureJson(*r.failure);
   return eventsJson(r.events);
+}
+
+std::string EmitterFacade::updateRebased(const std::string& fromJson, const std::string& toJson) {
+  json from, to;
+  if (auto failure = parseValue(fromJson, emitter_->options().maxDepth, kEnvelopeDepth, from)) return failureJson(*failure);
+  if (auto failure = parseValue(toJson, emitter_->options().maxDepth, kEnvelopeDepth, to)) return failureJson(*failure);
+  PatchOutcome r = emitter_->patch(fitRebase(emitter_->state(), UpstreamCursor::rebaseOps(from, to), nullptr, to));
+  if (r.ok()) return eventsJson(r.events);
+  const Code code = r.failure->code;
+  if (code != Code::PatchFailed && code != Code::PreconditionFailed && code != Code::InvalidPatch) return failureJson(*r.failure);
+  std::vector<json> events = emitter_->update(std::move(to));  // (its change no longer fits: the writer's whole state)
+  if (events.empty() && emitter_->lastFailure()) return failureJson(*emitter_->lastFailure());
+  return eventsJson(events);
 }
 
 std::string EmitterFacade::applyEdits(const std::string& editsJson, const std::string& policyJson,

@@ -63,6 +63,12 @@ class EmitterFacade {
   const std::optional<Failure>& initFailure() const { return initFailure_; }
   std::string update(const std::string& stateJson);
   std::string patch(const std::string& opsJson);
+  // update() by this writer's change only (a store-bound emitter's
+  // update(next, { rebase })): the rebase diff from `fromJson`, the state the
+  // writer last gave, to `toJson`, fitted to the state as it is now
+  // (emit/rebase_fit.h); the whole `toJson` only where that does not apply.
+  // patch()'s / update()'s answer.
+  std::string updateRebased(const std::string& fromJson, const std::string& toJson);
   std::string applyEdits(const std::string& editsJson, const std::string& policyJson,
                          const std::string& clientEpochJson);
   std::string provenanceJson() const;

@@ -227,6 +227,21 @@ TEST_CASE("cursor: a rebase goes on member by member, whatever another writer re
   CHECK(fitted == json::parse(R"([{"op":"add","path":"/b","value":0}])"));
 }
 
+TEST_CASE("emitter facade: updateRebased goes on by the writer's change only", "[cursor][facade]") {
+  // The writer last gave {a:1,o:{n:1},l:[1]} and now gives {a:2,o:{n:2},l:[1]}; meanwhile another
+  // writer set b and removed o: a and o (as the writer holds it) go on, b stands.
+  EmitterFacade emitter(R"({"epoch":"e"})");
+  REQUIRE(json::parse(emitter.update(R"({"a":1,"b":0,"l":[1]})"))["ok"] == true);
+  const json out = json::parse(emitter.updateRebased(R"({"a":1,"o":{"n":1},"l":[1]})", R"({"a":2,"o":{"n":2},"l":[1]})"));
+  REQUIRE(out["ok"] == true);
+  CHECK(stateOf(emitter) == json::parse(R"({"a":2,"b":0,"o":{"n":2},"l":[1]})"));
+  // Where the change cannot fit (the thread holds a list where the writer wrote a member), its whole state.
+  REQUIRE(json::parse(emitter.update(R"({"o":[0]})"))["ok"] == true);
+  REQUIRE(json::parse(emitter.updateRebased(R"({"o":{"n":2}})", R"({"o":{"n":3}})"))["ok"] == true);
+  CHECK(stateOf(emitter) == json::parse(R"({"o":{"n":3}})"));
+  CHECK(json::parse(emitter.updateRebased("{", "{}"))["code"] == "invalid-json");
+}
+
 TEST_CASE("cursor facade: pass-through, bad input and options", "[cursor][facade]") {
   CursorFacade cursor("{}");
   CHECK(json::parse(cursor.initResult())["ok"] == true);

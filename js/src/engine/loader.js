@@ -74,11 +74,6 @@ export class Engine {
     return this.module.RunFacade;
   }
 
-  /** The rebase diff from one state to another (src/facade/cursor_facade.h): ops JSON text, or a failure. */
-  rebaseOpsJson(fromJson, toJson) {
-    return this.module.rebaseOpsJson(fromJson, toJson);
-  }
-
   /** The requester digest of credential values (src/facade/run_facade.h): a JSON string. */
   requesterJson(credentialsJson) {
     return this.module.requesterJson(credentialsJson);

@@ -1,6 +1,6 @@
-// Symbols of a store-bound thread's activities (server side only: kept out of
-// engine/internals.js, which the browser bundle carries). Not exported from the
-// package entry points.
+// Symbols of store-bound threads (their activities, the lines beside them, a
+// writer's rebased update), server side only: kept out of engine/internals.js,
+// which the browser bundle carries. Not exported from the package entry points.
 // ActivityEmitter of a store-bound thread: the activity record's ops of what it wrote, and the record adopted.
 export const kTakeRecordOps = Symbol('agui-state-sync.takeRecordOps');
 export const kAdoptRecord = Symbol('agui-state-sync.adoptRecord');
@@ -14,3 +14,5 @@ export const kSyncActivities = Symbol('agui-state-sync.syncActivities');
 // A store-bound emitter: a line of the library's own beside the thread, `"\0" + name + ":" + key`
 // (the proxy keeps its upstream's own last state of the thread there: proxy/thread.js).
 export const kSideLine = Symbol('agui-state-sync.sideLine');
+// StateEmitter: update() by a writer's change from the state it last gave, as the core fits it (EmitterFacade::updateRebased).
+export const kUpdateRebased = Symbol('agui-state-sync.updateRebased');

@@ -10,6 +10,7 @@ import { failureCode, failureError, syncTypeError } from '../engine/errors.js';
 import { kActivitiesInUse, kCatchUp, kCatchUpEncoded, kCatchUpSnapshot, kInternals, kRenderPrompt, kStateText, kWriteThrough } from '../engine/internals.js';
 import { loadModule } from '../engine/loader.js';
 import { ActivityEmitter } from './activity-emitter.js';
+import { kUpdateRebased } from './activity-internals.js';
 import { activityOptions, emitterOptions } from './emitter-options.js';
 import { messageOf, promptOptionsJson, renderedParts } from './prompt.js';
 import { jsonText } from '../engine/options.js';
@@ -76,6 +77,16 @@ export class StateEmitter {
     this.#version++;
     const text = jsonText(newState, 'update() state');
     const result = this.#callJson((f) => f.update(text));
+    if (!result.ok) throw refusal('update()', result, 'invalid-json');
+    if (result.events.length) this.#stateValid = false;
+    return result.events;
+  }
+
+  /** @internal update() by this writer's change from `fromText` (the state it last gave) to `toText` only (durable-emitter.js). */
+  [kUpdateRebased](fromText, toText) {
+    this.#check();
+    this.#version++;
+    const result = this.#callJson((f) => f.updateRebased(fromText, toText));
     if (!result.ok) throw refusal('update()', result, 'invalid-json');
     if (result.events.length) this.#stateValid = false;
     return result.events;

@@ -18,9 +18,9 @@
 // committed state (moved along each committed batch, what `state` answers
 // while a write is under way) are the core's rules (StoreLine,
 // src/emit/store_line.h), the same a Python emitter on the key follows.
-import { failureError, syncError } from '../../engine/errors.js';
+import { syncError } from '../../engine/errors.js';
 import { kActivitiesInUse, kCommitThrough, kInternals, kStateText, kStoreCatchUp, kWriteThrough } from '../../engine/internals.js';
-import { kSideLine, kSyncActivities } from '../activity-internals.js';
+import { kSideLine, kSyncActivities, kUpdateRebased } from '../activity-internals.js';
 import { ActivityEmitter } from '../activity-emitter.js';
 import { DurableActivities } from './durable-activities.js';
 import { activityOptions, emitterOptions, randomEpoch } from '../emitter-options.js';
@@ -29,7 +29,6 @@ import { checkKey, checkStore } from './contract.js';
 import { Fanout } from './fanout.js';
 import { buildLocal, copyArgument, eventsAfter, eventsOf, freshEpoch, lineOf, lineRules, logRecords, snapshotCatchUp, withEvents } from './durable-line.js';
 import { wireFields, withWireFields } from '../../engine/wire-meta.js';
-import { NOT_APPLICABLE } from '../emitter-writes.js';
 
 const RETRY_MS = 1000; // the timer that asks the core whether a retry of an unreachable store is due
 const UNREAD = Symbol('unread');
@@ -178,24 +177,12 @@ export class DurableStateEmitter {
     if (rebase !== true) return this.#serial(() => this.#commit((e) => e.update(copy)));
     return this.#serial(async () => {
       const next = JSON.stringify(copy);
-      const ops = this.#rebaseOps(this.#rebaseView ?? this.#local[kStateText](), next);
-      const out = await this.#commit((e) => {
-        try {
-          return e.patch(ops);
-        } catch (error) {
-          if (NOT_APPLICABLE.has(error?.code)) return e.update(copy);
-          throw error;
-        }
-      });
+      const base = this.#rebaseView ?? this.#local[kStateText]();
+      // The core fits this writer's change to the line as it stands at each attempt (a lost race moves it).
+      const out = await this.#commit((e) => e[kUpdateRebased](base, next));
       this.#rebaseView = next;
       return out;
     });
-  }
-
-  #rebaseOps(fromText, toText) {
-    const answer = JSON.parse(this.#local[kInternals]().engine.rebaseOpsJson(fromText, toText));
-    if (Array.isArray(answer)) return answer;
-    throw failureError(answer, 'invalid-argument', `update() state cannot be rebased: ${answer.message}`);
   }
 
   /** As StateEmitter.patch(), once committed. A retry after a lost race re-applies the ops to the winner's state. */
