@@ -177,6 +177,28 @@ export interface ActivityEmitter {
   dispose(): void;
 }
 
+/**
+ * A store-bound thread's activities (DurableStateEmitter.activities; docs/wire.md
+ * section 11, "What a fleet keeps"): stored with the thread, each write returned
+ * once the store holds it. A write that lost a race to another instance's write
+ * of the same activity is written again on top of it.
+ */
+export interface DurableActivities {
+  snapshot(messageId: string, activityType: string, content: JsonValue, options?: { replace?: boolean }): Promise<ActivityEvent[]>;
+  patch(messageId: string, activityType: string, ops: JsonPatchOperation[]): Promise<ActivityEvent[]>;
+  /** As ActivityEmitter.write(); `dropped` also 'store-unavailable' / 'store-conflict' when it could not be stored (nothing sent). */
+  write(event: AguiEvent, options?: { verified?: boolean; content?: (messageId: string) => JsonValue }):
+    Promise<{ events: AguiEvent[]; dropped: string | null; error: AguiSyncError | null }>;
+  /** Brings the activities to the stored record (another instance's writes, a restart). */
+  sync(): Promise<void>;
+  content(messageId: string): JsonValue | undefined;
+  seq(messageId: string): number | null;
+  readonly epoch: string;
+  readonly size: number;
+  encode(event: AguiEvent): string;
+  dispose(): void;
+}
+
 /** One activity as sync.activities holds it. */
 export interface ActivityMirror {
   readonly messageId: string;
@@ -868,11 +890,12 @@ export interface DurableEmitterStats extends EmitterStats {
  */
 export interface DurableStateEmitter<S = JsonValue> {
   readonly key: string;
-  /** The thread's activities: this process's own (never stored), in an epoch of their own. */
-  readonly activities: ActivityEmitter;
+  /** The thread's activities, stored with it (docs/wire.md section 11). */
+  readonly activities: DurableActivities;
   /**
    * After a lost race the whole state is written again (the last writer wins), unless `rebase`:
-   * then only this writer's change, from the state it last saw, goes on the winner's state.
+   * then only this writer's change, from the state it last gave, goes on the line as it stands
+   * (member by member; its whole state only where the line holds no object where it wrote).
    */
   update(newState: S, options?: { rebase?: boolean }): Promise<StateEvent<S>[]>;
   patch(ops: JsonPatchOperation[]): Promise<StateEvent<S>[]>;

@@ -140,8 +140,8 @@ class DurableStateEmitter:
         """As StateEmitter.update(), once committed. The whole state is written (the last writer
         wins), unless ``rebase``: then only this writer's change goes on the line as it stands,
         whoever wrote meanwhile: the core's rebase diff from the state this writer last gave (its
-        previous update(rebase=True), else the state when it first did) to new_state; the whole
-        state only where that change no longer applies."""
+        previous update(rebase=True), else the state when it first did) to new_state, fitted to the
+        line member by member; the whole state only where the line holds no object where it wrote."""
         text = json_bytes(plain(new_state), "update() state") if rebase else None
         if rebase:
             return now_or_raise(lambda: self._rebased(text))
