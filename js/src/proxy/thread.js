@@ -62,7 +62,8 @@ export class Thread {
     if (this.#upstreamLine === null) return;
     try {
       await this.#keeping;
-      const line = await this.emitter[kSideLine](this.#upstreamLine);
+      const line = await this.emitter[kSideLine](this.#upstreamLine, { stored: true });
+      if (line === null) return; // (nothing kept yet)
       await line.refresh();
       if (line.seq > 0) this.upstreamView = line.state;
     } catch {

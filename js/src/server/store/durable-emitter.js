@@ -92,14 +92,18 @@ export class DurableStateEmitter {
 
   /**
    * @internal a store line of the library's own beside the thread (`"\0" + name + ":" + key`,
-   * out of every caller's reach: checkKey refuses a NUL first), opened once: Promise<DurableStateEmitter>.
+   * out of every caller's reach: checkKey refuses a NUL first), opened once: Promise<DurableStateEmitter>;
+   * `stored`: null rather than a new line when the store holds none (a reader creates nothing).
    */
-  [kSideLine](name) {
+  async [kSideLine](name, { stored = false } = {}) {
     this.#check();
     let line = this.#sideLines.get(name);
     if (line === undefined) {
+      const key = `\u0000${name}:${this.#key}`;
+      if (stored && (await this.#store.head(key)) === null) return null;
+      this.#check(); // (disposed meanwhile: nothing opened that nobody frees)
       const { wasmBinary, locateFile, maxDepth } = this.#options;
-      line = openStoreEmitter({ store: this.#store, key: `\u0000${name}:${this.#key}`, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true });
+      line = this.#sideLines.get(name) ?? openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true });
       line.catch(() => this.#sideLines.delete(name)); // (unreachable: opened again next time)
       this.#sideLines.set(name, line);
     }
