@@ -155,18 +155,8 @@ export interface ActivityPosition {
 /** An activity event a sender stamped. */
 export type ActivityEvent = AguiEvent & { type: 'ACTIVITY_SNAPSHOT' | 'ACTIVITY_DELTA'; messageId: string; activityType: string };
 
-/** A thread's activities as a sender stamps them (emitter.activities; docs/wire.md section 11). */
-export interface ActivityEmitter {
-  /** The app's ACTIVITY_SNAPSHOT: its snapshot at seq 0 the first time, then the change ([] when none). */
-  snapshot(messageId: string, activityType: string, content: JsonValue, options?: { replace?: boolean }): ActivityEvent[];
-  /** The app's ACTIVITY_DELTA, atomically; throws an AguiSyncError with opIndex ('patch-failed' also for one not held). */
-  patch(messageId: string, activityType: string, ops: JsonPatchOperation[]): ActivityEvent[];
-  /**
-   * An agent's event: its activity events stamped (the agent's other members kept), or [event] for any other.
-   * `dropped`: why an activity event was not sent (a delta that does not apply, and that activity's later ones until its next snapshot).
-   */
-  write(event: AguiEvent, options?: { verified?: boolean; content?: (messageId: string) => JsonValue }):
-    { events: AguiEvent[]; dropped: string | null; error: AguiSyncError | null };
+/** What a sender holds of a thread's activities, whatever writes them. */
+export interface ActivitiesHeld {
   /** A copy of the content, or undefined when not held. */
   content(messageId: string): JsonValue | undefined;
   seq(messageId: string): number | null;
@@ -177,13 +167,27 @@ export interface ActivityEmitter {
   dispose(): void;
 }
 
+/** A thread's activities as a sender stamps them (emitter.activities; docs/wire.md section 11). */
+export interface ActivityEmitter extends ActivitiesHeld {
+  /** The app's ACTIVITY_SNAPSHOT: its snapshot at seq 0 the first time, then the change ([] when none). */
+  snapshot(messageId: string, activityType: string, content: JsonValue, options?: { replace?: boolean }): ActivityEvent[];
+  /** The app's ACTIVITY_DELTA, atomically; throws an AguiSyncError with opIndex ('patch-failed' also for one not held). */
+  patch(messageId: string, activityType: string, ops: JsonPatchOperation[]): ActivityEvent[];
+  /**
+   * An agent's event: its activity events stamped (the agent's other members kept), or [event] for any other.
+   * `dropped`: why an activity event was not sent (a delta that does not apply, and that activity's later ones until its next snapshot).
+   */
+  write(event: AguiEvent, options?: { verified?: boolean; content?: (messageId: string) => JsonValue }):
+    { events: AguiEvent[]; dropped: string | null; error: AguiSyncError | null };
+}
+
 /**
  * A store-bound thread's activities (DurableStateEmitter.activities; docs/wire.md
  * section 11, "What a fleet keeps"): stored with the thread, each write returned
  * once the store holds it. A write that lost a race to another instance's write
  * of the same activity is written again on top of it.
  */
-export interface DurableActivities {
+export interface DurableActivities extends ActivitiesHeld {
   snapshot(messageId: string, activityType: string, content: JsonValue, options?: { replace?: boolean }): Promise<ActivityEvent[]>;
   patch(messageId: string, activityType: string, ops: JsonPatchOperation[]): Promise<ActivityEvent[]>;
   /** As ActivityEmitter.write(); `dropped` also 'store-unavailable' / 'store-conflict' when it could not be stored (nothing sent). */
@@ -191,12 +195,6 @@ export interface DurableActivities {
     Promise<{ events: AguiEvent[]; dropped: string | null; error: AguiSyncError | null }>;
   /** Brings the activities to the stored record (another instance's writes, a restart). */
   sync(): Promise<void>;
-  content(messageId: string): JsonValue | undefined;
-  seq(messageId: string): number | null;
-  readonly epoch: string;
-  readonly size: number;
-  encode(event: AguiEvent): string;
-  dispose(): void;
 }
 
 /** One activity as sync.activities holds it. */
