@@ -399,6 +399,9 @@ TEST_CASE("relay: a store-bound run's view follows its in-step snapshot, and its
   };
   state["a"].push_back(4);
   REQUIRE(snapshot(state, [] {})["landed"] == 0);  // in step: the view follows by the emitter's ops
+  // A snapshot written in step is the agent's own state: the proxy keeps it as its next run's start.
+  REQUIRE(!cursor.agentView().empty());
+  CHECK(json::parse(cursor.agentView()) == state);
   state["n"] = 1;
   const json written = snapshot(state, [&] { emitter.patch(R"([{"op":"replace","path":"/o","value":5}])"); });
   REQUIRE(written["landed"] == 1);
