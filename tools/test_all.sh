@@ -20,12 +20,20 @@ LOGS=build/logs/test
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 T0=$(date +%s)
 
+# A stage that outlives this is stopped and reported failed with its log: a suite
+# that hangs (a process left alive by a handle nobody closed) then costs minutes and
+# names itself, rather than running CI out of time with nothing printed. The
+# slowest stage takes under 10 minutes on a slow machine.
+STAGE_TIMEOUT_S=${STAGE_TIMEOUT_S:-1200}
+
 # stage NAME TARGET...: run `make TARGET...`, log it, record its time and status.
 stage() {
   local name=$1; shift
   local start=$SECONDS status=0
   echo "[$(elapsed)] $name: started"
-  $MAKE --no-print-directory "$@" >"$LOGS/$name.log" 2>&1 || status=$?
+  # timeout signals make's whole process group (the suites it started too).
+  timeout -k 20 "$STAGE_TIMEOUT_S" $MAKE --no-print-directory "$@" >"$LOGS/$name.log" 2>&1 || status=$?
+  [ "$status" = 124 ] && echo "$name: stopped after ${STAGE_TIMEOUT_S} s (STAGE_TIMEOUT_S)" >>"$LOGS/$name.log"
   local took=$((SECONDS - start))
   echo "$name $took $status" >>"$LOGS/times"
   if [ "$status" = 0 ]; then

@@ -24,6 +24,16 @@ async function closeClient(client) {
   }
 }
 
+function closedError() {
+  return unreachable(new Error('the store is closed'));
+}
+
+// Closes a client made after close() and gives the error for the call that made it.
+async function closedWith(client) {
+  await closeClient(client);
+  return closedError();
+}
+
 function unreachable(error) {
   return syncError('store-unavailable', `the Redis store is unreachable (${error?.message ?? error})`, { cause: error });
 }
@@ -42,6 +52,10 @@ class RedisStore {
   #watchers = new Map(); // channel (a thread's meta key) -> Set<onChange>
   #subscribed = new Set(); // channels Redis confirmed (node-redis renews them after a reconnect)
   #subscribing = new Set(); // SUBSCRIBE under way
+  // close() is final: a command after it (a late write of a run being torn down) fails as
+  // unreachable rather than opening a connection nobody closes, which would keep the
+  // process alive reconnecting to a Redis that is gone.
+  #closed = false;
   log;
 
   constructor(options) {
@@ -125,6 +139,7 @@ class RedisStore {
 
   /** Closes the connections this store opened (a client passed in stays the app's). */
   async close() {
+    this.#closed = true;
     const [client, subscriber] = [this.#client, this.#subscriber];
     this.#client = null;
     this.#subscriber = null;
@@ -170,6 +185,7 @@ class RedisStore {
 
   async #startSubscriber() {
     const subscriber = this.#options.client ? this.#options.client.duplicate() : await this.#newClient();
+    if (this.#closed) throw await closedWith(subscriber);
     subscriber.on('error', () => {}); // the main connection reports an outage
     // Channels whose SUBSCRIBE failed while Redis was away are tried again once it is back.
     subscriber.on('ready', () => {
@@ -239,8 +255,12 @@ class RedisStore {
   // Requests that come while the first connection is still being made wait for it (within timeoutMs),
   // on the one client: a fresh proxy queues them rather than failing them (issue 38).
   async #ready() {
+    if (this.#closed) throw closedError();
     this.#starting ??= this.#options.client ? Promise.resolve(this.#options.client) : this.#createClient();
-    const client = (this.#client ??= await this.#starting);
+    const started = await this.#starting;
+    // close() came while the client was being made: it is this call's to close.
+    if (this.#closed) throw await closedWith(this.#options.client ? null : started);
+    const client = (this.#client ??= started);
     if (!client.isReady) {
       if (!client.isOpen) this.#connecting ??= client.connect().catch(() => {}).finally(() => { this.#connecting = null; });
       await readyWithin(client, this.#options.timeoutMs);
