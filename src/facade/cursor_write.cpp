@@ -24,6 +24,7 @@
 #include "json/json_diff_impl.h"
 #include "json/json_measure.h"
 #include "json/json_pointer.h"
+#include "wire/patch_code.h"
 
 namespace agui_sync {
 
@@ -32,11 +33,6 @@ using json = nlohmann::json;
 namespace {
 
 constexpr size_t kEventDepth = 6;  // as CursorFacade::plan: the envelope around the state, and the event
-
-// A patch the emitter refuses as not applicable: the plan's next try.
-bool notApplicable(Code code) {
-  return code == Code::PatchFailed || code == Code::PreconditionFailed || code == Code::InvalidPatch;
-}
 
 std::string refusedJson(const Failure& refused) {
   return R"({"ok":true,"kind":"write","landed":-1,"failure":)" + failureJson(refused) + "}";
@@ -94,7 +90,7 @@ std::string CursorFacade::carryOut(const CursorPlan& plan, const json& payload, 
       cursor_.settle(static_cast<int>(i), emitter.seq(), leftExact(next, emitter, cursor_.view()));
       return landedJson(i, events);
     }
-    if (plan.tries[i].update || !notApplicable(last->code)) break;
+    if (plan.tries[i].update || !patchNotApplicable(last->code)) break;
   }
   cursor_.settle(-1, emitter.seq());
   const Failure refused = last ? *last : Failure{Code::InvalidEvent, "the plan had no way to write the event", std::nullopt};

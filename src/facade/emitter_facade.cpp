@@ -9,6 +9,7 @@
 #include "emit/upstream_cursor.h"
 #include "facade/prompt_facade.h"
 #include "json/json_write.h"
+#include "wire/patch_code.h"
 #include "wire/wire.h"
 
 namespace agui_sync {
@@ -70,8 +71,7 @@ std::string EmitterFacade::updateRebased(const std::string& fromJson, const std:
   if (auto failure = parseValue(toJson, emitter_->options().maxDepth, kEnvelopeDepth, to)) return failureJson(*failure);
   PatchOutcome r = emitter_->patch(fitRebase(emitter_->state(), UpstreamCursor::rebaseOps(from, to), nullptr, to));
   if (r.ok()) return eventsJson(r.events);
-  const Code code = r.failure->code;
-  if (code != Code::PatchFailed && code != Code::PreconditionFailed && code != Code::InvalidPatch) return failureJson(*r.failure);
+  if (!patchNotApplicable(r.failure->code)) return failureJson(*r.failure);
   std::vector<json> events = emitter_->update(std::move(to));  // (its change no longer fits: the writer's whole state)
   if (events.empty() && emitter_->lastFailure()) return failureJson(*emitter_->lastFailure());
   return eventsJson(events);

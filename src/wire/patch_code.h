@@ -18,4 +18,11 @@ inline Code patchCode(PatchStatus status) {
   return Code::PatchFailed;
 }
 
+// A patch refused as not applicable to the state it met (another writer moved
+// it): a writer of a plan of tries moves on to its next one (the cursor's,
+// a rebased update's whole state); any other refusal stands.
+inline bool patchNotApplicable(Code code) {
+  return code == Code::PatchFailed || code == Code::PreconditionFailed || code == Code::InvalidPatch;
+}
+
 }  // namespace agui_sync
