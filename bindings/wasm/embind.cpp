@@ -163,6 +163,7 @@ EMSCRIPTEN_BINDINGS(agui_state_emitter) {
       .function("infoJson", &RunFacade::infoJson);
   emscripten::function("requesterJson", &agui_sync::requesterJson);
   emscripten::function("activityRecordKey", &agui_sync::activityRecordKey);
+  emscripten::function("sideLineKey", &agui_sync::sideLineKey);
   // The proxy's upstream receiver beside its cursors (src/facade/relay_facade.h).
   emscripten::class_<RelayFacade>("RelayFacade")
       .constructor<const std::string&>()

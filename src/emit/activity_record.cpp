@@ -76,7 +76,11 @@ bool readEntry(const json& entry, std::string& type, std::string& epoch, uint64_
 
 }  // namespace
 
-std::string activityRecordKey(const std::string& threadKey) { return std::string(1, '\0') + "activities:" + threadKey; }
+std::string sideLineKey(const std::string& name, const std::string& threadKey) {
+  return std::string(1, '\0') + name + ":" + threadKey;
+}
+
+std::string activityRecordKey(const std::string& threadKey) { return sideLineKey("activities", threadKey); }
 
 void appendRecordOps(json& ops, const std::vector<json>& events, const std::vector<std::string>& forgotten) {
   for (const std::string& id : forgotten) {

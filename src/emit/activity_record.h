@@ -26,8 +26,11 @@ namespace agui_sync {
 
 class ActivityEmitter;
 
-// The record's store key for the thread at `threadKey`. It starts with a NUL,
-// which the stores refuse in a caller's key, so no thread id can name it.
+// A store line of the library's own beside the thread at `threadKey`, named
+// `name`: NUL + name + ":" + threadKey. It starts with a NUL, which the stores
+// refuse in a caller's key, so no thread id can name it.
+std::string sideLineKey(const std::string& name, const std::string& threadKey);
+// The activity record's: sideLineKey("activities", threadKey).
 std::string activityRecordKey(const std::string& threadKey);
 
 // Appends to `ops` the record ops of `events` (stamped activity events of one

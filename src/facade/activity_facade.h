@@ -45,6 +45,8 @@
 //                               "message"} (lost too many races)
 //   recordStale()               ops were taken and not stored since the last adoptRecord: adopt first
 //   activityRecordKey(key)      (a free function) the record's store key for a thread's key
+//   sideLineKey(name, key)      (a free function) a line of the library's own beside it (the proxy's
+//                               upstream's last state)
 //   seedText()                  every activity held as an unsequenced ACTIVITY_SNAPSHOT, SSE-framed:
 //                               what the proxy feeds a run's upstream receiver first, so a plain
 //                               upstream's deltas apply to the thread's activities without a snapshot

@@ -420,12 +420,7 @@ function endRun(ctx, run, relay, error) {
     ended.then(kept).then(() => finishRun(ctx, run, relay, failure), (thrown) => finishRun(ctx, run, relay, failure ?? thrown));
     return;
   }
-  const keeping = kept();
-  if (typeof keeping?.then === 'function') {
-    keeping.then(() => finishRun(ctx, run, relay, failure));
-    return;
-  }
-  finishRun(ctx, run, relay, failure);
+  after(kept(), () => finishRun(ctx, run, relay, failure));
 }
 
 function finishRun(ctx, run, relay, failure) {

@@ -94,23 +94,26 @@ export class RunCursor {
    * thread, settled once stored or failed, which `report` hears of).
    */
   keepView(report) {
-    if (this.#thread === null) return undefined;
-    const view = this.#cursor.agentView();
+    const view = this.#agentView();
     return view === undefined ? undefined : this.#thread.keepUpstreamView(view, report);
   }
 
   /** Frees the engine object, keeping the upstream's own last state on the thread (in memory). Idempotent. */
   dispose() {
-    if (this.#thread !== null) {
-      try {
-        const view = this.#cursor.agentView();
-        if (view !== undefined) this.#thread.upstreamView = view;
-      } catch {
-        // (a disposed engine: nothing to keep)
-      }
-      this.#thread = null;
-    }
+    const view = this.#agentView();
+    if (view !== undefined) this.#thread.upstreamView = view;
+    this.#thread = null;
     this.#cursor.dispose();
+  }
+
+  // The upstream's own state at the end of its run, if it sent one (undefined once disposed).
+  #agentView() {
+    if (this.#thread === null) return undefined;
+    try {
+      return this.#cursor.agentView();
+    } catch {
+      return undefined; // (a disposed engine: nothing to keep)
+    }
   }
 
   // A state the core cannot hold (nested too deep): the upstream's deltas wait for its next snapshot.

@@ -91,7 +91,7 @@ export class DurableStateEmitter {
   }
 
   /**
-   * @internal a store line of the library's own beside the thread (`"\0" + name + ":" + key`,
+   * @internal a store line of the library's own beside the thread (the core's sideLineKey(name, key),
    * out of every caller's reach: checkKey refuses a NUL first), opened once: Promise<DurableStateEmitter>;
    * `stored`: null rather than a new line when the store holds none (a reader creates nothing).
    */
@@ -99,7 +99,7 @@ export class DurableStateEmitter {
     this.#check();
     let line = this.#sideLines.get(name);
     if (line === undefined) {
-      const key = `\u0000${name}:${this.#key}`;
+      const key = this.#local[kInternals]().engine.module.sideLineKey(name, this.#key);
       if (stored && (await this.#store.head(key)) === null) return null;
       this.#check(); // (disposed meanwhile: nothing opened that nobody frees)
       const { wasmBinary, locateFile, maxDepth } = this.#options;
