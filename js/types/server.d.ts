@@ -135,6 +135,7 @@ export function redisStore(options?: RedisStoreOptions): EmitterStore & {
   readonly prefix: string;
   /** The connected node-redis client, for an app's own commands next to the store's. */
   client(): Promise<any>;
+  /** Closes the connections the store opened, for good: any call after it rejects `store-unavailable`. */
   close(): Promise<void>;
 };
 
