@@ -86,6 +86,33 @@ async def test_an_unreachable_redis_is_store_unavailable():
     await store.close()
 
 
+async def test_close_is_final_and_leaves_no_connection(redis_url):  # noqa: F811
+    """As Node's: a call after close() (a run's late write as its server shuts
+    down) is 'store-unavailable' and opens no connection (redis-py's pool would)."""
+    admin = redis_store(redis_url, prefix="admin:")
+    client = await admin.client()
+
+    async def connections() -> int:
+        return len(await client.client_list())
+
+    try:
+        before = await connections()  # the admin's own, and any a fixture holds
+        store = redis_store(redis_url, prefix=f"t{uuid.uuid4().hex[:6]}:")
+        unwatch = store.watch("k", lambda: None)
+        assert await store.head("k") is None
+        assert await connections() > before
+        await store.close()
+        for late in (store.head("k"), store.claim("s", "i", "v"), store.peek("s", "i")):
+            with pytest.raises(AguiSyncError) as caught:
+                await late
+            assert caught.value.code == "store-unavailable"
+        store.watch("k2", lambda: None)()  # a watch after close subscribes nowhere
+        unwatch()
+        assert await connections() == before
+    finally:
+        await admin.close()
+
+
 @pytest.mark.skipif(NODE is None, reason="node not installed")
 async def test_node_and_python_share_approval_and_once_records(redis_url):  # noqa: F811
     thread, key = f"t-{uuid.uuid4().hex[:8]}", f"k-{uuid.uuid4().hex[:8]}"

@@ -37,6 +37,9 @@ class RedisStore:
         self._approval_ttl_ms = approval_ttl_ms
         self._shas: Dict[str, str] = {}
         self._watch: Optional[RedisWatch] = None  # pub/sub, on the first watch()
+        # close() is final, as Node's: a late write of a run being torn down fails
+        # rather than opening a connection (redis-py's pool would) nobody closes.
+        self._closed = False
 
     async def load(self, key: str) -> Optional[StoredLine]:
         reply = await self._script("load", self._keys(key), [])
@@ -81,8 +84,7 @@ class RedisStore:
         """on_change() after every write to ``key`` by any instance (Node's
         too), heard over Redis pub/sub on a connection opened on first use.
         Returns unwatch()."""
-        self._watch = self._watch or RedisWatch(self._client)
-        return self._watch.watch(self._keys(key)[0], on_change)
+        return self._watch_channel(self._keys(key)[0], on_change)
 
     def watching(self, key: str) -> bool:
         """True once Redis confirmed the subscription for ``key``."""
@@ -91,7 +93,10 @@ class RedisStore:
     def _watch_channel(self, channel: str, on_change: Callable[[], None],
                        on_ready: Optional[Callable[[], None]] = None) -> Callable[[], None]:
         """on_change() after every PUBLISH on ``channel`` (a run log's meta key:
-        stores/run_log.py); on_ready() once Redis confirmed the subscription."""
+        stores/run_log.py); on_ready() once Redis confirmed the subscription.
+        After close() nothing is heard."""
+        if self._closed:
+            return lambda: None
         self._watch = self._watch or RedisWatch(self._client)
         return self._watch.watch(channel, on_change, on_ready)
 
@@ -100,7 +105,9 @@ class RedisStore:
         return self._client
 
     async def close(self) -> None:
-        """Closes the connections this store opened (a client passed in stays the app's)."""
+        """Closes the connections this store opened (a client passed in stays the
+        app's), for good: any call after it is 'store-unavailable'."""
+        self._closed = True
         if self._watch is not None:
             await self._watch.close()
             self._watch = None
@@ -129,6 +136,8 @@ class RedisStore:
 
     async def _command(self, *args: Any) -> Any:
         from redis import exceptions
+        if self._closed:
+            raise sync_error("store-unavailable", "the Redis store is unreachable (the store is closed)")
         try:
             return await self._client.execute_command(*args)
         except exceptions.NoScriptError:
