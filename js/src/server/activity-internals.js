@@ -11,7 +11,7 @@ export const kRecordStale = Symbol('agui-state-sync.recordStale');
 export const kSeedText = Symbol('agui-state-sync.seedText');
 // A store-bound emitter: brings its activities to the stored record (the proxy, before a run's upstream starts).
 export const kSyncActivities = Symbol('agui-state-sync.syncActivities');
-// A store-bound emitter: a line of the library's own beside the thread, `"\0" + name + ":" + key`
+// A store-bound emitter: a line of the library's own beside the thread, at the core's sideLineKey(name, key)
 // (the proxy keeps its upstream's own last state of the thread there: proxy/thread.js).
 export const kSideLine = Symbol('agui-state-sync.sideLine');
 // StateEmitter: update() by a writer's change from the state it last gave, as the core fits it (EmitterFacade::updateRebased).

@@ -83,9 +83,8 @@ export class DurableStateEmitter {
       const options = { ...activityOptions(this.#options), epoch: randomEpoch(), record: true };
       const local = ActivityEmitter.create(engine, JSON.stringify(options));
       const key = engine.module.activityRecordKey(this.#key);
-      const { wasmBinary, locateFile } = this.#options;
       const maxDepth = (this.#options.maxDepth ?? 128) + 2; // record > entry > content
-      this.#activities = new DurableActivities(local, () => openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true }));
+      this.#activities = new DurableActivities(local, () => this.#openOwnLine(key, maxDepth));
     }
     return this.#activities;
   }
@@ -102,12 +101,17 @@ export class DurableStateEmitter {
       const key = this.#local[kInternals]().engine.module.sideLineKey(name, this.#key);
       if (stored && (await this.#store.head(key)) === null) return null;
       this.#check(); // (disposed meanwhile: nothing opened that nobody frees)
-      const { wasmBinary, locateFile, maxDepth } = this.#options;
-      line = this.#sideLines.get(name) ?? openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true });
+      line = this.#sideLines.get(name) ?? this.#openOwnLine(key, this.#options.maxDepth);
       line.catch(() => this.#sideLines.delete(name)); // (unreachable: opened again next time)
       this.#sideLines.set(name, line);
     }
     return line;
+  }
+
+  // A store line of the library's own at `key` (a NUL-first key, which openStoreEmitter takes only as internal).
+  #openOwnLine(key, maxDepth) {
+    const { wasmBinary, locateFile } = this.#options;
+    return openStoreEmitter({ store: this.#store, key, wasmBinary, locateFile, maxDepth }, this.#create, { internal: true });
   }
 
   /** @internal the local ActivityEmitter if the thread's activities are in use, else null */
